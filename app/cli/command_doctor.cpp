@@ -1,0 +1,41 @@
+#include "commands.h"
+
+#include "engine/gpu_self_test.h"
+#include "engine/python_environment.h"
+#ifdef KWB_HAVE_LIBTORCH
+#include "engine/torch/libtorch_info.h"
+#endif
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+namespace kwb::cli {
+
+void addDoctorCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "doctor", "Check this machine end to end: Python/torch, and on a GPU an NVRTC kernel launch");
+    auto python = std::make_shared<std::string>();
+    cmd->add_option("--python", *python, "Interpreter to check instead of auto-detecting");
+    cmd->callback([python] {
+        bool healthy = true;
+        PythonProbe probe = detectPython(*python);
+        std::cout << (probe.usable() ? "[ok]   " : "[FAIL] ") << "python: " << probe.summary() << " ["
+                  << probe.path << "]\n";
+        healthy &= probe.usable();
+#ifdef KWB_HAVE_LIBTORCH
+        std::cout << "[ok]   " << libtorchSummary() << "\n";
+#endif
+        GpuSelfTestResult gpu = runGpuSelfTest();
+        if (!gpu.ran) {
+            std::cout << "[skip] gpu: " << gpu.message << " (CPU mode)\n";
+        } else {
+            std::cout << (gpu.passed ? "[ok]   " : "[FAIL] ") << "gpu: NVRTC compile " << gpu.compileMs
+                      << " ms, launch " << gpu.message << "\n";
+            healthy &= gpu.passed;
+        }
+        if (!healthy)
+            throw CLI::RuntimeError(kExitFailure);
+    });
+}
+
+} // namespace kwb::cli

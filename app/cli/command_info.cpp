@@ -1,0 +1,68 @@
+#include "commands.h"
+
+#include "engine/resource_paths.h"
+#include "engine/system_report.h"
+#include "kwb/version.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace kwb::cli {
+namespace {
+
+nlohmann::json toJson(const SystemReport& report) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& gpu : report.gpus.devices)
+        gpus.push_back({{"ordinal", gpu.ordinal},
+                        {"name", gpu.name},
+                        {"arch", gpu.arch()},
+                        {"memory_bytes", gpu.totalMemoryBytes},
+                        {"multiprocessors", gpu.multiprocessorCount}});
+    const PythonProbe& py = report.python;
+    return {{"version", build::kVersion},
+            {"gpu_status", report.gpus.status},
+            {"driver_loaded", report.gpus.driverLoaded},
+            {"driver_cuda_version", report.gpus.driverVersion},
+            {"gpus", gpus},
+            {"cuda_toolkit", report.cudaToolkitVersion},
+            {"nvrtc", report.nvrtcVersion},
+            {"resources", resourceRoot()},
+            {"python",
+             {{"path", py.path},
+              {"source", toString(py.source)},
+              {"usable", py.usable()},
+              {"python_version", py.pythonVersion},
+              {"torch_version", py.torchVersion},
+              {"torch_cuda", py.torchCudaVersion},
+              {"cuda_available", py.cudaAvailable},
+              {"torch_compile", py.hasTorchCompile},
+              {"error", py.error}}}};
+}
+
+} // namespace
+
+void addInfoCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand("info", "Show the GPU, driver, CUDA and Python/torch this machine has");
+    auto python = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    cmd->add_option("--python", *python, "Probe this interpreter instead of auto-detecting");
+    cmd->add_flag("--json", *json, "Print JSON");
+    cmd->callback([python, json] {
+        SystemReport report = collectSystemReport(*python);
+        if (*json) {
+            std::cout << toJson(report).dump(2) << "\n";
+        } else {
+            std::cout << "GPU:      " << report.gpuText() << "\n"
+                      << "Driver:   " << report.driverText() << "\n"
+                      << "Toolkit:  " << report.cudaText() << "\n"
+                      << "Python:   " << report.pythonText() << "\n"
+                      << "          " << report.python.path << " (" << toString(report.python.source) << ")\n"
+                      << "Tasks:    " << bundledTasksDirectory() << "\n";
+        }
+        if (!report.python.usable())
+            throw CLI::RuntimeError(kExitFailure);
+    });
+}
+
+} // namespace kwb::cli

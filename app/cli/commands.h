@@ -1,0 +1,19 @@
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace kwb::cli {
+
+// Each subcommand registers its options and its callback on the root app.
+void addInfoCommand(CLI::App& app);
+void addTasksCommand(CLI::App& app);
+void addDoctorCommand(CLI::App& app);
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+} // namespace kwb::cli

@@ -1,0 +1,46 @@
+// kwb: the headless command-line front end. Qt-free, so it runs on GPU servers.
+#include "agent/http_client.h"
+#include "commands.h"
+#include "kwb/version.h"
+#ifdef KWB_HAVE_LIBTORCH
+#include "engine/torch/libtorch_info.h"
+#endif
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+namespace {
+
+std::string versionText() {
+    std::string text = std::string("kwb ") + kwb::build::kVersion + "\nCUDA toolkit " +
+                       kwb::build::kCudaToolkitVersion + "\n" + kwb::agent::curlVersionText();
+#ifdef KWB_HAVE_LIBTORCH
+    text += std::string("\nlibtorch ") + kwb::build::kTorchVersion;
+#else
+    text += "\nlibtorch: not linked";
+#endif
+    return text;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"kwb: Kernel Workbench headless CLI (workspaces, evaluation, agents, training)"};
+    app.set_version_flag("--version,-V", versionText());
+    app.require_subcommand(0, 1);
+    kwb::cli::addInfoCommand(app);
+    kwb::cli::addTasksCommand(app);
+    kwb::cli::addDoctorCommand(app);
+    app.footer("Run 'kwb SUBCOMMAND --help' for the options of one subcommand.");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        return app.exit(error);
+    }
+    if (app.get_subcommands().empty()) {
+        std::cout << app.help();
+        return kwb::cli::kExitOk;
+    }
+    return kwb::cli::kExitOk;
+}

@@ -1,0 +1,131 @@
+// kernel-workbench: the desktop GUI.
+#include "engine/resource_paths.h"
+#include "kwb/version.h"
+#include "widgets/app_settings.h"
+#include "widgets/main_window.h"
+#include "widgets/task_list_model.h"
+#include "widgets/theme.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace {
+
+bool argumentsRequestScreenshot(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0)
+            return true;
+    return false;
+}
+
+// Lets queued engine results arrive until `ready` holds or the deadline passes.
+bool waitUntil(const std::function<bool()>& ready, int timeoutMs) {
+    QElapsedTimer timer;
+    timer.start();
+    while (!ready() && timer.elapsed() < timeoutMs)
+        QApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 50);
+    return ready();
+}
+
+QString firstTaskWithSolution(const kwb::ui::TaskListModel& model) {
+    for (int row = 0; row < model.rowCount(); ++row)
+        if (model.index(row).data(kwb::ui::TaskListModel::HasSolutionRole).toBool())
+            return model.index(row).data(kwb::ui::TaskListModel::PathRole).toString();
+    return model.rowCount() > 0 ? model.index(0).data(kwb::ui::TaskListModel::PathRole).toString() : QString();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    // A screenshot needs no display: render offscreen unless the caller chose a platform.
+    if (argumentsRequestScreenshot(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("kernel-workbench"));
+    QApplication::setOrganizationName(QStringLiteral("kernel-workbench"));
+    QApplication::setApplicationVersion(QString::fromUtf8(kwb::build::kVersion));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Kernel Workbench: optimize GPU kernels with LLM agents and RL"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    QCommandLineOption taskOption("task", "Open this KernelBench task file.", "PATH");
+    QCommandLineOption screenshotOption("screenshot", "Render the main window offscreen to a PNG and exit.", "FILE");
+    QCommandLineOption sizeOption("size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000");
+    QCommandLineOption settingsOption("settings", "Use this INI file for settings instead of the user's.", "FILE");
+    QCommandLineOption themeOption("theme", "Override the theme: dark or light.", "NAME");
+    parser.addOptions({taskOption, screenshotOption, sizeOption, settingsOption, themeOption});
+    parser.process(app);
+
+    const bool screenshot = parser.isSet(screenshotOption);
+    // Screenshots start from defaults, never from the user's saved layout or last task.
+    QTemporaryDir scratch;
+    std::unique_ptr<kwb::ui::AppSettings> settings;
+    if (parser.isSet(settingsOption))
+        settings = std::make_unique<kwb::ui::AppSettings>(parser.value(settingsOption));
+    else if (screenshot)
+        settings = std::make_unique<kwb::ui::AppSettings>(scratch.filePath("settings.ini"));
+    else
+        settings = std::make_unique<kwb::ui::AppSettings>();
+    if (parser.isSet(themeOption))
+        settings->setTheme(kwb::ui::themeFromName(parser.value(themeOption)));
+    kwb::ui::applyApplicationTheme(settings->theme());
+
+    kwb::ui::MainWindow window(*settings);
+    QString task = parser.value(taskOption);
+    if (!task.isEmpty() && !QFileInfo::exists(task)) {
+        std::fprintf(stderr, "kernel-workbench: task file not found: %s\n", qPrintable(task));
+        return 2;
+    }
+    if (task.isEmpty() && !screenshot && QFileInfo::exists(settings->lastTaskPath()))
+        task = settings->lastTaskPath();
+    if (!task.isEmpty()) {
+        window.openTask(task);
+    } else {
+        QObject::connect(&window, &kwb::ui::MainWindow::taskListShown, &window, [&window] {
+            if (window.currentTaskPath().isEmpty()) {
+                const QString first = firstTaskWithSolution(*window.taskListModel());
+                if (!first.isEmpty())
+                    window.openTask(first);
+            }
+        });
+    }
+
+    if (!screenshot) {
+        window.show();
+        return app.exec();
+    }
+
+    const QStringList size = parser.value(sizeOption).split('x');
+    const int width = size.value(0).toInt(), height = size.value(1).toInt();
+    if (width < 200 || height < 150) {
+        std::fprintf(stderr, "kernel-workbench: --size must look like 1600x1000\n");
+        return 2;
+    }
+    window.resize(width, height);
+    window.show();
+    // Detection imports torch in a child process: seconds, not minutes.
+    const bool complete = waitUntil(
+        [&] { return window.hasSystemReport() && window.hasTaskList() && !window.currentTaskPath().isEmpty(); },
+        120000);
+    if (!complete)
+        std::fprintf(stderr, "kernel-workbench: warning: screenshot taken before detection finished\n");
+    QApplication::processEvents();
+    const QString out = parser.value(screenshotOption);
+    if (!window.grab().save(out, "PNG")) {
+        std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(out));
+        return 1;
+    }
+    std::printf("screenshot: %s (%dx%d, task %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()), width,
+                height, qPrintable(window.currentTaskPath()));
+    return 0;
+}

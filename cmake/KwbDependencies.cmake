@@ -1,0 +1,40 @@
+# Every third-party dependency is found here, once, so the target files only name imported targets.
+
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 2.0 REQUIRED)
+find_package(CURL REQUIRED)
+find_package(SQLite3 REQUIRED)
+
+# CUDA: NVRTC and CUPTI are linked, cudart/cuda.h are used for headers only. libcuda is never
+# linked: the driver is dlopen'ed at run time so the app starts on machines without a GPU.
+find_package(CUDAToolkit 12.0 REQUIRED)
+get_filename_component(KWB_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+if(NOT TARGET CUDA::cupti)
+    message(WARNING "CUPTI not found in the CUDA toolkit; timelines will be unavailable")
+endif()
+
+include(KwbPython)
+if(KWB_WITH_TORCH)
+    include(KwbTorch)
+endif()
+
+if(KWB_BUILD_GUI)
+    find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Test)
+    find_package(QScintilla REQUIRED)
+endif()
+
+if(KWB_BUILD_TESTS)
+    find_package(GTest QUIET)
+    if(NOT GTest_FOUND AND DEFINED ENV{KWB_GTEST_SOURCE})
+        # GPU hosts may lack a packaged GoogleTest; build it from a source tree carried there.
+        set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+        add_subdirectory("$ENV{KWB_GTEST_SOURCE}" "${CMAKE_BINARY_DIR}/_deps/googletest" EXCLUDE_FROM_ALL)
+        add_library(GTest::gtest ALIAS gtest)
+        add_library(GTest::gtest_main ALIAS gtest_main)
+        set(GTest_FOUND TRUE)
+    endif()
+    if(NOT GTest_FOUND)
+        message(FATAL_ERROR "GoogleTest not found: install libgtest-dev or set KWB_GTEST_SOURCE")
+    endif()
+endif()

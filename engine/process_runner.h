@@ -1,0 +1,53 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+// Output kept from one stream of a child process. Floods are cut in the middle: the head says
+// how it started and the tail says how it ended, which is where compilers and tracebacks put
+// the useful lines.
+struct CapturedOutput {
+    std::string text;
+    std::size_t totalBytes = 0;
+    bool truncated = false;
+};
+
+struct ProcessSpec {
+    std::vector<std::string> argv; // argv[0] is resolved through PATH when it has no '/'
+    std::string workingDirectory;  // empty: inherit
+    std::map<std::string, std::string> environmentOverrides;
+    std::optional<std::chrono::milliseconds> timeout;
+    std::size_t outputLimitBytes = 256 * 1024; // per stream
+    std::string stdinText;                     // written to the child's stdin, then closed
+};
+
+struct ProcessResult {
+    bool started = false;
+    std::string startError; // why the process could not be started
+    int exitCode = -1;      // valid when exitedNormally
+    bool exitedNormally = false;
+    int terminatingSignal = 0;
+    bool timedOut = false;
+    CapturedOutput out;
+    CapturedOutput err;
+    std::chrono::milliseconds elapsed{0};
+
+    bool succeeded() const { return started && exitedNormally && exitCode == 0 && !timedOut; }
+    // One line a user can act on: "exit code 2", "killed by signal 11 (SIGSEGV)", "timed out".
+    std::string statusText() const;
+};
+
+// Runs a child in its own process group, so a timeout kills everything it spawned, and never
+// lets it block on a full pipe or an inherited stdin.
+ProcessResult runProcess(const ProcessSpec& spec);
+
+// Locates an executable on PATH; empty when absent.
+std::string findExecutable(const std::string& name);
+
+} // namespace kwb

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+// Where an interpreter candidate came from; the order of the enum is the order of preference.
+enum class PythonSource { Environment, Settings, ProjectVenv, Path };
+
+std::string toString(PythonSource source);
+
+struct PythonCandidate {
+    std::string path;
+    PythonSource source = PythonSource::Path;
+};
+
+// What one interpreter reported about itself. A probe that failed carries the reason in `error`
+// ("not found", "does not run", "cannot import torch: ...").
+struct PythonProbe {
+    std::string path;
+    PythonSource source = PythonSource::Path;
+    bool runs = false;
+    bool hasTorch = false;
+    std::string pythonVersion;
+    std::string torchVersion;
+    std::string torchCudaVersion; // empty for CPU-only torch builds
+    bool cudaAvailable = false;
+    int cudaDeviceCount = 0;
+    std::string cudaDeviceName;
+    bool hasTorchCompile = false;
+    std::string error;
+
+    bool usable() const { return runs && hasTorch; }
+    std::string summary() const;
+};
+
+// The project's own virtual environments, in preference order: `<source>/.venv`, then the
+// per-user one that tools/setup.sh creates and shares between clones.
+std::vector<std::string> projectVenvPythons();
+
+// Candidates in preference order: $KWB_PYTHON, the configured path, the project's virtual
+// environments, then python3 on PATH. Missing paths are kept so a bad setting is reported.
+std::vector<PythonCandidate> pythonCandidates(const std::string& configuredPath);
+
+// Runs the interpreter once (a few seconds: it imports torch). Never throws.
+PythonProbe probePython(const std::string& path, PythonSource source = PythonSource::Settings);
+
+// The first candidate that can import torch; otherwise the most useful failure to show.
+PythonProbe detectPython(const std::string& configuredPath);
+
+} // namespace kwb

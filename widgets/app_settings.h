@@ -1,0 +1,49 @@
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+class QSettings;
+
+namespace kwb::ui {
+
+enum class Theme { Light, Dark };
+
+QString themeName(Theme theme);
+Theme themeFromName(const QString& name);
+
+// The one owner of persistent user preferences. Every read goes through here so defaults live
+// in one place; widgets never touch QSettings keys directly.
+class AppSettings {
+public:
+    AppSettings();                              // the application's QSettings
+    explicit AppSettings(const QString& iniFile); // a specific file (tests, portable installs)
+    ~AppSettings();
+    AppSettings(const AppSettings&) = delete;
+    AppSettings& operator=(const AppSettings&) = delete;
+
+    // Empty means auto-detect (KWB_PYTHON, the project venv, then PATH).
+    QString pythonInterpreter() const;
+    void setPythonInterpreter(const QString& path);
+
+    QString workspaceRoot() const;
+    void setWorkspaceRoot(const QString& path);
+    static QString defaultWorkspaceRoot();
+
+    Theme theme() const;
+    void setTheme(Theme theme);
+
+    QString lastTaskPath() const;
+    void setLastTaskPath(const QString& path);
+
+    QByteArray windowGeometry() const;
+    QByteArray windowState() const;
+    void setWindowLayout(const QByteArray& geometry, const QByteArray& state);
+
+    void sync();
+
+private:
+    QSettings* settings_;
+};
+
+} // namespace kwb::ui

@@ -1,0 +1,81 @@
+#include "widgets/engine_bridge.h"
+
+#include <QMetaObject>
+#include <QPointer>
+
+namespace kwb::ui {
+
+EngineBridge::EngineBridge(QObject* parent) : QObject(parent), queue_(std::make_unique<kwb::JobQueue>()) {}
+
+EngineBridge::~EngineBridge() { queue_.reset(); }
+
+void EngineBridge::setInFlight(int delta) {
+    const bool wasBusy = inFlight_ > 0;
+    inFlight_ += delta;
+    if (wasBusy != (inFlight_ > 0))
+        emit busyChanged(inFlight_ > 0);
+}
+
+template <typename Result>
+void EngineBridge::post(const QString& tag, std::function<Result(std::stop_token)> work,
+                        std::function<void(Result)> deliver) {
+    QPointer<EngineBridge> self(this);
+    setInFlight(+1);
+    // The id is only known after submit, so the job reads it from a shared slot.
+    auto idSlot = std::make_shared<std::atomic<quint64>>(0);
+    std::size_t replaced = 0;
+    const quint64 id = queue_->submit(tag.toStdString(), [self, idSlot, work, deliver, tag](std::stop_token stop) {
+        Result result = work(stop);
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, idSlot, deliver, tag, result = std::move(result)]() mutable {
+                if (!self)
+                    return;
+                self->setInFlight(-1);
+                if (self->latestId_.value(tag) == idSlot->load())
+                    deliver(std::move(result));
+            },
+            Qt::QueuedConnection);
+    }, &replaced);
+    idSlot->store(id);
+    latestId_[tag] = id;
+    // A replaced job never runs, so it never reports back: count it out here.
+    if (replaced > 0)
+        setInFlight(-static_cast<int>(replaced));
+}
+
+void EngineBridge::requestSystemReport(const QString& configuredPython) {
+    const std::string python = configuredPython.toStdString();
+    post<std::shared_ptr<const kwb::SystemReport>>(
+        QStringLiteral("system-report"),
+        [python](std::stop_token) {
+            return std::make_shared<const kwb::SystemReport>(kwb::collectSystemReport(python));
+        },
+        [this](std::shared_ptr<const kwb::SystemReport> report) { emit systemReportReady(report); });
+}
+
+void EngineBridge::requestTaskList(const QString& directory) {
+    const std::string dir = directory.toStdString();
+    post<std::shared_ptr<const TaskListSnapshot>>(
+        QStringLiteral("task-list"),
+        [dir, directory](std::stop_token) {
+            auto snapshot = std::make_shared<TaskListSnapshot>();
+            snapshot->directory = directory;
+            snapshot->tasks = kwb::listTasks(dir, &snapshot->problems);
+            return std::shared_ptr<const TaskListSnapshot>(std::move(snapshot));
+        },
+        [this](std::shared_ptr<const TaskListSnapshot> snapshot) { emit taskListReady(snapshot); });
+}
+
+void EngineBridge::requestPythonProbe(const QString& interpreterPath) {
+    const std::string path = interpreterPath.toStdString();
+    post<std::shared_ptr<const kwb::PythonProbe>>(
+        QStringLiteral("python-probe"),
+        [path](std::stop_token) {
+            return std::make_shared<const kwb::PythonProbe>(
+                path.empty() ? kwb::detectPython(std::string()) : kwb::probePython(path));
+        },
+        [this](std::shared_ptr<const kwb::PythonProbe> probe) { emit pythonProbeReady(probe); });
+}
+
+} // namespace kwb::ui

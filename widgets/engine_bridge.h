@@ -1,0 +1,55 @@
+#pragma once
+
+#include "engine/job_queue.h"
+#include "engine/system_report.h"
+#include "engine/task_catalog.h"
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+#include <memory>
+#include <vector>
+
+namespace kwb::ui {
+
+struct TaskListSnapshot {
+    QString directory;
+    std::vector<kwb::TaskInfo> tasks;
+    std::vector<std::string> problems;
+};
+
+// The GUI's one door into the engine. It owns the engine thread; every request runs there and
+// its immutable result comes back to the UI thread as a signal. A result superseded by a newer
+// request with the same tag is dropped, so the UI only ever sees the latest answer.
+class EngineBridge : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineBridge(QObject* parent = nullptr);
+    ~EngineBridge() override;
+
+    void requestSystemReport(const QString& configuredPython);
+    void requestTaskList(const QString& directory);
+    void requestPythonProbe(const QString& interpreterPath);
+
+    bool isBusy() const { return inFlight_ > 0; }
+
+signals:
+    void systemReportReady(std::shared_ptr<const kwb::SystemReport> report);
+    void taskListReady(std::shared_ptr<const kwb::ui::TaskListSnapshot> snapshot);
+    void pythonProbeReady(std::shared_ptr<const kwb::PythonProbe> probe);
+    void busyChanged(bool busy);
+
+private:
+    // Runs `work` on the engine thread and `deliver` with its result on the UI thread, unless
+    // a newer request with the same tag was made meanwhile.
+    template <typename Result>
+    void post(const QString& tag, std::function<Result(std::stop_token)> work,
+              std::function<void(Result)> deliver);
+    void setInFlight(int delta);
+
+    QHash<QString, quint64> latestId_;
+    int inFlight_ = 0;
+    std::unique_ptr<kwb::JobQueue> queue_; // destroyed first: joins the thread before the rest
+};
+
+} // namespace kwb::ui

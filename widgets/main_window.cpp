@@ -1,0 +1,247 @@
+#include "widgets/main_window.h"
+
+#include "agent/http_client.h"
+#include "engine/resource_paths.h"
+#include "engine/task_catalog.h"
+#include "kwb/version.h"
+#include "widgets/candidate_editors.h"
+#include "widgets/code_editor.h"
+#include "widgets/empty_state_pane.h"
+#include "widgets/log_pane.h"
+#include "widgets/settings_dialog.h"
+#include "widgets/system_status_bar.h"
+#include "widgets/task_browser.h"
+#include "widgets/task_list_model.h"
+#include "widgets/theme.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+
+namespace kwb::ui {
+
+MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
+    : QMainWindow(parent), settings_(settings), taskModel_(new TaskListModel(this)),
+      taskBrowser_(new TaskBrowser(taskModel_, this)),
+      reference_(new CodeEditor(SourceLanguage::Python, settings.theme(), this)),
+      candidates_(new CandidateEditors(settings.theme(), this)), log_(new LogPane(this)),
+      statusBar_(new SystemStatusBar(this)) {
+    setWindowTitle(QStringLiteral("Kernel Workbench"));
+    setObjectName(QStringLiteral("MainWindow"));
+    setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
+    setStatusBar(statusBar_);
+    reference_->setReadOnly(true);
+    setCentralWidget(candidates_);
+    candidates_->showNoCandidate(tr("Open a task from the task browser."));
+
+    tasksDock_ = addPane("dock.tasks", tr("Tasks"), taskBrowser_, Qt::LeftDockWidgetArea);
+    referenceDock_ = addPane("dock.reference", tr("Reference — model.py"), reference_, Qt::LeftDockWidgetArea);
+    agentDock_ = addPane("dock.agent", tr("Agent"),
+                         new EmptyStatePane(tr("No agent session"),
+                                            tr("Agent sessions stream their conversation, tool calls "
+                                               "and evaluations here once an agent is started on "
+                                               "this task."),
+                                            this),
+                         Qt::RightDockWidgetArea);
+    timelineDock_ = addPane("dock.timeline", tr("Timeline"),
+                            new EmptyStatePane(tr("No profile yet"),
+                                               tr("CUPTI kernel timelines of eager, torch.compile "
+                                                  "and the candidate appear here after a profiled "
+                                                  "evaluation on a GPU."),
+                                               this),
+                            Qt::BottomDockWidgetArea);
+    rewardsDock_ = addPane("dock.rewards", tr("Rewards"),
+                           new EmptyStatePane(tr("No evaluations yet"),
+                                              tr("Milestone rewards and speed-ups over eager and "
+                                                 "torch.compile are plotted here, one point per "
+                                                 "evaluation."),
+                                              this),
+                           Qt::BottomDockWidgetArea);
+    logDock_ = addPane("dock.log", tr("Log"), log_, Qt::BottomDockWidgetArea);
+    placeDocksByDefault();
+    buildMenus();
+
+    connect(taskBrowser_, &TaskBrowser::taskActivated, this, [this](const QString& path) { openTask(path); });
+    connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
+    connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
+
+    if (!restoreGeometry(settings_.windowGeometry()))
+        resize(1600, 1000);
+    restoreState(settings_.windowState());
+
+    log_->append(LogLevel::Info, tr("Kernel Workbench %1 started").arg(QString::fromUtf8(build::kVersion)));
+    refreshSystemReport();
+    bridge_.requestTaskList(QString::fromStdString(kwb::bundledTasksDirectory()));
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::addPane(const QString& objectName, const QString& title, QWidget* content,
+                                 Qt::DockWidgetArea area) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(content);
+    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+                      QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, dock);
+    return dock;
+}
+
+void MainWindow::placeDocksByDefault() {
+    for (QDockWidget* dock : docks()) {
+        dock->setFloating(false);
+        dock->show();
+    }
+    addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
+    addDockWidget(Qt::LeftDockWidgetArea, referenceDock_);
+    splitDockWidget(tasksDock_, referenceDock_, Qt::Horizontal);
+    addDockWidget(Qt::RightDockWidgetArea, agentDock_);
+    addDockWidget(Qt::BottomDockWidgetArea, timelineDock_);
+    tabifyDockWidget(timelineDock_, rewardsDock_);
+    tabifyDockWidget(rewardsDock_, logDock_);
+    timelineDock_->raise();
+    resizeDocks({tasksDock_, referenceDock_, agentDock_}, {260, 520, 360}, Qt::Horizontal);
+    resizeDocks({timelineDock_}, {260}, Qt::Vertical);
+}
+
+QList<QDockWidget*> MainWindow::docks() const {
+    return {tasksDock_, referenceDock_, agentDock_, timelineDock_, rewardsDock_, logDock_};
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open Task…"), QKeySequence::Open, this, &MainWindow::openTaskFromDialog);
+    file->addSeparator();
+    file->addAction(tr("&Settings…"), QKeySequence::Preferences, this, &MainWindow::openSettings);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    viewMenu_ = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* dock : docks())
+        viewMenu_->addAction(dock->toggleViewAction());
+    viewMenu_->addSeparator();
+    viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
+    viewMenu_->addAction(tr("Re-detect &System"), this, &MainWindow::refreshSystemReport);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Kernel Workbench"), this, &MainWindow::showAbout);
+}
+
+void MainWindow::refreshSystemReport() {
+    statusBar_->showDetecting();
+    bridge_.requestSystemReport(settings_.pythonInterpreter());
+}
+
+void MainWindow::showSystemReport(std::shared_ptr<const kwb::SystemReport> report) {
+    systemReport_ = std::move(report);
+    statusBar_->showReport(*systemReport_);
+    log_->append(systemReport_->gpus.hasGpu() ? LogLevel::Info : LogLevel::Warning,
+                 QString::fromStdString(systemReport_->gpus.status));
+    log_->append(systemReport_->python.usable() ? LogLevel::Info : LogLevel::Error,
+                 QStringLiteral("Python: %1 [%2]")
+                     .arg(QString::fromStdString(systemReport_->python.summary()),
+                          QString::fromStdString(systemReport_->python.path)));
+    emit systemReportShown();
+}
+
+void MainWindow::showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot) {
+    taskModel_->setTasks(snapshot->tasks);
+    taskListLoaded_ = true;
+    taskBrowser_->setStatusText(tr("%n task(s) in %1", nullptr, static_cast<int>(snapshot->tasks.size()))
+                                    .arg(snapshot->directory));
+    for (const std::string& problem : snapshot->problems)
+        log_->append(LogLevel::Warning, QString::fromStdString(problem));
+    if (!currentTaskPath_.isEmpty())
+        taskBrowser_->selectTask(currentTaskPath_);
+    emit taskListShown();
+}
+
+bool MainWindow::openTask(const QString& path) {
+    std::string error;
+    kwb::TaskInfo task = kwb::readTaskInfo(path.toStdString(), &error);
+    if (task.id.empty()) {
+        log_->append(LogLevel::Error, tr("Cannot open task: %1").arg(QString::fromStdString(error)));
+        return false;
+    }
+    QFile file(QString::fromStdString(task.path));
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        log_->append(LogLevel::Error, tr("Cannot read %1: %2").arg(file.fileName(), file.errorString()));
+        return false;
+    }
+    reference_->setSource(QString::fromUtf8(file.readAll()));
+    currentTaskPath_ = QString::fromStdString(task.path);
+    referenceDock_->setWindowTitle(tr("Reference — %1").arg(QFileInfo(currentTaskPath_).fileName()));
+    setWindowTitle(tr("%1 — Kernel Workbench").arg(QString::fromStdString(task.title)));
+    if (!task.solutionDirectory.empty()) {
+        candidates_->showCandidate(QString::fromStdString(task.solutionDirectory), true,
+                                   tr("Bundled reference solution for %1 (read-only). Its kernels are "
+                                      "real CUDA; workspaces you can edit are created per task.")
+                                       .arg(QString::fromStdString(task.id)));
+    } else {
+        candidates_->showNoCandidate(
+            tr("%1 has no candidate yet. A workspace with model_new.py and kernels/ is created "
+               "when you start editing or launch an agent on this task.")
+                .arg(QString::fromStdString(task.id)));
+    }
+    taskBrowser_->selectTask(currentTaskPath_);
+    settings_.setLastTaskPath(currentTaskPath_);
+    log_->append(LogLevel::Info, tr("Opened task %1 (%2)").arg(QString::fromStdString(task.id), currentTaskPath_));
+    emit taskOpened(currentTaskPath_);
+    return true;
+}
+
+void MainWindow::openTaskFromDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open KernelBench task"),
+                                                      QString::fromStdString(kwb::bundledTasksDirectory()),
+                                                      tr("Python task (*.py)"));
+    if (!path.isEmpty())
+        openTask(path);
+}
+
+void MainWindow::openSettings() {
+    SettingsDialog dialog(settings_, bridge_, this);
+    const Theme before = settings_.theme();
+    const QString pythonBefore = settings_.pythonInterpreter();
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    if (settings_.theme() != before) {
+        applyApplicationTheme(settings_.theme());
+        reference_->applyTheme(settings_.theme());
+        candidates_->applyTheme(settings_.theme());
+    }
+    if (settings_.pythonInterpreter() != pythonBefore)
+        refreshSystemReport();
+}
+
+void MainWindow::showAbout() {
+    QString text = tr("<h3>Kernel Workbench %1</h3><p>Optimize GPU kernels with LLM agents and "
+                      "reinforcement learning.</p>")
+                       .arg(QString::fromUtf8(build::kVersion));
+    text += QStringLiteral("<p>Qt %1<br>CUDA toolkit %2<br>%3</p>")
+                .arg(QString::fromUtf8(qVersion()), QString::fromUtf8(build::kCudaToolkitVersion),
+                     QString::fromStdString(kwb::agent::curlVersionText()));
+    if (systemReport_)
+        text += QStringLiteral("<p>%1<br>%2<br>%3</p>")
+                    .arg(QString::fromStdString(systemReport_->gpuText()),
+                         QString::fromStdString(systemReport_->driverText()),
+                         QString::fromStdString(systemReport_->pythonText()).toHtmlEscaped());
+    QMessageBox::about(this, tr("About Kernel Workbench"), text);
+}
+
+void MainWindow::saveLayout() { settings_.setWindowLayout(saveGeometry(), saveState()); }
+
+void MainWindow::resetLayout() { placeDocksByDefault(); }
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    saveLayout();
+    settings_.sync();
+    event->accept();
+}
+
+} // namespace kwb::ui

@@ -1,0 +1,84 @@
+#pragma once
+
+#include "engine/system_report.h"
+#include "widgets/app_settings.h"
+#include "widgets/engine_bridge.h"
+
+#include <QMainWindow>
+#include <memory>
+
+class QDockWidget;
+
+namespace kwb::ui {
+
+class CandidateEditors;
+class CodeEditor;
+class LogPane;
+class SystemStatusBar;
+class TaskBrowser;
+class TaskListModel;
+
+// The workbench window: dockable panes around the candidate editors. It owns no engine state;
+// everything it shows arrives as snapshots from the EngineBridge.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    MainWindow(AppSettings& settings, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a task file. Returns false (and logs why) when it cannot be read.
+    bool openTask(const QString& path);
+    void refreshSystemReport();
+    void saveLayout();
+    void resetLayout();
+
+    // For tests and --screenshot.
+    QString currentTaskPath() const { return currentTaskPath_; }
+    bool hasSystemReport() const { return systemReport_ != nullptr; }
+    bool hasTaskList() const { return taskListLoaded_; }
+    CodeEditor* referenceEditor() const { return reference_; }
+    CandidateEditors* candidateEditors() const { return candidates_; }
+    SystemStatusBar* systemStatusBar() const { return statusBar_; }
+    TaskListModel* taskListModel() const { return taskModel_; }
+    QList<QDockWidget*> docks() const;
+
+signals:
+    void systemReportShown();
+    void taskListShown();
+    void taskOpened(const QString& path);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    QDockWidget* addPane(const QString& objectName, const QString& title, QWidget* content,
+                         Qt::DockWidgetArea area);
+    void buildMenus();
+    void placeDocksByDefault();
+    void showSystemReport(std::shared_ptr<const kwb::SystemReport> report);
+    void showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot);
+    void openSettings();
+    void openTaskFromDialog();
+    void showAbout();
+
+    AppSettings& settings_;
+    EngineBridge bridge_;
+    TaskListModel* taskModel_;
+    TaskBrowser* taskBrowser_;
+    CodeEditor* reference_;
+    CandidateEditors* candidates_;
+    LogPane* log_;
+    SystemStatusBar* statusBar_;
+    QDockWidget* tasksDock_ = nullptr;
+    QDockWidget* referenceDock_ = nullptr;
+    QDockWidget* timelineDock_ = nullptr;
+    QDockWidget* rewardsDock_ = nullptr;
+    QDockWidget* agentDock_ = nullptr;
+    QDockWidget* logDock_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    std::shared_ptr<const kwb::SystemReport> systemReport_;
+    bool taskListLoaded_ = false;
+    QString currentTaskPath_;
+};
+
+} // namespace kwb::ui
