@@ -1,0 +1,69 @@
+#include "engine/python_environment.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+using namespace kwb;
+
+namespace {
+std::string canonical(const std::string& path) {
+    std::error_code ec;
+    auto c = std::filesystem::weakly_canonical(path, ec);
+    return ec ? path : c.string();
+}
+} // namespace
+
+TEST(PythonEnvironment, AutoDetectFindsTheConfiguredTaskPython) {
+    // The build resolved the same interpreter with the same rules (cmake/KwbPython.cmake).
+    PythonProbe probe = detectPython("");
+    ASSERT_TRUE(probe.usable()) << probe.error;
+    EXPECT_EQ(canonical(probe.path), canonical(KWB_TEST_EXPECTED_PYTHON));
+    EXPECT_FALSE(probe.torchVersion.empty());
+    EXPECT_FALSE(probe.pythonVersion.empty());
+    EXPECT_TRUE(probe.hasTorchCompile);
+}
+
+TEST(PythonEnvironment, BogusPathIsReportedAsNotFound) {
+    PythonProbe probe = detectPython("/definitely/not/a/python3");
+    EXPECT_FALSE(probe.usable());
+    EXPECT_FALSE(probe.runs);
+    EXPECT_EQ(probe.path, "/definitely/not/a/python3");
+    EXPECT_NE(probe.error.find("not found"), std::string::npos) << probe.error;
+    EXPECT_NE(probe.summary().find("not found"), std::string::npos);
+}
+
+TEST(PythonEnvironment, NonPythonExecutableIsRejected) {
+    PythonProbe probe = probePython("/bin/true");
+    EXPECT_FALSE(probe.usable());
+    EXPECT_NE(probe.error.find("did not answer"), std::string::npos) << probe.error;
+}
+
+TEST(PythonEnvironment, PythonWithoutTorchSaysSo) {
+    // An interpreter started with -S sees no site-packages, so torch cannot be importable.
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kwb-test-notorch";
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path wrapper = dir / "python3";
+    {
+        std::ofstream out(wrapper);
+        out << "#!/bin/sh\nexec " << KWB_TEST_EXPECTED_PYTHON << " -I -S \"$@\"\n";
+    }
+    std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+    PythonProbe probe = probePython(wrapper.string());
+    ASSERT_TRUE(probe.runs) << probe.error;
+    EXPECT_FALSE(probe.hasTorch);
+    EXPECT_FALSE(probe.usable());
+    EXPECT_NE(probe.error.find("cannot import torch"), std::string::npos) << probe.error;
+    EXPECT_NE(probe.summary().find("without torch"), std::string::npos) << probe.summary();
+}
+
+TEST(PythonEnvironment, EnvironmentVariableTakesPrecedence) {
+    setenv("KWB_PYTHON", "/bogus/from/env", 1);
+    std::vector<PythonCandidate> candidates = pythonCandidates("/bogus/from/settings");
+    unsetenv("KWB_PYTHON");
+    ASSERT_GE(candidates.size(), 2u);
+    EXPECT_EQ(candidates[0].path, "/bogus/from/env");
+    EXPECT_EQ(candidates[0].source, PythonSource::Environment);
+    EXPECT_EQ(candidates[1].source, PythonSource::Settings);
+}

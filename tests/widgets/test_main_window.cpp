@@ -1,0 +1,124 @@
+#include "engine/resource_paths.h"
+#include "widgets/app_settings.h"
+#include "widgets/candidate_editors.h"
+#include "widgets/code_editor.h"
+#include "widgets/main_window.h"
+#include "widgets/system_status_bar.h"
+#include "widgets/task_list_model.h"
+
+#include <QDockWidget>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace kwb::ui;
+
+namespace {
+QString bundledTask(const char* name) {
+    return QString::fromStdString(kwb::bundledTasksDirectory()) + "/" + name;
+}
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void opensABundledTaskInTheReferencePane() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        window.show();
+        const QString path = bundledTask("05_gemm_bias_relu.py");
+        QVERIFY(window.openTask(path));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(window.referenceEditor()->text(), QString::fromUtf8(file.readAll()));
+        QVERIFY(window.referenceEditor()->isReadOnly());
+        QCOMPARE(window.referenceEditor()->language(), SourceLanguage::Python);
+        QCOMPARE(settings.lastTaskPath(), path);
+        QVERIFY(window.windowTitle().contains("GEMM"));
+
+        // The bundled solution opens in the candidate editors: model_new.py first, then kernels.
+        const QStringList files = window.candidateEditors()->openFiles();
+        QVERIFY(files.size() >= 3);
+        QCOMPARE(files.first(), QString("model_new.py"));
+        bool hasCu = false;
+        for (const QString& f : files)
+            if (f.startsWith("kernels/") && f.endsWith(".cu")) {
+                hasCu = true;
+                QCOMPARE(window.candidateEditors()->editorForFile(f)->language(), SourceLanguage::Cuda);
+            }
+        QVERIFY(hasCu);
+    }
+
+    void listsTasksAndDetectsTheSystemOffTheUiThread() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        QVERIFY(!window.hasSystemReport()); // the constructor does not wait for detection
+        QTRY_VERIFY_WITH_TIMEOUT(window.hasTaskList(), 10000);
+        QVERIFY(window.taskListModel()->rowCount() >= 8);
+        QTRY_VERIFY_WITH_TIMEOUT(window.hasSystemReport(), 60000);
+        // This machine's task Python is what the status bar names.
+        QVERIFY2(window.systemStatusBar()->pythonText().contains("torch"),
+                 qPrintable(window.systemStatusBar()->pythonText()));
+        QVERIFY(!window.systemStatusBar()->gpuText().isEmpty());
+    }
+
+    void badTaskFileIsRejectedAndTheWindowStaysUsable() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        QFile junk(dir.filePath("junk.py"));
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write("print('not a task')\n");
+        junk.close();
+        QVERIFY(!window.openTask(junk.fileName()));
+        QVERIFY(!window.openTask(dir.filePath("missing.py")));
+        QVERIFY(window.currentTaskPath().isEmpty());
+        QVERIFY(window.openTask(bundledTask("01_gelu.py")));
+        QVERIFY(window.referenceEditor()->text().contains("class Model"));
+    }
+
+    void hasEveryPaneAsARearrangeableDock() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        QStringList names;
+        for (QDockWidget* dock : window.docks()) {
+            names << dock->objectName();
+            QVERIFY(dock->features() & QDockWidget::DockWidgetMovable);
+            QVERIFY(dock->widget() != nullptr);
+        }
+        for (const char* expected : {"dock.tasks", "dock.reference", "dock.agent", "dock.timeline",
+                                     "dock.rewards", "dock.log"})
+            QVERIFY2(names.contains(expected), expected);
+    }
+
+    void dockLayoutIsSavedAndRestored() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("s.ini");
+        {
+            AppSettings settings(file);
+            MainWindow window(settings);
+            window.show();
+            QDockWidget* agent = window.findChild<QDockWidget*>("dock.agent");
+            QVERIFY(agent);
+            window.addDockWidget(Qt::LeftDockWidgetArea, agent);
+            window.findChild<QDockWidget*>("dock.rewards")->hide();
+            window.close(); // closeEvent saves the layout
+        }
+        AppSettings settings(file);
+        QVERIFY(!settings.windowState().isEmpty());
+        MainWindow restored(settings);
+        restored.show();
+        QCOMPARE(restored.dockWidgetArea(restored.findChild<QDockWidget*>("dock.agent")), Qt::LeftDockWidgetArea);
+        QVERIFY(restored.findChild<QDockWidget*>("dock.rewards")->isHidden());
+        restored.resetLayout();
+        QCOMPARE(restored.dockWidgetArea(restored.findChild<QDockWidget*>("dock.agent")), Qt::RightDockWidgetArea);
+        QVERIFY(!restored.findChild<QDockWidget*>("dock.rewards")->isHidden());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

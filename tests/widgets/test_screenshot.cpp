@@ -1,0 +1,49 @@
+#include "engine/resource_paths.h"
+
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+class TestScreenshot : public QObject {
+    Q_OBJECT
+private slots:
+    void writesAPngOfTheRequestedSizeWithTheTaskLoaded() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("shot.png");
+        const QString task = QString::fromStdString(kwb::bundledTasksDirectory()) + "/03_softmax.py";
+        QProcess app;
+        app.start(KWB_GUI_EXECUTABLE, {"--screenshot", out, "--task", task, "--size", "1280x800"});
+        QVERIFY(app.waitForFinished(180000));
+        QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+        QVERIFY(app.readAllStandardOutput().contains("03_softmax.py"));
+        QImage image(out);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.size(), QSize(1280, 800));
+        // A real rendering has many colours; a blank or failed grab has one or two.
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7)
+                colours.insert(image.pixel(x, y));
+        QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+    }
+
+    void defaultSizeAndMissingTaskIsAnError() {
+        QTemporaryDir dir;
+        QProcess app;
+        app.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("a.png")});
+        QVERIFY(app.waitForFinished(180000));
+        QCOMPARE(app.exitCode(), 0);
+        QCOMPARE(QImage(dir.filePath("a.png")).size(), QSize(1600, 1000));
+
+        QProcess bad;
+        bad.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("b.png"), "--task", "/missing/task.py"});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("not found"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestScreenshot)
+#include "test_screenshot.moc"
