@@ -5,6 +5,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 2.0 REQUIRED)
 find_package(CURL REQUIRED)
 find_package(SQLite3 REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 
 # CUDA: NVRTC and CUPTI are linked, cudart/cuda.h are used for headers only. libcuda is never
 # linked: the driver is dlopen'ed at run time so the app starts on machines without a GPU.

@@ -4,10 +4,14 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <fcntl.h>
 #include <filesystem>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,13 +77,65 @@ std::vector<std::string> mergedEnvironment(const std::map<std::string, std::stri
     return result;
 }
 
+// Runs in the forked child: only async-signal-safe calls.
+void applyLimits(const ResourceLimits& limits) {
+    auto set = [](int resource, std::uint64_t value) {
+        if (value == 0)
+            return;
+        rlimit limit{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+        setrlimit(resource, &limit);
+    };
+    set(RLIMIT_CPU, limits.cpuSeconds);
+    set(RLIMIT_AS, limits.addressSpaceBytes);
+    set(RLIMIT_NPROC, limits.maxProcesses);
+    set(RLIMIT_NOFILE, limits.openFiles);
+    set(RLIMIT_FSIZE, limits.fileSizeBytes);
+}
+
 void setNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 } // namespace
 
+std::vector<int> descendantPids(int root) {
+    std::map<int, std::vector<int>> children;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0])))
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        if (!std::getline(stat, line))
+            continue;
+        // The command name may hold spaces and parentheses; fields resume after the last ')'.
+        const auto close = line.rfind(')');
+        if (close == std::string::npos)
+            continue;
+        std::istringstream rest(line.substr(close + 1));
+        char state = 0;
+        int ppid = 0;
+        rest >> state >> ppid;
+        if (state != 'Z')
+            children[ppid].push_back(std::stoi(name));
+    }
+    std::vector<int> result;
+    std::vector<int> frontier{root};
+    while (!frontier.empty()) {
+        int pid = frontier.back();
+        frontier.pop_back();
+        for (int child : children[pid]) {
+            result.push_back(child);
+            frontier.push_back(child);
+        }
+    }
+    return result;
+}
+
 std::string ProcessResult::statusText() const {
     if (!started)
         return "could not start: " + startError;
+    if (!limitExceeded.empty())
+        return "killed: " + limitExceeded + " exceeded";
     if (timedOut)
         return "timed out after " + std::to_string(elapsed.count()) + " ms (process group killed)";
     if (exitedNormally)
@@ -152,6 +208,9 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     }
     if (pid == 0) {
         setpgid(0, 0);
+        applyLimits(spec.limits);
+        // A child that writes past RLIMIT_FSIZE should see EFBIG, not die of SIGXFSZ silently.
+        signal(SIGXFSZ, SIG_IGN);
         dup2(inPipe[0], STDIN_FILENO);
         dup2(outPipe[1], STDOUT_FILENO);
         dup2(errPipe[1], STDERR_FILENO);
@@ -216,6 +275,16 @@ ProcessResult runProcess(const ProcessSpec& spec) {
         }
         if (std::chrono::steady_clock::now() >= drainDeadline)
             break;
+        if (spec.maxDescendants > 0 && !childExited) {
+            std::vector<int> tree = descendantPids(pid);
+            if (tree.size() + 1 > spec.maxDescendants) {
+                result.limitExceeded = "process limit (" + std::to_string(spec.maxDescendants) + ")";
+                kill(-pid, SIGKILL);
+                for (int p : tree)
+                    kill(p, SIGKILL); // those that escaped the group with setsid
+                break;
+            }
+        }
         std::array<pollfd, 3> pfds{};
         int count = 0;
         for (int fd : fds)
@@ -223,7 +292,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
                 pfds[count++] = {fd, POLLIN, 0};
         if (stdinFd >= 0)
             pfds[count++] = {stdinFd, POLLOUT, 0};
-        int waitMs = 200;
+        int waitMs = spec.maxDescendants > 0 ? 20 : 200;
         if (spec.timeout) {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
@@ -231,7 +300,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
                 result.timedOut = true;
                 break;
             }
-            waitMs = static_cast<int>(std::min<long long>(left.count(), 200));
+            waitMs = static_cast<int>(std::min<long long>(left.count(), waitMs));
         }
         int ready = poll(pfds.data(), count, waitMs);
         if (ready < 0 && errno != EINTR)
@@ -267,11 +336,11 @@ ProcessResult runProcess(const ProcessSpec& spec) {
         }
     }
 
-    // The group is killed even on a normal finish: a candidate may leave background children.
-    if (result.timedOut)
+    if (result.timedOut || !result.limitExceeded.empty())
         kill(-pid, SIGKILL);
     while (!childExited) {
-        pid_t waited = waitpid(pid, &status, result.timedOut ? 0 : WNOHANG);
+        const bool killed = result.timedOut || !result.limitExceeded.empty();
+        pid_t waited = waitpid(pid, &status, killed ? 0 : WNOHANG);
         if (waited == pid) {
             childExited = true;
             break;
@@ -287,6 +356,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
             usleep(2000);
         }
     }
+    // The group is killed even on a normal finish: a candidate may leave background children.
     kill(-pid, SIGKILL);
     for (int fd : fds)
         if (fd >= 0)

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,6 +19,15 @@ struct CapturedOutput {
     bool truncated = false;
 };
 
+// Kernel-enforced limits for the child (setrlimit after fork). Zero means "inherit".
+struct ResourceLimits {
+    std::uint64_t cpuSeconds = 0;
+    std::uint64_t addressSpaceBytes = 0;
+    std::uint64_t maxProcesses = 0; // per user: not enforced for root, so sandboxes add a PID namespace
+    std::uint64_t openFiles = 0;
+    std::uint64_t fileSizeBytes = 0;
+};
+
 struct ProcessSpec {
     std::vector<std::string> argv; // argv[0] is resolved through PATH when it has no '/'
     std::string workingDirectory;  // empty: inherit
@@ -25,6 +35,10 @@ struct ProcessSpec {
     std::optional<std::chrono::milliseconds> timeout;
     std::size_t outputLimitBytes = 256 * 1024; // per stream
     std::string stdinText;                     // written to the child's stdin, then closed
+    ResourceLimits limits;
+    // Watchdog on the number of live descendants. Unlike RLIMIT_NPROC it also holds for root and
+    // for children that left the process group; exceeding it kills the whole tree.
+    std::size_t maxDescendants = 0;
 };
 
 struct ProcessResult {
@@ -34,6 +48,7 @@ struct ProcessResult {
     bool exitedNormally = false;
     int terminatingSignal = 0;
     bool timedOut = false;
+    std::string limitExceeded; // "process limit (N)" when the watchdog killed the tree
     CapturedOutput out;
     CapturedOutput err;
     std::chrono::milliseconds elapsed{0};
@@ -46,6 +61,9 @@ struct ProcessResult {
 // Runs a child in its own process group, so a timeout kills everything it spawned, and never
 // lets it block on a full pipe or an inherited stdin.
 ProcessResult runProcess(const ProcessSpec& spec);
+
+// Pids of every live descendant of `root` (children, grandchildren, ...), from /proc.
+std::vector<int> descendantPids(int root);
 
 // Locates an executable on PATH; empty when absent.
 std::string findExecutable(const std::string& name);

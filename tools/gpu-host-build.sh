@@ -22,7 +22,7 @@ if [ -n "${KWB_DEPS_PREFIX:-}" ]; then
     prefix="$(cd "$KWB_DEPS_PREFIX" && pwd)"
     # Hosts without -dev packages still ship the runtime libraries; link names CMake can find.
     mkdir -p "$prefix/lib"
-    for lib in curl sqlite3; do
+    for lib in curl sqlite3 crypto; do
         if ! ls /usr/lib/x86_64-linux-gnu/lib$lib.so >/dev/null 2>&1; then
             runtime="$(ls /usr/lib/x86_64-linux-gnu/lib$lib.so.* 2>/dev/null | head -n1 || true)"
             [ -n "$runtime" ] && ln -sf "$runtime" "$prefix/lib/lib$lib.so"

@@ -10,6 +10,9 @@ namespace kwb::cli {
 void addInfoCommand(CLI::App& app);
 void addTasksCommand(CLI::App& app);
 void addDoctorCommand(CLI::App& app);
+void addWorkspaceCommand(CLI::App& app);
+void addEvalCommand(CLI::App& app);
+void addBaselineCommand(CLI::App& app);
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;

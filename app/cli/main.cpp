@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
     app.require_subcommand(0, 1);
     kwb::cli::addInfoCommand(app);
     kwb::cli::addTasksCommand(app);
+    kwb::cli::addWorkspaceCommand(app);
+    kwb::cli::addEvalCommand(app);
+    kwb::cli::addBaselineCommand(app);
     kwb::cli::addDoctorCommand(app);
     app.footer("Run 'kwb SUBCOMMAND --help' for the options of one subcommand.");
 

@@ -1,0 +1,106 @@
+#include "commands.h"
+
+#include "evaluation_printer.h"
+#include "engine/evaluator.h"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace kwb::cli {
+namespace {
+
+struct CommonEvalOptions {
+    std::string device = "auto";
+    int checks = 5;
+    int timeout = 600;
+    int iterations = 30;
+    bool json = false;
+    std::string python;
+    std::uint64_t seed = 0;
+};
+
+void addCommonOptions(CLI::App* cmd, CommonEvalOptions& o) {
+    cmd->add_option("--device", o.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    cmd->add_option("--timeout", o.timeout, "Wall-clock limit per stage, seconds")->check(CLI::Range(1, 86400));
+    cmd->add_option("--iterations", o.iterations, "Timed calls per variant")->check(CLI::Range(1, 100000));
+    cmd->add_option("--python", o.python, "Task Python (default: auto-detect)");
+    cmd->add_option("--seed", o.seed, "Seed for inputs (default: fresh per evaluation)");
+    cmd->add_flag("--json", o.json, "Print the JSON result record");
+}
+
+EvaluationOptions toOptions(const CommonEvalOptions& o) {
+    EvaluationOptions options;
+    options.device = deviceChoiceFrom(o.device);
+    options.checks = o.checks;
+    options.stageTimeout = std::chrono::seconds(o.timeout);
+    options.iterations = o.iterations;
+    options.rounds = std::min(5, o.iterations);
+    options.seed = o.seed;
+    return options;
+}
+
+} // namespace
+
+void addEvalCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand("eval", "Evaluate a workspace (or a KernelBench pair): compile, verify, profile, reward");
+    auto o = std::make_shared<CommonEvalOptions>();
+    auto target = std::make_shared<std::string>();
+    auto candidate = std::make_shared<std::string>();
+    auto noProfile = std::make_shared<bool>(false);
+    auto refresh = std::make_shared<bool>(false);
+    cmd->add_option("workspace", *target, "Workspace folder, or a reference .py with --candidate")->required();
+    cmd->add_option("--candidate", *candidate, "KernelBench ModelNew file (makes WORKSPACE the reference file)");
+    cmd->add_option("--checks", o->checks, "Correctness checks with fresh inputs")->check(CLI::Range(1, 1000));
+    cmd->add_flag("--no-profile", *noProfile, "Stop after verification");
+    cmd->add_flag("--refresh-baselines", *refresh, "Re-time eager and torch.compile even if cached");
+    addCommonOptions(cmd, *o);
+    cmd->callback([o, target, candidate, noProfile, refresh] {
+        EvaluationOptions options = toOptions(*o);
+        options.profile = !*noProfile;
+        options.refreshBaselines = *refresh;
+        EvaluationTarget what;
+        if (!candidate->empty()) {
+            what = EvaluationTarget::forPair(*target, *candidate);
+        } else if (std::filesystem::is_directory(*target)) {
+            what = EvaluationTarget::forWorkspace(*target);
+        } else {
+            std::cerr << "kwb: " << *target << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
+            throw CLI::RuntimeError(kExitUsage);
+        }
+        Evaluator evaluator(o->python);
+        EvaluationResult result = evaluator.evaluate(what, options, [&](const std::string& stage) {
+            if (!o->json)
+                std::cerr << "[" << stage << "]\n";
+        });
+        if (o->json)
+            std::cout << toJson(result).dump(2) << "\n";
+        else
+            printEvaluation(std::cout, result);
+        // The evaluation ran: its verdict is in the record, not the exit code. Only a missing
+        // Python (nothing could run) is a failure of the command itself.
+        if (result.failureKind == "python_missing" || result.failureKind == "missing_file")
+            throw CLI::RuntimeError(kExitFailure);
+    });
+}
+
+void addBaselineCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand("baseline", "Time eager PyTorch and torch.compile for a task");
+    auto o = std::make_shared<CommonEvalOptions>();
+    auto task = std::make_shared<std::string>();
+    cmd->add_option("task", *task, "KernelBench task file")->required();
+    addCommonOptions(cmd, *o);
+    cmd->callback([o, task] {
+        Evaluator evaluator(o->python);
+        EvaluationResult result = evaluator.baseline(*task, toOptions(*o));
+        if (o->json)
+            std::cout << toJson(result).dump(2) << "\n";
+        else
+            printEvaluation(std::cout, result);
+        if (!result.failureKind.empty())
+            throw CLI::RuntimeError(kExitFailure);
+    });
+}
+
+} // namespace kwb::cli

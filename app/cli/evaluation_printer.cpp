@@ -1,0 +1,57 @@
+#include "evaluation_printer.h"
+
+#include <cstdio>
+#include <string>
+
+namespace kwb::cli {
+namespace {
+
+std::string fixed(double value, int decimals = 3) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+    return buffer;
+}
+
+std::string describeTiming(const TimingStats& t) {
+    if (!t.available)
+        return "unavailable" + (t.unavailableReason.empty() ? std::string() : " (" + t.unavailableReason + ")");
+    return fixed(t.medianMs) + " ms median, +-" + fixed(t.spreadPercent(), 1) + "% (" + std::to_string(t.samples) +
+           " samples, " + t.method + ")";
+}
+
+} // namespace
+
+void printEvaluation(std::ostream& out, const EvaluationResult& r) {
+    out << "reward " << r.reward << ": " << r.rewardReason << "\n";
+    out << "verdict: " << r.verdict() << "\n";
+    out << "device: " << r.environment.device << " (" << r.environment.deviceName << ")"
+        << (r.cpuMode ? ", CPU mode" : "") << "; torch " << r.environment.torchVersion
+        << (r.environment.driverVersion.empty() ? "" : "; driver CUDA " + r.environment.driverVersion)
+        << (r.sandboxed ? "; sandboxed" : "; NOT sandboxed") << "\n";
+    out << "stages:\n";
+    for (const auto& s : r.stages)
+        out << "  " << s.name << std::string(s.name.size() < 10 ? 10 - s.name.size() : 1, ' ') << toString(s.status)
+            << "  " << fixed(s.seconds, 2) << " s  " << s.summary << "\n";
+    for (const auto& d : r.diagnostics)
+        out << "  " << formatDiagnostic(d) << "\n";
+    if (r.checksRun > 0) {
+        out << "checks: " << r.checksPassed << "/" << r.checksRun << " passed\n";
+        for (const auto& o : r.outputErrors)
+            out << "  output " << o.index << " (" << o.dtype << "): max abs error " << o.maxAbsError
+                << ", max rel error " << o.maxRelError << "\n";
+    }
+    if (r.candidate.available || r.eager.available) {
+        out << "timings" << (r.baselinesFromCache ? " (eager/compile from cache)" : "") << ":\n"
+            << "  eager      " << describeTiming(r.eager) << "\n"
+            << "  compile    " << describeTiming(r.compiledBaseline) << "\n"
+            << "  candidate  " << describeTiming(r.candidate) << "\n";
+        if (r.speedupVsEager > 0)
+            out << "speed-up: " << fixed(r.speedupVsEager) << "x vs eager"
+                << (r.speedupVsCompile > 0 ? ", " + fixed(r.speedupVsCompile) + "x vs torch.compile" : "") << "\n";
+    }
+    for (const auto& f : r.flags)
+        out << "flag [" << toString(f.severity) << "] " << f.code << ": " << f.reason << "\n";
+    out << "total " << fixed(r.totalSeconds, 2) << " s, seed " << r.seed << "\n";
+}
+
+} // namespace kwb::cli

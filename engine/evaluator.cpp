@@ -1,0 +1,446 @@
+#include "engine/evaluator.h"
+
+#include "engine/baseline_cache.h"
+#include "engine/content_hash.h"
+#include "engine/cuda_driver.h"
+#include "engine/gpu_inventory.h"
+#include "engine/harness_stage.h"
+#include "engine/python_environment.h"
+#include "engine/static_checks.h"
+#include "engine/user_directories.h"
+#include "engine/workspace.h"
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kwb {
+namespace {
+
+std::string nowIso8601() {
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    return buffer;
+}
+
+std::uint64_t freshSeed() {
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 20 ^ device()) % 1000000007ULL + 1;
+}
+
+std::string uniqueRunId() {
+    std::random_device device;
+    return std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
+           std::to_string(device());
+}
+
+// Where the verdict-deciding context of one evaluation lives while it runs.
+struct RunContext {
+    EvaluationTarget target;
+    EvaluationOptions options;
+    std::string python;
+    std::string device; // "cpu" or "cuda"
+    std::string arch;
+    std::string buildDirectory;
+    std::string scratchDirectory;
+    std::string cacheDirectory;
+    std::uint64_t seed = 0;
+    bool gpuAllowed = false;
+};
+
+json baseRequest(const RunContext& c, const std::string& stage) {
+    return {{"version", 1},
+            {"stage", stage},
+            {"workspace", c.target.workspace},
+            {"reference", c.target.referencePath},
+            {"candidate", c.target.candidatePath},
+            {"device", c.device},
+            {"seed", c.seed},
+            {"build_dir", c.buildDirectory},
+            {"cache_dir", c.cacheDirectory}};
+}
+
+HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request) {
+    HarnessStageSpec spec;
+    spec.stage = stage;
+    spec.request = std::move(request);
+    spec.python = c.python;
+    spec.scratchDirectory = c.scratchDirectory;
+    spec.workingDirectory = c.target.workspace;
+    spec.timeout = c.options.stageTimeout;
+    spec.sandbox.writablePaths = {c.buildDirectory, c.cacheDirectory};
+    spec.sandbox.allowGpu = c.gpuAllowed;
+    spec.sandbox.limits.cpuSeconds = static_cast<std::uint64_t>(c.options.stageTimeout.count()) * 4;
+    spec.sandbox.limits.openFiles = 4096;
+    spec.sandbox.limits.fileSizeBytes = 4ULL << 30;
+    // CUDA reserves far more address space than it uses, so the memory cap holds in CPU mode only.
+    if (!c.gpuAllowed)
+        spec.sandbox.limits.addressSpaceBytes = 16ULL << 30;
+    spec.sandbox.maxProcesses = 512;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    spec.environment = {{"TORCH_EXTENSIONS_DIR", c.buildDirectory + "/torch_extensions"},
+                        {"TORCHINDUCTOR_CACHE_DIR", c.cacheDirectory + "/inductor"},
+                        {"TRITON_CACHE_DIR", c.cacheDirectory + "/triton"},
+                        {"MAX_JOBS", std::to_string(cores)},
+                        {"KWB_CPU_THREADS", std::to_string(std::min(cores, 8u))},
+                        {"OMP_NUM_THREADS", std::to_string(std::min(cores, 8u))}};
+    if (!c.gpuAllowed)
+        spec.environment["CUDA_VISIBLE_DEVICES"] = "";
+    return runHarnessStage(spec);
+}
+
+StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcome) {
+    StageRecord record;
+    record.name = name;
+    record.seconds = outcome.seconds;
+    record.log = outcome.log;
+    const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
+    record.status = outcome.ok ? (skipped ? StageStatus::Skipped : StageStatus::Passed) : StageStatus::Failed;
+    record.summary = outcome.ok ? (skipped ? "skipped" : "ok") : outcome.failureKind + ": " + outcome.failureMessage;
+    return record;
+}
+
+void fail(EvaluationResult& r, const std::string& kind, const std::string& message) {
+    if (r.failureKind.empty()) {
+        r.failureKind = kind;
+        r.failureMessage = message;
+    }
+}
+
+void absorbEnvironment(EvaluationResult& r, const json& result) {
+    if (!result.is_object() || !result.contains("environment"))
+        return;
+    const json& e = result["environment"];
+    if (!e.is_object())
+        return;
+    r.environment.pythonVersion = e.value("python", r.environment.pythonVersion);
+    r.environment.torchVersion = e.value("torch", r.environment.torchVersion);
+    r.environment.cudaVersion = e.value("cuda", r.environment.cudaVersion);
+    r.environment.deviceName = e.value("device_name", r.environment.deviceName);
+}
+
+void absorbDiagnostics(EvaluationResult& r, const json& result) {
+    if (!result.is_object())
+        return;
+    for (const auto& d : result.value("diagnostics", json::array())) {
+        const std::string severity = d.value("severity", "error");
+        r.diagnostics.push_back({d.value("file", ""), d.value("line", 0), d.value("column", 0),
+                                 severity == "warning" ? Severity::Warning
+                                 : severity == "note" ? Severity::Note
+                                                      : Severity::Error,
+                                 d.value("message", "")});
+    }
+}
+
+void computeSpeedups(EvaluationResult& r) {
+    if (!r.candidate.available || r.candidate.medianMs <= 0)
+        return;
+    if (r.eager.available)
+        r.speedupVsEager = r.eager.medianMs / r.candidate.medianMs;
+    if (r.compiledBaseline.available)
+        r.speedupVsCompile = r.compiledBaseline.medianMs / r.candidate.medianMs;
+}
+
+} // namespace
+
+DeviceChoice deviceChoiceFrom(const std::string& text) {
+    if (text == "cpu")
+        return DeviceChoice::Cpu;
+    if (text == "cuda" || text == "gpu")
+        return DeviceChoice::Cuda;
+    return DeviceChoice::Auto;
+}
+
+EvaluationTarget EvaluationTarget::forWorkspace(const std::string& directory) {
+    const fs::path dir = fs::absolute(directory).lexically_normal();
+    return {dir.string(), (dir / "model.py").string(), (dir / "model_new.py").string()};
+}
+
+EvaluationTarget EvaluationTarget::forPair(const std::string& reference, const std::string& candidate) {
+    const fs::path candidatePath = fs::absolute(candidate).lexically_normal();
+    return {candidatePath.parent_path().string(), fs::absolute(reference).lexically_normal().string(),
+            candidatePath.string()};
+}
+
+Evaluator::Evaluator(std::string pythonPath) {
+    PythonProbe probe = pythonPath.empty() ? detectPython("") : PythonProbe{};
+    python_ = pythonPath.empty() ? probe.path : std::move(pythonPath);
+}
+
+EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const EvaluationOptions& options,
+                                     const Progress& progress, std::stop_token stop) const {
+    const auto started = std::chrono::steady_clock::now();
+    EvaluationResult r;
+    r.startedAt = nowIso8601();
+    r.workspace = target.workspace;
+    r.referencePath = target.referencePath;
+    r.candidatePath = target.candidatePath;
+    std::string scratch;
+    auto finish = [&]() {
+        std::error_code ec;
+        if (!scratch.empty())
+            fs::remove_all(scratch, ec);
+        computeSpeedups(r);
+        RewardDecision decision = decideReward(r, options.reward);
+        r.reward = decision.reward;
+        r.rewardReason = decision.reason;
+        r.totalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return r;
+    };
+    auto report = [&](const std::string& stage) {
+        if (progress)
+            progress(stage);
+    };
+
+    RunContext c;
+    c.target = target;
+    c.options = options;
+    c.python = python_;
+    c.seed = options.seed ? options.seed : freshSeed();
+    r.seed = c.seed;
+    r.environment.pythonPath = python_;
+    c.cacheDirectory = cacheDirectory();
+    const bool workspaceMode = target.workspace == fs::path(target.referencePath).parent_path().string() &&
+                               fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
+    c.buildDirectory = workspaceMode ? (fs::path(target.workspace) / "build").string()
+                                     : (fs::path(c.cacheDirectory) / "pairs" / sha256Hex(target.candidatePath).substr(0, 24)).string();
+    c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
+    scratch = c.scratchDirectory;
+
+    // Inputs that cannot be evaluated at all.
+    StageRecord setup{"workspace", StageStatus::Passed, 0.0, "ok", ""};
+    for (const auto& [label, path] : {std::pair{"reference", target.referencePath}, {"candidate", target.candidatePath}})
+        if (!fs::is_regular_file(path)) {
+            setup.status = StageStatus::Failed;
+            setup.summary = std::string(label) + " file not found: " + path;
+            r.stages.push_back(setup);
+            fail(r, "missing_file", setup.summary);
+            return finish();
+        }
+    if (python_.empty()) {
+        setup.status = StageStatus::Failed;
+        setup.summary = "no Python with torch found (set KWB_PYTHON or the interpreter in settings)";
+        r.stages.push_back(setup);
+        fail(r, "python_missing", setup.summary);
+        return finish();
+    }
+    if (workspaceMode) {
+        ProtectedFilesCheck check = checkAndRestoreProtectedFiles(target.workspace);
+        setup.summary = check.describe();
+        if (check.manifestFound && !check.clean()) {
+            setup.status = StageStatus::Failed;
+            r.flags.push_back({"protected_file_modified", FlagSeverity::Strict, check.describe()});
+            r.stages.push_back(setup);
+            fail(r, "protected_file_modified", check.describe());
+            return finish();
+        }
+        if (!check.manifestFound)
+            r.flags.push_back({"no_manifest", FlagSeverity::Warning, check.describe()});
+    }
+    r.stages.push_back(setup);
+
+    // Device: CUDA only where both the driver and the task's torch see a GPU.
+    GpuInventory gpus = detectGpus();
+    r.environment.driverVersion = gpus.driverLoaded ? formatCudaVersion(gpus.driverVersion) : "";
+    const bool gpuUsable = gpus.hasGpu();
+    if (options.device == DeviceChoice::Cuda && !gpuUsable) {
+        fail(r, "no_gpu", "--device cuda was asked for, but " + gpus.status);
+        return finish();
+    }
+    c.device = options.device == DeviceChoice::Cpu || !gpuUsable ? "cpu" : "cuda";
+    c.gpuAllowed = c.device == "cuda";
+    c.arch = c.gpuAllowed ? gpus.devices.front().arch() : "";
+    r.cpuMode = c.device == "cpu";
+    r.environment.device = c.device;
+    r.environment.deviceName = c.gpuAllowed ? gpus.devices.front().name : "cpu";
+
+    report("static");
+    const auto staticStart = std::chrono::steady_clock::now();
+    StaticCheckReport statics = runStaticChecks(target.referencePath, target.candidatePath, workspaceMode);
+    StageRecord staticRecord{"static", StageStatus::Passed, 0.0, statics.summary(), ""};
+    staticRecord.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - staticStart).count();
+    for (const auto& flag : statics.flags)
+        r.flags.push_back(flag);
+    if (!statics.fatal.empty()) {
+        staticRecord.status = StageStatus::Failed;
+        staticRecord.summary = statics.fatal;
+        r.stages.push_back(staticRecord);
+        fail(r, "static_check", statics.fatal);
+        return finish();
+    }
+    r.stages.push_back(staticRecord);
+
+    auto sandboxNote = [&](const HarnessStageOutcome& outcome) {
+        r.sandboxed = outcome.sandboxed;
+        if (!outcome.sandboxWarning.empty()) {
+            bool already = false;
+            for (const auto& f : r.flags)
+                already |= f.code == "sandbox_weak";
+            if (!already)
+                r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, outcome.sandboxWarning});
+        }
+    };
+
+    if (stop.stop_requested()) {
+        fail(r, "cancelled", "evaluation cancelled");
+        return finish();
+    }
+    report("inspect");
+    HarnessStageOutcome inspect = runStage(c, "inspect", baseRequest(c, "inspect"));
+    sandboxNote(inspect);
+    r.stages.push_back(recordFor("inspect", inspect));
+    absorbEnvironment(r, inspect.result);
+    if (!inspect.ok) {
+        fail(r, inspect.failureKind, "reference task: " + inspect.failureMessage);
+        return finish();
+    }
+
+    if (stop.stop_requested()) {
+        fail(r, "cancelled", "evaluation cancelled");
+        return finish();
+    }
+    report("compile");
+    json compileRequest = baseRequest(c, "compile");
+    compileRequest["arch"] = c.arch;
+    compileRequest["extra_cflags"] = json::array();
+    compileRequest["extra_cuda_cflags"] = json::array();
+    HarnessStageOutcome compile = runStage(c, "compile", compileRequest);
+    r.stages.push_back(recordFor("compile", compile));
+    absorbDiagnostics(r, compile.result);
+    if (!compile.ok) {
+        fail(r, compile.failureKind.empty() ? "compile_error" : compile.failureKind, compile.failureMessage);
+        return finish();
+    }
+    r.compiled = true;
+    json extensionPath = nullptr;
+    if (compile.result.is_object() && compile.result.contains("extension_path") && compile.result["extension_path"].is_string())
+        extensionPath = compile.result["extension_path"];
+
+    if (stop.stop_requested()) {
+        fail(r, "cancelled", "evaluation cancelled");
+        return finish();
+    }
+    report("verify");
+    json verifyRequest = baseRequest(c, "verify");
+    verifyRequest["checks"] = options.checks;
+    verifyRequest["atol"] = options.atol;
+    verifyRequest["rtol"] = options.rtol;
+    verifyRequest["extension_path"] = extensionPath;
+    HarnessStageOutcome verify = runStage(c, "verify", verifyRequest);
+    r.stages.push_back(recordFor("verify", verify));
+    absorbEnvironment(r, verify.result);
+    if (verify.result.is_object()) {
+        r.checksRun = verify.result.value("checks_run", 0);
+        r.checksPassed = verify.result.value("checks_passed", 0);
+        for (const auto& o : verify.result.value("outputs", json::array()))
+            r.outputErrors.push_back({o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
+                                      o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
+    }
+    r.correct = verify.ok && verify.result.is_object() && verify.result.value("correct", false);
+    if (!r.correct) {
+        fail(r, verify.failureKind.empty() ? "numerical_mismatch" : verify.failureKind, verify.failureMessage);
+        return finish();
+    }
+
+    if (!options.profile)
+        return finish();
+    if (stop.stop_requested()) {
+        fail(r, "cancelled", "evaluation cancelled");
+        return finish();
+    }
+    report("profile");
+    BaselineKey key = baselineKeyFor(target.referencePath, c.device, r.environment.deviceName, r.environment.torchVersion,
+                                     options);
+    std::optional<CachedBaseline> cached = options.refreshBaselines ? std::nullopt : loadBaseline(key);
+    json profileRequest = baseRequest(c, "profile");
+    profileRequest["warmup"] = options.warmup;
+    profileRequest["iterations"] = options.iterations;
+    profileRequest["rounds"] = options.rounds;
+    profileRequest["l2_flush"] = options.l2Flush && c.gpuAllowed;
+    profileRequest["include_baselines"] = !cached.has_value();
+    profileRequest["include_compile"] = true;
+    profileRequest["extension_path"] = extensionPath;
+    HarnessStageOutcome profile = runStage(c, "profile", profileRequest);
+    StageRecord profileRecord = recordFor("profile", profile);
+    if (profile.ok && profile.result.is_object()) {
+        const json timings = profile.result.value("timings", json::object());
+        r.candidate = timingFromJson(timings.value("candidate", json::object()));
+        if (cached) {
+            r.eager = cached->eager;
+            r.compiledBaseline = cached->compiled;
+            r.baselinesFromCache = true;
+        } else {
+            r.eager = timingFromJson(timings.value("eager", json::object()));
+            r.compiledBaseline = timingFromJson(timings.value("compile", json::object()));
+            if (r.eager.available)
+                storeBaseline(key, {r.eager, r.compiledBaseline});
+        }
+        if (r.cpuMode)
+            profileRecord.summary = "CPU mode: wall-clock timing";
+    } else {
+        // A correct candidate that cannot be timed still earns "correct", never a speed reward.
+        r.flags.push_back({"profile_failed", FlagSeverity::Warning, profile.failureKind + ": " + profile.failureMessage});
+    }
+    r.stages.push_back(profileRecord);
+    return finish();
+}
+
+EvaluationResult Evaluator::baseline(const std::string& taskPath, const EvaluationOptions& options) const {
+    EvaluationResult r;
+    r.startedAt = nowIso8601();
+    r.referencePath = fs::absolute(taskPath).lexically_normal().string();
+    const auto started = std::chrono::steady_clock::now();
+    RunContext c;
+    c.target = {fs::path(r.referencePath).parent_path().string(), r.referencePath, ""};
+    c.options = options;
+    c.python = python_;
+    c.seed = options.seed ? options.seed : freshSeed();
+    r.seed = c.seed;
+    c.cacheDirectory = cacheDirectory();
+    c.buildDirectory = (fs::path(c.cacheDirectory) / "baseline-build").string();
+    c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
+    GpuInventory gpus = detectGpus();
+    c.device = options.device == DeviceChoice::Cpu || !gpus.hasGpu() ? "cpu" : "cuda";
+    c.gpuAllowed = c.device == "cuda";
+    r.cpuMode = !c.gpuAllowed;
+    r.environment.device = c.device;
+    r.environment.deviceName = c.gpuAllowed ? gpus.devices.front().name : "cpu";
+    r.environment.driverVersion = gpus.driverLoaded ? formatCudaVersion(gpus.driverVersion) : "";
+    r.environment.pythonPath = python_;
+    if (!fs::is_regular_file(r.referencePath)) {
+        fail(r, "missing_file", "task file not found: " + taskPath);
+        return r;
+    }
+    json request = baseRequest(c, "baseline");
+    request["warmup"] = options.warmup;
+    request["iterations"] = options.iterations;
+    request["rounds"] = options.rounds;
+    request["l2_flush"] = options.l2Flush && c.gpuAllowed;
+    request["include_baselines"] = true;
+    request["include_compile"] = true;
+    HarnessStageOutcome outcome = runStage(c, "baseline", request);
+    r.stages.push_back(recordFor("baseline", outcome));
+    r.sandboxed = outcome.sandboxed;
+    absorbEnvironment(r, outcome.result);
+    if (!outcome.ok) {
+        fail(r, outcome.failureKind, outcome.failureMessage);
+    } else {
+        const json timings = outcome.result.value("timings", json::object());
+        r.eager = timingFromJson(timings.value("eager", json::object()));
+        r.compiledBaseline = timingFromJson(timings.value("compile", json::object()));
+        if (r.eager.available)
+            storeBaseline(baselineKeyFor(r.referencePath, c.device, r.environment.deviceName, r.environment.torchVersion, options),
+                          {r.eager, r.compiledBaseline});
+    }
+    r.totalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    r.rewardReason = "baseline only";
+    std::error_code ec;
+    fs::remove_all(c.scratchDirectory, ec);
+    return r;
+}
+
+} // namespace kwb

@@ -1,0 +1,109 @@
+#include "engine/harness_stage.h"
+
+#include "engine/resource_paths.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace kwb {
+namespace {
+
+std::string lastLines(const std::string& text, std::size_t maxChars) {
+    if (text.size() <= maxChars)
+        return text;
+    auto start = text.find('\n', text.size() - maxChars);
+    return "..." + text.substr(start == std::string::npos ? text.size() - maxChars : start);
+}
+
+} // namespace
+
+HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
+    HarnessStageOutcome outcome;
+    std::error_code ec;
+    fs::create_directories(spec.scratchDirectory, ec);
+    const fs::path requestFile = fs::path(spec.scratchDirectory) / (spec.stage + "-request.json");
+    const fs::path resultFile = fs::path(spec.scratchDirectory) / (spec.stage + "-result.json");
+    fs::remove(resultFile, ec);
+    {
+        std::ofstream out(requestFile);
+        out << spec.request.dump(2);
+        if (!out) {
+            outcome.failureKind = "internal";
+            outcome.failureMessage = "cannot write " + requestFile.string();
+            return outcome;
+        }
+    }
+
+    SandboxPolicy policy = spec.sandbox;
+    policy.writablePaths.push_back(spec.scratchDirectory);
+    SandboxedCommand command = sandboxCommand(
+        {spec.python, "-m", "kwb_harness", spec.stage, "--request", requestFile.string(), "--result", resultFile.string()},
+        spec.workingDirectory, policy);
+    command.spec.timeout = spec.timeout;
+    command.spec.outputLimitBytes = 128 * 1024;
+    command.spec.environmentOverrides = spec.environment;
+    command.spec.environmentOverrides["PYTHONPATH"] = (fs::path(resourceRoot()) / "harness").string();
+    command.spec.environmentOverrides["PYTHONDONTWRITEBYTECODE"] = "1";
+    command.spec.environmentOverrides["PYTHONUNBUFFERED"] = "1";
+    outcome.sandboxed = command.isolated;
+    outcome.sandboxWarning = command.warning;
+
+    ProcessResult process = runProcess(command.spec);
+    outcome.seconds = static_cast<double>(process.elapsed.count()) / 1000.0;
+    outcome.log = process.out.text;
+    if (!process.err.text.empty())
+        outcome.log += (outcome.log.empty() ? "" : "\n") + process.err.text;
+
+    std::ifstream in(resultFile);
+    if (in) {
+        outcome.result = nlohmann::json::parse(in, nullptr, false);
+        if (outcome.result.is_discarded())
+            outcome.result = nullptr;
+    }
+
+    if (!process.started) {
+        outcome.failureKind = "python_missing";
+        outcome.failureMessage = "cannot run the task Python: " + process.startError;
+        return outcome;
+    }
+    if (process.timedOut) {
+        outcome.failureKind = "timeout";
+        outcome.failureMessage = spec.stage + " did not finish within " + std::to_string(spec.timeout.count()) +
+                                 " s; its processes were killed";
+        return outcome;
+    }
+    if (!process.limitExceeded.empty()) {
+        outcome.failureKind = "resource_limit";
+        outcome.failureMessage = spec.stage + " was killed: " + process.limitExceeded + " exceeded";
+        return outcome;
+    }
+    if (!process.exitedNormally) {
+        outcome.failureKind = "crashed";
+        outcome.failureMessage = spec.stage + " crashed (" + process.statusText() + ")";
+        if (!process.err.text.empty())
+            outcome.failureMessage += ": " + lastLines(process.err.text, 400);
+        return outcome;
+    }
+    if (!outcome.result.is_object()) {
+        const bool noTorch = process.err.text.find("No module named 'torch'") != std::string::npos;
+        outcome.failureKind = noTorch ? "python_missing" : "harness_failed";
+        outcome.failureMessage = noTorch ? "the task Python cannot import torch"
+                                         : spec.stage + " wrote no result (" + process.statusText() + ")";
+        if (!noTorch && !process.err.text.empty())
+            outcome.failureMessage += ": " + lastLines(process.err.text, 600);
+        return outcome;
+    }
+    if (outcome.result.contains("log") && outcome.result["log"].is_string() && !outcome.result["log"].get<std::string>().empty())
+        outcome.log = outcome.result["log"].get<std::string>();
+    outcome.ok = outcome.result.value("ok", false);
+    if (!outcome.ok) {
+        const auto& error = outcome.result.value("error", nlohmann::json::object());
+        outcome.failureKind = error.is_object() ? error.value("kind", "internal") : "internal";
+        outcome.failureMessage = error.is_object() ? error.value("message", "") : "";
+    }
+    return outcome;
+}
+
+} // namespace kwb

@@ -1,0 +1,77 @@
+#include "engine/sandbox.h"
+
+#include <filesystem>
+#include <mutex>
+
+namespace fs = std::filesystem;
+
+namespace kwb {
+namespace {
+
+std::vector<std::string> nvidiaDeviceNodes() {
+    std::vector<std::string> nodes;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/dev", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("nvidia", 0) == 0 && !entry.is_directory(ec))
+            nodes.push_back(entry.path().string());
+    }
+    if (fs::exists("/dev/dri", ec))
+        nodes.push_back("/dev/dri");
+    return nodes;
+}
+
+} // namespace
+
+bool bubblewrapUsable() {
+    static std::once_flag once;
+    static bool usable = false;
+    std::call_once(once, [] {
+        if (findExecutable("bwrap").empty())
+            return;
+        ProcessSpec probe;
+        probe.argv = {"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                      "--unshare-pid", "--unshare-net", "--die-with-parent", "--", "true"};
+        probe.timeout = std::chrono::seconds(10);
+        usable = runProcess(probe).succeeded();
+    });
+    return usable;
+}
+
+SandboxedCommand sandboxCommand(const std::vector<std::string>& argv, const std::string& workingDirectory,
+                                const SandboxPolicy& policy) {
+    SandboxedCommand command;
+    command.spec.limits = policy.limits;
+    command.spec.maxDescendants = policy.maxProcesses;
+    command.spec.workingDirectory = workingDirectory;
+    if (!bubblewrapUsable()) {
+        command.spec.argv = argv;
+        command.warning = "sandbox: bubblewrap is not available, so the candidate ran with resource "
+                          "limits only: no filesystem, network or PID isolation";
+        return command;
+    }
+    std::vector<std::string> wrapped = {
+        "bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
+        "--unshare-uts", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev",
+        "--proc", "/proc", "--tmpfs", "/tmp"};
+    if (!policy.allowNetwork)
+        wrapped.push_back("--unshare-net");
+    for (const auto& path : policy.writablePaths) {
+        std::error_code ec;
+        fs::create_directories(path, ec);
+        wrapped.insert(wrapped.end(), {"--bind", path, path});
+    }
+    if (policy.allowGpu)
+        for (const auto& node : nvidiaDeviceNodes())
+            wrapped.insert(wrapped.end(), {"--dev-bind", node, node});
+    if (!workingDirectory.empty())
+        wrapped.insert(wrapped.end(), {"--chdir", workingDirectory});
+    wrapped.push_back("--");
+    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+    command.spec.argv = std::move(wrapped);
+    command.spec.workingDirectory.clear(); // bwrap changes directory inside the sandbox
+    command.isolated = true;
+    return command;
+}
+
+} // namespace kwb

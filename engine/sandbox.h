@@ -1,0 +1,35 @@
+#pragma once
+
+#include "engine/process_runner.h"
+
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+// How untrusted code (a task, a candidate, a build of its sources) may run. Everything is
+// read-only except the listed paths and a private /tmp; no network unless allowed.
+struct SandboxPolicy {
+    std::vector<std::string> writablePaths;
+    bool allowGpu = false;     // bind the NVIDIA device nodes
+    bool allowNetwork = false;
+    ResourceLimits limits;
+    std::size_t maxProcesses = 256; // watchdog on live descendants (holds for root too)
+};
+
+struct SandboxedCommand {
+    ProcessSpec spec;
+    bool isolated = false; // true: bubblewrap namespaces; false: rlimits only
+    std::string warning;   // set when isolation is weaker than asked for
+};
+
+// Whether bubblewrap exists and can create namespaces here (checked once per process).
+bool bubblewrapUsable();
+
+// Wraps `argv` so it runs under the policy. With bubblewrap: new PID/IPC/UTS (and network)
+// namespaces, a read-only root, all capabilities dropped, killed with its parent. Without it: the
+// same rlimits and process watchdog, and a loud warning the caller must put in its result.
+SandboxedCommand sandboxCommand(const std::vector<std::string>& argv, const std::string& workingDirectory,
+                                const SandboxPolicy& policy);
+
+} // namespace kwb
