@@ -1,0 +1,95 @@
+#include "engine/evaluation_result.h"
+#include "engine/reward_policy.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace kwb;
+
+namespace {
+TimingStats timing(double median) {
+    TimingStats t;
+    t.available = true;
+    t.medianMs = median;
+    t.samples = 10;
+    t.method = "cuda-events";
+    return t;
+}
+
+EvaluationResult profiledResult(double eager, double compiled, double candidate) {
+    EvaluationResult r;
+    r.compiled = r.correct = true;
+    r.eager = timing(eager);
+    r.compiledBaseline = timing(compiled);
+    r.candidate = timing(candidate);
+    r.speedupVsEager = eager / candidate;
+    r.speedupVsCompile = compiled / candidate;
+    return r;
+}
+} // namespace
+
+TEST(RewardPolicy, MilestonesFollowCudaAgent) {
+    EvaluationResult failed;
+    EXPECT_EQ(decideReward(failed).reward, -1);
+    EvaluationResult wrong;
+    wrong.compiled = true;
+    wrong.failureMessage = "output 0 differs";
+    RewardDecision d = decideReward(wrong);
+    EXPECT_EQ(d.reward, -1);
+    EXPECT_NE(d.reason.find("output 0 differs"), std::string::npos);
+
+    EXPECT_EQ(decideReward(profiledResult(1.0, 0.8, 0.97)).reward, 1);  // 3% faster: not enough
+    EXPECT_EQ(decideReward(profiledResult(1.0, 0.5, 0.90)).reward, 2);  // faster than eager only
+    EXPECT_EQ(decideReward(profiledResult(1.0, 0.95, 0.80)).reward, 3); // faster than both
+    EXPECT_EQ(decideReward(profiledResult(1.0, 0.95, 0.80), {1.5}).reward, 1); // custom threshold
+
+    EvaluationResult noCompile = profiledResult(1.0, 1.0, 0.5);
+    noCompile.compiledBaseline = {};
+    noCompile.compiledBaseline.unavailableReason = "no inductor";
+    noCompile.speedupVsCompile = 0;
+    RewardDecision capped = decideReward(noCompile);
+    EXPECT_EQ(capped.reward, 2);
+    EXPECT_NE(capped.reason.find("no inductor"), std::string::npos);
+}
+
+TEST(RewardPolicy, StrictFlagOverridesEverything) {
+    EvaluationResult r = profiledResult(1.0, 1.0, 0.1);
+    r.flags.push_back({"protected_file_modified", FlagSeverity::Strict, "model.py changed"});
+    RewardDecision d = decideReward(r);
+    EXPECT_EQ(d.reward, -1);
+    EXPECT_NE(d.reason.find("protected_file_modified"), std::string::npos);
+    r.flags.front().severity = FlagSeverity::Warning;
+    EXPECT_EQ(decideReward(r).reward, 3);
+}
+
+TEST(EvaluationResult, RoundTripsThroughJson) {
+    EvaluationResult r = profiledResult(2.0, 1.5, 1.0);
+    r.workspace = "/ws";
+    r.seed = 42;
+    r.cpuMode = true;
+    r.stages.push_back({"compile", StageStatus::Passed, 1.5, "ok", "log text"});
+    r.diagnostics.push_back({"kernels/a.cu", 3, 7, Severity::Warning, "unused"});
+    r.outputErrors.push_back({0, 1e-4, 2e-3, {8, 16}, "float32"});
+    r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, "no bwrap"});
+    r.environment.torchVersion = "2.11.0";
+    r.reward = 3;
+    nlohmann::json j = toJson(r);
+    EvaluationResult back;
+    std::string error;
+    ASSERT_TRUE(fromJson(nlohmann::json::parse(j.dump()), back, &error)) << error;
+    EXPECT_EQ(toJson(back), j);
+    EXPECT_EQ(back.stage("compile")->seconds, 1.5);
+    EXPECT_EQ(back.outputErrors[0].shape, (std::vector<std::int64_t>{8, 16}));
+    EXPECT_EQ(back.diagnostics[0].severity, Severity::Warning);
+    EXPECT_EQ(j["version"], EvaluationResult::kFormatVersion);
+}
+
+TEST(EvaluationResult, RejectsForeignAndNewerDocuments) {
+    EvaluationResult r;
+    std::string error;
+    EXPECT_FALSE(fromJson(nlohmann::json{{"hello", 1}}, r, &error));
+    EXPECT_NE(error.find("not a kwb evaluation"), std::string::npos);
+    EXPECT_FALSE(fromJson(nlohmann::json{{"format", "kwb-evaluation"}, {"version", 99}}, r, &error));
+    EXPECT_NE(error.find("99"), std::string::npos);
+    EXPECT_FALSE(fromJson(nlohmann::json{{"format", "kwb-evaluation"}, {"version", 1}, {"stages", "junk"}}, r, &error));
+}

@@ -1,0 +1,94 @@
+#include "engine/sandbox.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+using namespace kwb;
+namespace fs = std::filesystem;
+
+namespace {
+ProcessResult runSandboxed(const std::string& script, const SandboxPolicy& policy, const std::string& cwd = "/") {
+    SandboxedCommand command = sandboxCommand({"sh", "-c", script}, cwd, policy);
+    command.spec.timeout = std::chrono::seconds(30);
+    return runProcess(command.spec);
+}
+} // namespace
+
+TEST(Sandbox, BubblewrapIsUsedWhenPresent) {
+    if (!bubblewrapUsable())
+        GTEST_SKIP() << "bubblewrap not usable on this machine";
+    SandboxedCommand command = sandboxCommand({"true"}, "/", {});
+    EXPECT_TRUE(command.isolated);
+    EXPECT_TRUE(command.warning.empty());
+    EXPECT_EQ(command.spec.argv.front(), "bwrap");
+}
+
+TEST(Sandbox, BlocksNetworkAccess) {
+    if (!bubblewrapUsable())
+        GTEST_SKIP() << "bubblewrap not usable on this machine";
+    // Inside a fresh network namespace only a down loopback exists: no route anywhere.
+    ProcessResult r = runSandboxed("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", {});
+    ASSERT_TRUE(r.succeeded()) << r.statusText() << r.err.text;
+    EXPECT_EQ(r.out.text, "lo\n");
+    ProcessResult python = runSandboxed(
+        std::string(KWB_TEST_EXPECTED_PYTHON) +
+            " -c \"import socket; s=socket.socket(); s.settimeout(2); s.connect(('1.1.1.1', 80))\"",
+        {});
+    EXPECT_FALSE(python.succeeded());
+    EXPECT_NE(python.err.text.find("unreachable"), std::string::npos) << python.err.text;
+}
+
+TEST(Sandbox, AllowsWritesOnlyToListedPaths) {
+    if (!bubblewrapUsable())
+        GTEST_SKIP() << "bubblewrap not usable on this machine";
+    const fs::path root = fs::temp_directory_path() / "kwb-sandbox-test";
+    fs::remove_all(root);
+    fs::create_directories(root / "workspace");
+    fs::create_directories(root / "outside");
+    SandboxPolicy policy;
+    policy.writablePaths = {(root / "workspace").string()};
+    ProcessResult inside = runSandboxed("echo ok > " + (root / "workspace" / "f").string(), policy);
+    EXPECT_TRUE(inside.succeeded()) << inside.err.text;
+    EXPECT_TRUE(fs::exists(root / "workspace" / "f"));
+    ProcessResult outside = runSandboxed("echo bad > " + (root / "outside" / "f").string(), policy);
+    EXPECT_FALSE(outside.succeeded());
+    EXPECT_FALSE(fs::exists(root / "outside" / "f"));
+    ProcessResult home = runSandboxed("touch $HOME/kwb-escape-test", policy);
+    EXPECT_FALSE(home.succeeded());
+    // /tmp is private: what the sandbox writes there never reaches the host's /tmp.
+    ProcessResult tmp = runSandboxed("echo x > /tmp/kwb-private-tmp-test && cat /tmp/kwb-private-tmp-test", policy);
+    EXPECT_TRUE(tmp.succeeded());
+    EXPECT_FALSE(fs::exists("/tmp/kwb-private-tmp-test"));
+    fs::remove_all(root);
+}
+
+TEST(Sandbox, ProcessWatchdogStopsAForkStorm) {
+    SandboxPolicy policy;
+    policy.maxProcesses = 32;
+    // A bounded storm (200 sleepers) stands in for a fork bomb without risking the host.
+    ProcessResult r = runSandboxed("for i in $(seq 200); do sleep 20 & done; wait", policy);
+    EXPECT_FALSE(r.succeeded());
+    EXPECT_NE(r.limitExceeded.find("process limit"), std::string::npos) << r.statusText();
+    EXPECT_LT(r.elapsed.count(), 15000);
+}
+
+TEST(Sandbox, FileSizeLimitStopsRunawayWrites) {
+    const fs::path dir = fs::temp_directory_path() / "kwb-sandbox-fsize";
+    fs::create_directories(dir);
+    SandboxPolicy policy;
+    policy.writablePaths = {dir.string()};
+    policy.limits.fileSizeBytes = 1 << 20;
+    ProcessResult r = runSandboxed("head -c 10000000 /dev/zero > " + (dir / "big").string(), policy);
+    EXPECT_FALSE(r.succeeded());
+    EXPECT_LE(fs::file_size(dir / "big"), 1u << 20);
+    fs::remove_all(dir);
+}
+
+TEST(Sandbox, MemoryLimitTurnsExhaustionIntoAnError) {
+    SandboxPolicy policy;
+    policy.limits.addressSpaceBytes = 512ULL << 20;
+    ProcessResult r = runSandboxed(std::string(KWB_TEST_EXPECTED_PYTHON) + " -S -c \"x = bytearray(2 << 30)\"", policy);
+    EXPECT_FALSE(r.succeeded());
+    EXPECT_NE(r.err.text.find("MemoryError"), std::string::npos) << r.err.text;
+}
