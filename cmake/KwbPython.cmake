@@ -15,5 +15,13 @@ endif()
 if(NOT KWB_PYTHON_EXECUTABLE)
     find_program(KWB_PYTHON_EXECUTABLE NAMES python3 python)
 endif()
+# Resolve the folder (a checkout's .venv is a symlink) but keep the file name, so the path still
+# names the venv's interpreter and stays visible inside sandboxes that hide /tmp.
+if(KWB_PYTHON_EXECUTABLE MATCHES "/")
+    get_filename_component(_kwb_py_dir "${KWB_PYTHON_EXECUTABLE}" DIRECTORY)
+    get_filename_component(_kwb_py_name "${KWB_PYTHON_EXECUTABLE}" NAME)
+    get_filename_component(_kwb_py_dir "${_kwb_py_dir}" REALPATH)
+    set(KWB_PYTHON_EXECUTABLE "${_kwb_py_dir}/${_kwb_py_name}")
+endif()
 set(KWB_PYTHON_EXECUTABLE "${KWB_PYTHON_EXECUTABLE}" CACHE FILEPATH "Python that runs PyTorch tasks")
 message(STATUS "Task Python: ${KWB_PYTHON_EXECUTABLE}")

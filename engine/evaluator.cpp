@@ -6,6 +6,8 @@
 #include "engine/gpu_inventory.h"
 #include "engine/harness_stage.h"
 #include "engine/python_environment.h"
+#include "engine/resource_paths.h"
+#include "engine/sandbox.h"
 #include "engine/static_checks.h"
 #include "engine/user_directories.h"
 #include "engine/workspace.h"
@@ -73,6 +75,10 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     spec.workingDirectory = c.target.workspace;
     spec.timeout = c.options.stageTimeout;
     spec.sandbox.writablePaths = {c.buildDirectory, c.cacheDirectory};
+    const fs::path pythonPrefix = fs::path(c.python).parent_path().parent_path();
+    spec.sandbox.readOnlyPaths = {c.target.workspace, fs::path(c.target.referencePath).parent_path().string(),
+                                  fs::path(c.target.candidatePath).parent_path().string(), resourceRoot(),
+                                  pythonPrefix.string()};
     spec.sandbox.allowGpu = c.gpuAllowed;
     spec.sandbox.limits.cpuSeconds = static_cast<std::uint64_t>(c.options.stageTimeout.count()) * 4;
     spec.sandbox.limits.openFiles = 4096;
@@ -168,7 +174,8 @@ EvaluationTarget EvaluationTarget::forPair(const std::string& reference, const s
 
 Evaluator::Evaluator(std::string pythonPath) {
     PythonProbe probe = pythonPath.empty() ? detectPython("") : PythonProbe{};
-    python_ = pythonPath.empty() ? probe.path : std::move(pythonPath);
+    // The sandbox hides some trees (/tmp); a resolved folder keeps the interpreter reachable.
+    python_ = resolveFolderOf(pythonPath.empty() ? probe.path : pythonPath);
 }
 
 EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const EvaluationOptions& options,
@@ -221,9 +228,10 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
             fail(r, "missing_file", setup.summary);
             return finish();
         }
-    if (python_.empty()) {
+    if (python_.empty() || findExecutable(python_).empty()) {
         setup.status = StageStatus::Failed;
-        setup.summary = "no Python with torch found (set KWB_PYTHON or the interpreter in settings)";
+        setup.summary = python_.empty() ? "no Python with torch found (set KWB_PYTHON or the interpreter in settings)"
+                                        : "the task Python " + python_ + " does not exist or is not executable";
         r.stages.push_back(setup);
         fail(r, "python_missing", setup.summary);
         return finish();
@@ -413,6 +421,10 @@ EvaluationResult Evaluator::baseline(const std::string& taskPath, const Evaluati
     r.environment.pythonPath = python_;
     if (!fs::is_regular_file(r.referencePath)) {
         fail(r, "missing_file", "task file not found: " + taskPath);
+        return r;
+    }
+    if (python_.empty() || findExecutable(python_).empty()) {
+        fail(r, "python_missing", python_.empty() ? "no Python with torch found" : "the task Python " + python_ + " does not exist");
         return r;
     }
     json request = baseRequest(c, "baseline");

@@ -2,6 +2,7 @@
 
 #include "engine/resource_paths.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -79,9 +80,16 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
         outcome.failureMessage = spec.stage + " was killed: " + process.limitExceeded + " exceeded";
         return outcome;
     }
-    if (!process.exitedNormally) {
+    // bubblewrap reports a child killed by signal N as exit code 128 + N.
+    int deathSignal = process.exitedNormally ? 0 : process.terminatingSignal;
+    if (outcome.sandboxed && process.exitedNormally && process.exitCode > 128 && process.exitCode < 128 + 65 &&
+        !outcome.result.is_object())
+        deathSignal = process.exitCode - 128;
+    if (deathSignal != 0) {
+        const char* name = sigabbrev_np(deathSignal);
         outcome.failureKind = "crashed";
-        outcome.failureMessage = spec.stage + " crashed (" + process.statusText() + ")";
+        outcome.failureMessage = spec.stage + " crashed (killed by signal " + std::to_string(deathSignal) +
+                                 (name ? std::string(", SIG") + name : std::string()) + ")";
         if (!process.err.text.empty())
             outcome.failureMessage += ": " + lastLines(process.err.text, 400);
         return outcome;

@@ -23,6 +23,15 @@ std::vector<std::string> nvidiaDeviceNodes() {
 
 } // namespace
 
+std::string resolveFolderOf(const std::string& path) {
+    if (path.find('/') == std::string::npos)
+        return path;
+    std::error_code ec;
+    const fs::path p = fs::absolute(path, ec);
+    const fs::path folder = fs::weakly_canonical(p.parent_path(), ec);
+    return ec ? path : (folder / p.filename()).string();
+}
+
 bool bubblewrapUsable() {
     static std::once_flag once;
     static bool usable = false;
@@ -56,6 +65,11 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv, const std:
         "--proc", "/proc", "--tmpfs", "/tmp"};
     if (!policy.allowNetwork)
         wrapped.push_back("--unshare-net");
+    for (const auto& path : policy.readOnlyPaths) {
+        std::error_code ec;
+        if (fs::exists(path, ec))
+            wrapped.insert(wrapped.end(), {"--ro-bind", path, path});
+    }
     for (const auto& path : policy.writablePaths) {
         std::error_code ec;
         fs::create_directories(path, ec);

@@ -11,6 +11,9 @@ namespace kwb {
 // read-only except the listed paths and a private /tmp; no network unless allowed.
 struct SandboxPolicy {
     std::vector<std::string> writablePaths;
+    // Paths that must stay visible although they lie in a hidden tree (the private /tmp hides
+    // the host's /tmp, where a checkout, a venv or a workspace may live).
+    std::vector<std::string> readOnlyPaths;
     bool allowGpu = false;     // bind the NVIDIA device nodes
     bool allowNetwork = false;
     ResourceLimits limits;
@@ -22,6 +25,10 @@ struct SandboxedCommand {
     bool isolated = false; // true: bubblewrap namespaces; false: rlimits only
     std::string warning;   // set when isolation is weaker than asked for
 };
+
+// `path` with its folder resolved through symlinks but its file name kept: a venv's
+// bin/python3 stays the venv's interpreter instead of collapsing into /usr/bin/python3.X.
+std::string resolveFolderOf(const std::string& path);
 
 // Whether bubblewrap exists and can create namespaces here (checked once per process).
 bool bubblewrapUsable();

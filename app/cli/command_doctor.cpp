@@ -2,9 +2,10 @@
 
 #include "engine/gpu_self_test.h"
 #include "engine/python_environment.h"
-#ifdef KWB_HAVE_LIBTORCH
-#include "engine/torch/libtorch_info.h"
-#endif
+#include "engine/process_runner.h"
+#include "engine/resource_paths.h"
+
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -23,7 +24,18 @@ void addDoctorCommand(CLI::App& app) {
                   << probe.path << "]\n";
         healthy &= probe.usable();
 #ifdef KWB_HAVE_LIBTORCH
-        std::cout << "[ok]   " << libtorchSummary() << "\n";
+        const auto buildTreeProbe = std::filesystem::path(currentExecutablePath()).parent_path().parent_path() /
+                           "torch_probe" / "kwb-libtorch";
+        const auto installed = std::filesystem::path(currentExecutablePath()).parent_path() / "kwb-libtorch";
+        ProcessSpec spec;
+        spec.argv = {std::filesystem::exists(installed) ? installed.string() : buildTreeProbe.string()};
+        spec.timeout = std::chrono::seconds(60);
+        ProcessResult libtorch = runProcess(spec);
+        std::cout << (libtorch.succeeded() ? "[ok]   " : "[FAIL] ")
+                  << (libtorch.succeeded() ? libtorch.out.text.substr(0, libtorch.out.text.find('\n'))
+                                           : "libtorch probe: " + libtorch.statusText())
+                  << "\n";
+        healthy &= libtorch.succeeded();
 #endif
         GpuSelfTestResult gpu = runGpuSelfTest();
         if (!gpu.ran) {

@@ -2,9 +2,6 @@
 #include "agent/http_client.h"
 #include "commands.h"
 #include "kwb/version.h"
-#ifdef KWB_HAVE_LIBTORCH
-#include "engine/torch/libtorch_info.h"
-#endif
 
 #include <CLI/CLI.hpp>
 #include <iostream>

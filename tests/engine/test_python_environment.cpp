@@ -1,4 +1,5 @@
 #include "engine/python_environment.h"
+#include "engine/sandbox.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -8,11 +9,8 @@
 using namespace kwb;
 
 namespace {
-std::string canonical(const std::string& path) {
-    std::error_code ec;
-    auto c = std::filesystem::weakly_canonical(path, ec);
-    return ec ? path : c.string();
-}
+// Folder resolved, file name kept: a symlinked .venv and its target name the same interpreter.
+std::string canonical(const std::string& path) { return kwb::resolveFolderOf(path); }
 } // namespace
 
 TEST(PythonEnvironment, AutoDetectFindsTheConfiguredTaskPython) {

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Evaluates every bundled task with its reference solution through `kwb eval`, then edits one
+.cu file and evaluates again (the incremental-compile path), and prints a Markdown table.
+
+    python3 bench/eval_bundled.py --kwb build/gpu-host/app/cli/kwb [--out results.json]
+
+Run it on a GPU host after tools/gpu-host-build.sh; on a CPU machine it runs in CPU mode.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_eval(kwb, workspace, extra):
+    start = time.time()
+    proc = subprocess.run([kwb, "eval", workspace, "--json", *extra], capture_output=True, text=True)
+    wall = time.time() - start
+    try:
+        record = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        record = {"reward": None, "verdict": "no JSON: " + proc.stderr[-400:]}
+    record["wall_s"] = wall
+    return record
+
+
+def stage_seconds(record, name):
+    for stage in record.get("stages", []):
+        if stage["name"] == name:
+            return stage["seconds"]
+    return float("nan")
+
+
+def timing(record, variant):
+    t = record.get("timings", {}).get(variant, {})
+    if not t.get("available"):
+        return "n/a"
+    spread = 100.0 * t["stdev_ms"] / t["median_ms"] if t["median_ms"] else 0.0
+    return "%.4f ±%.1f%%" % (t["median_ms"], spread)
+
+
+def edit_one_kernel(workspace):
+    kernels = sorted(glob.glob(os.path.join(workspace, "kernels", "*.cu")))
+    with open(kernels[0], "a") as f:
+        f.write("\n// benchmark edit %f\n" % time.time())
+    return os.path.relpath(kernels[0], workspace)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kwb", required=True)
+    parser.add_argument("--out")
+    parser.add_argument("--iterations", default="50")
+    args = parser.parse_args()
+
+    tasks = sorted(glob.glob(os.path.join(REPO, "resources", "tasks", "*.py")))
+    root = tempfile.mkdtemp(prefix="kwb-bench-")
+    rows, records = [], []
+    for task in tasks:
+        task_id = os.path.splitext(os.path.basename(task))[0]
+        if not os.path.isdir(os.path.join(REPO, "resources", "solutions", task_id)):
+            continue
+        ws = os.path.join(root, task_id)
+        subprocess.run([args.kwb, "workspace", "init", task, ws, "--with-solution"], check=True, capture_output=True)
+        first = run_eval(args.kwb, ws, ["--iterations", args.iterations, "--refresh-baselines"])
+        edited = edit_one_kernel(ws)
+        second = run_eval(args.kwb, ws, ["--iterations", args.iterations])
+        records.append({"task": task_id, "first": first, "after_edit": second, "edited": edited})
+        rows.append("| %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
+            task_id, first.get("reward"), first.get("verdict", "")[:60],
+            timing(first, "eager"), timing(first, "compile"), timing(first, "candidate"),
+            stage_seconds(first, "inspect"), stage_seconds(first, "compile"), stage_seconds(first, "verify"),
+            stage_seconds(first, "profile"), first["wall_s"], stage_seconds(second, "compile"), second["wall_s"]))
+        print(rows[-1], flush=True)
+    shutil.rmtree(root, ignore_errors=True)
+
+    print()
+    print("| task | reward | verdict | eager ms | compile ms | candidate ms | inspect s | compile s | verify s | profile s | total s | compile s after 1 .cu edit | total s after edit |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(row)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(records, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

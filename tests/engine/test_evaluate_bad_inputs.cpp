@@ -1,0 +1,164 @@
+// Bad input must give a clear failure record, never a crash, and the next evaluation must work.
+#include "evaluation_fixture.h"
+
+using namespace kwb;
+using namespace kwb::test;
+
+namespace {
+const std::string kGoodForward = "        return x * self.weight * self.factor";
+} // namespace
+
+TEST_F(EvaluationTest, PurePythonCandidateRunsThePipelineWithoutAnExtension) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_TRUE(r.correct) << describe(r);
+    EXPECT_GE(r.reward, 1);
+    ASSERT_NE(r.stage("compile"), nullptr);
+    EXPECT_EQ(r.stage("compile")->status, StageStatus::Skipped);
+}
+
+TEST_F(EvaluationTest, TaskWithSyntaxError) {
+    const fs::path ws = makePythonWorkspace("class Model(:\n    pass\n", tinyCandidate(kGoodForward));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "task_import") << describe(r);
+    EXPECT_NE(r.failureMessage.find("SyntaxError"), std::string::npos) << r.failureMessage;
+}
+
+TEST_F(EvaluationTest, TaskWithoutGetInputs) {
+    std::string task = kTinyTask;
+    task.replace(task.find("def get_inputs"), 14, "def make_inputs");
+    const fs::path ws = makePythonWorkspace(task, tinyCandidate(kGoodForward));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.failureKind, "task_missing_function") << describe(r);
+    EXPECT_NE(r.failureMessage.find("get_inputs"), std::string::npos);
+}
+
+TEST_F(EvaluationTest, InitInputsThatAreJunk) {
+    std::string task = kTinyTask;
+    task.replace(task.find("return [2.0]"), 12, "return 42");
+    const fs::path ws = makePythonWorkspace(task, tinyCandidate(kGoodForward));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.failureKind, "task_bad_init_inputs") << describe(r);
+}
+
+TEST_F(EvaluationTest, CandidateWithADifferentSignature) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward, "", "factor, extra"));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "candidate_init") << describe(r);
+}
+
+TEST_F(EvaluationTest, CandidateWithDifferentParameterNames) {
+    std::string candidate = tinyCandidate("        return x * self.w * self.factor");
+    candidate.replace(candidate.find("self.weight ="), 13, "self.w =");
+    const fs::path ws = makePythonWorkspace(kTinyTask, candidate);
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.failureKind, "state_dict_mismatch") << describe(r);
+    EXPECT_NE(r.failureMessage.find("weight"), std::string::npos) << r.failureMessage;
+}
+
+TEST_F(EvaluationTest, CandidateWithoutModelNewFailsStaticChecks) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, "import torch\nclass Model2:\n    pass\n");
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.failureKind, "static_check") << describe(r);
+    EXPECT_NE(r.failureMessage.find("ModelNew"), std::string::npos);
+}
+
+TEST_F(EvaluationTest, SegfaultingCandidateIsACrashRecord) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate("        ctypes.string_at(0)\n        return x", "import ctypes\n"));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "crashed") << describe(r);
+    EXPECT_NE(r.failureMessage.find("SIGSEGV"), std::string::npos) << r.failureMessage;
+    // The next evaluation on the same machine works.
+    writeText(ws / "model_new.py", tinyCandidate(kGoodForward));
+    EXPECT_GE(evaluateWorkspace(ws).reward, 1);
+}
+
+TEST_F(EvaluationTest, InfiniteLoopIsKilledAtTheTimeout) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate("        while True:\n            pass"));
+    EvaluationOptions options = cpuOptions();
+    options.stageTimeout = std::chrono::seconds(20);
+    const auto start = std::chrono::steady_clock::now();
+    EvaluationResult r = evaluateWorkspace(ws, options);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(90));
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "timeout") << describe(r);
+    EXPECT_NE(r.failureMessage.find("verify"), std::string::npos);
+}
+
+TEST_F(EvaluationTest, OutputFloodIsTruncated) {
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask, tinyCandidate("        sys.stdout.write('spam ' * 2000000)\n        sys.stdout.flush()\n" + kGoodForward,
+                                 "import sys\n"));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_TRUE(r.correct) << describe(r);
+    for (const auto& stage : r.stages)
+        EXPECT_LT(stage.log.size(), 300u * 1024) << stage.name;
+}
+
+TEST_F(EvaluationTest, ForkBombIsStopped) {
+    // Each process forks until the watchdog kills the tree; bounded so it never threatens the host.
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        for _ in range(2000):\n            if os.fork() == 0:\n                time.sleep(30)\n"
+                      "                os._exit(0)\n" + kGoodForward,
+                      "import os, time\n"));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "resource_limit") << describe(r);
+    EXPECT_NE(r.failureMessage.find("process limit"), std::string::npos);
+}
+
+TEST_F(EvaluationTest, MemoryExhaustionIsAnErrorNotAHang) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate("        hog = torch.empty(64 * 1024**3, dtype=torch.uint8)\n" + kGoodForward));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "candidate_run") << describe(r);
+}
+
+TEST_F(EvaluationTest, MissingPythonIsAClearFailure) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
+    Evaluator broken("/nonexistent/python3");
+    EvaluationResult r = broken.evaluate(EvaluationTarget::forWorkspace(ws.string()), cpuOptions());
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "python_missing") << describe(r);
+    EXPECT_NE(r.failureMessage.find("/nonexistent/python3"), std::string::npos) << r.failureMessage;
+}
+
+TEST_F(EvaluationTest, KernelBenchPairWithLoadInline) {
+    const fs::path reference = root_ / "ref.py";
+    writeText(reference, kTinyTask);
+    const fs::path candidate = root_ / "new.py";
+    writeText(candidate, R"PY(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_source = """
+#include <torch/extension.h>
+torch::Tensor scale(torch::Tensor x, torch::Tensor w, double f) {
+    auto out = torch::empty_like(x);
+    auto xa = x.contiguous(); auto wa = w.contiguous();
+    const float* xp = xa.data_ptr<float>(); const float* wp = wa.data_ptr<float>();
+    float* op = out.data_ptr<float>();
+    int64_t cols = w.numel();
+    for (int64_t i = 0; i < x.numel(); ++i) op[i] = xp[i] * wp[i % cols] * static_cast<float>(f);
+    return out;
+}
+"""
+ext = load_inline(name="kwb_pair_scale", cpp_sources=_source, functions=["scale"], verbose=False)
+
+class ModelNew(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(16))
+        self.factor = factor
+
+    def forward(self, x):
+        return ext.scale(x, self.weight, self.factor)
+)PY");
+    EvaluationResult r = evaluator_.evaluate(EvaluationTarget::forPair(reference.string(), candidate.string()), cpuOptions());
+    EXPECT_TRUE(r.correct) << describe(r);
+    EXPECT_GE(r.reward, 1);
+}
