@@ -58,6 +58,7 @@ def main():
     parser.add_argument("--kwb", required=True)
     parser.add_argument("--out")
     parser.add_argument("--iterations", default="50")
+    parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all with a solution)")
     args = parser.parse_args()
 
     tasks = sorted(glob.glob(os.path.join(REPO, "resources", "tasks", "*.py")))
@@ -66,6 +67,8 @@ def main():
     for task in tasks:
         task_id = os.path.splitext(os.path.basename(task))[0]
         if not os.path.isdir(os.path.join(REPO, "resources", "solutions", task_id)):
+            continue
+        if args.tasks and task_id not in args.tasks.split(","):
             continue
         ws = os.path.join(root, task_id)
         subprocess.run([args.kwb, "workspace", "init", task, ws, "--with-solution"], check=True, capture_output=True)

@@ -12,6 +12,7 @@
 #include "engine/user_directories.h"
 #include "engine/workspace.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -96,6 +97,14 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
                         {"OMP_NUM_THREADS", std::to_string(std::min(cores, 8u))}};
     if (!c.gpuAllowed)
         spec.environment["CUDA_VISIBLE_DEVICES"] = "";
+    // Every workspace compiles the same binding.cpp against the same torch headers (tens of
+    // seconds each); ccache, where installed, turns the repeats into cache hits.
+    if (fs::exists("/usr/lib/ccache/c++") && !std::getenv("CXX")) {
+        spec.environment["CXX"] = "/usr/lib/ccache/c++";
+        spec.environment["CCACHE_DIR"] = c.cacheDirectory + "/ccache";
+        spec.environment["CCACHE_NOHASHDIR"] = "1";
+        spec.environment["CCACHE_BASEDIR"] = c.target.workspace;
+    }
     return runHarnessStage(spec);
 }
 
@@ -325,7 +334,9 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
     }
     r.compiled = true;
     json extensionPath = nullptr;
-    if (compile.result.is_object() && compile.result.contains("extension_path") && compile.result["extension_path"].is_string())
+    // A skipped compile (no sources: the candidate builds its own extension) reports "".
+    if (compile.result.is_object() && compile.result.contains("extension_path") &&
+        compile.result["extension_path"].is_string() && !compile.result["extension_path"].get<std::string>().empty())
         extensionPath = compile.result["extension_path"];
 
     if (stop.stop_requested()) {

@@ -1,0 +1,38 @@
+"""Command line: ``python -m kwb_harness STAGE --request REQ.json --result RES.json``.
+
+Exit status: 0 when the result file was written (its "ok" tells success), 2 for a usage
+error, 3 when the result could not be written.
+"""
+
+import argparse
+import os
+import sys
+
+from .result import write_result
+from .runner import execute
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kwb_harness")
+    parser.add_argument("stage", help="inspect | compile | verify | profile | baseline")
+    parser.add_argument("--request", required=True, help="request JSON file")
+    parser.add_argument("--result", required=True, help="where to write the result JSON")
+    parser.add_argument("--no-capture", action="store_true", help="do not capture fds 1/2 into the log")
+    args = parser.parse_args(argv)
+
+    result = execute(args.stage, os.path.abspath(args.request), capture=not args.no_capture)
+    try:
+        write_result(args.result, result)
+    except BaseException as exc:
+        print(f"kwb_harness: cannot write result {args.result}: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skips interpreter teardown: after a CUDA fault or with inductor's worker pool alive,
+    # destructors can crash or hang, turning a written, valid result into a failed run.
+    os._exit(code)

@@ -1,0 +1,167 @@
+"""Output comparison between candidate and reference.
+
+Structure, types, dtypes and shapes must match exactly; values follow
+torch.testing.assert_close semantics (|a - b| <= atol + rtol * |b|, non-finite values
+must be equal, NaN matches NaN only where the reference is NaN too).
+"""
+
+import math
+from dataclasses import dataclass, field
+
+from .errors import NUMERICAL_MISMATCH, OUTPUT_MISMATCH
+from .values import dtype_name
+
+
+@dataclass
+class Comparison:
+    stats: list = field(default_factory=list)
+    kind: str | None = None
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.kind is None
+
+
+def _shape_of(value) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_shape_of(v) for v in value)
+        return f"{type(value).__name__}[{inner}]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{k!r}: {_shape_of(value[k])}" for k in sorted(value, key=repr))
+        return f"dict{{{inner}}}"
+    return type(value).__name__
+
+
+def flatten(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in flatten(v)]
+    if isinstance(value, dict):
+        return [leaf for k in sorted(value, key=repr) for leaf in flatten(value[k])]
+    return [value]
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _tensor_errors(cand, ref, atol: float, rtol: float):
+    """(max_abs, max_rel, bad_count, worst_index, cand_value, ref_value) for equal shapes."""
+    import torch
+
+    if ref.numel() == 0:
+        return 0.0, 0.0, 0, None, None, None
+    c = cand.detach()
+    r = ref.detach()
+    if r.is_complex():
+        c = torch.view_as_real(c)
+        r = torch.view_as_real(r)
+    c = c.to(torch.float64)
+    r = r.to(torch.float64)
+    equal = (c == r) | (torch.isnan(c) & torch.isnan(r))
+    both_finite = torch.isfinite(c) & torch.isfinite(r)
+    diff = torch.where(equal, torch.zeros_like(c), (c - r).abs())
+    # A NaN or infinity on one side only is as wrong as an error can be.
+    diff = torch.where(equal | both_finite, diff, torch.full_like(c, math.inf))
+    r_abs = r.abs()
+    bad = (diff > atol + rtol * r_abs) | ~(equal | both_finite)
+    rel = diff / (r_abs + 1e-12)
+    rel = torch.where(torch.isnan(rel), torch.full_like(rel, math.inf), rel)
+    max_abs = diff.max().item()
+    max_rel = rel.max().item()
+    bad_count = int(bad.sum().item())
+    worst = None
+    cand_value = ref_value = None
+    if bad_count:
+        flat = torch.where(bad, diff, torch.full_like(diff, -1.0)).flatten()
+        pos = int(flat.argmax().item())
+        worst = list(_unravel(pos, tuple(c.shape)))
+        cand_value = c.flatten()[pos].item()
+        ref_value = r.flatten()[pos].item()
+    return max_abs, max_rel, bad_count, worst, cand_value, ref_value
+
+
+def _unravel(pos: int, shape: tuple):
+    index = []
+    for size in reversed(shape):
+        index.append(pos % size if size else 0)
+        pos = pos // size if size else 0
+    return reversed(index)
+
+
+def compare(cand_out, ref_out, atol: float, rtol: float) -> Comparison:
+    import torch
+
+    result = Comparison()
+    ref_shape, cand_shape = _shape_of(ref_out), _shape_of(cand_out)
+    if ref_shape != cand_shape:
+        result.kind = OUTPUT_MISMATCH
+        result.message = f"output structure differs: reference returns {ref_shape}, candidate returns {cand_shape}"
+        return result
+
+    for index, (c, r) in enumerate(zip(flatten(cand_out), flatten(ref_out))):
+        label = f"output {index}"
+        if isinstance(r, torch.Tensor):
+            # Subclasses can override comparison and printing; only a plain tensor proves
+            # that the kernel really produced these values.
+            if type(c) is not torch.Tensor:
+                result.kind = OUTPUT_MISMATCH
+                result.message = f"{label} is a {type(c).__module__}.{type(c).__qualname__}, expected a plain torch.Tensor"
+                return result
+            for what, cv, rv in (
+                ("dtype", dtype_name(c.dtype), dtype_name(r.dtype)),
+                ("shape", list(c.shape), list(r.shape)),
+                ("device", str(c.device), str(r.device)),
+                ("layout", str(c.layout), str(r.layout)),
+            ):
+                if cv != rv:
+                    result.kind = OUTPUT_MISMATCH
+                    result.message = f"{label}: {what} {cv} differs from the reference's {rv}"
+                    return result
+            max_abs, max_rel, bad, worst, cv, rv = _tensor_errors(c, r, atol, rtol)
+            result.stats.append({
+                "index": index,
+                "max_abs_error": max_abs,
+                "max_rel_error": max_rel,
+                "shape": list(r.shape),
+                "dtype": dtype_name(r.dtype),
+            })
+            if bad and result.ok:
+                share = 100.0 * bad / max(r.numel(), 1)
+                result.kind = NUMERICAL_MISMATCH
+                result.message = (
+                    f"{label} (shape {list(r.shape)}, {dtype_name(r.dtype)}): {bad} of {r.numel()} "
+                    f"elements ({share:.3g}%) exceed atol={atol:g}, rtol={rtol:g}; "
+                    f"max abs error {_fmt(max_abs)}, max rel error {_fmt(max_rel)}; "
+                    f"worst at {worst}: candidate {_fmt(cv)}, reference {_fmt(rv)}"
+                )
+            continue
+
+        if type(c) is not type(r):
+            result.kind = OUTPUT_MISMATCH
+            result.message = f"{label} is a {type(c).__name__}, the reference's is a {type(r).__name__}"
+            return result
+        error = 0.0
+        try:
+            same = bool(c == r)
+        except Exception:
+            same = False
+        if isinstance(r, float):
+            both_nan = math.isnan(c) and math.isnan(r)
+            same = both_nan or math.isclose(c, r, rel_tol=rtol, abs_tol=atol) or c == r
+            error = 0.0 if both_nan or c == r else abs(c - r)
+        result.stats.append({
+            "index": index,
+            "max_abs_error": error if not math.isnan(error) else math.inf,
+            "max_rel_error": (error / (abs(r) + 1e-12)) if isinstance(r, float) and math.isfinite(error) else (0.0 if same else math.inf),
+            "shape": [],
+            "dtype": type(r).__name__,
+        })
+        if not same and result.ok:
+            result.kind = NUMERICAL_MISMATCH if isinstance(r, (int, float)) else OUTPUT_MISMATCH
+            result.message = f"{label}: candidate {c!r} differs from the reference's {r!r}"
+    return result

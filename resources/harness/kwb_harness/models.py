@@ -1,0 +1,152 @@
+"""Seeded construction of the reference and candidate models and of their inputs.
+
+Verify and profile must build exactly the same models and inputs for a given seed, so
+this lives in one place.
+"""
+
+import inspect
+
+from . import values
+from .errors import (
+    CANDIDATE_INIT,
+    CANDIDATE_RUN,
+    CUDA_ERROR,
+    STATE_DICT_MISMATCH,
+    TASK_BAD_INIT_INPUTS,
+    TASK_RUN,
+    HarnessError,
+    describe_exception,
+)
+from .device import is_cuda_error, synchronize
+
+
+def init_inputs(task, seed: int, workspace: str | None = None) -> list:
+    values.seed_all(seed)
+    try:
+        init = task.get_init_inputs()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise HarnessError(TASK_BAD_INIT_INPUTS, "get_init_inputs() raised " + describe_exception(exc, workspace)) from None
+    if not isinstance(init, (list, tuple)):
+        raise HarnessError(
+            TASK_BAD_INIT_INPUTS, f"get_init_inputs() must return a list or tuple, got {type(init).__name__}"
+        )
+    return list(init)
+
+
+def reference_model(task, init: list, seed: int, device: str, workspace: str | None = None):
+    values.seed_all(seed)
+    try:
+        model = task.model_cls(*values.clone(init))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise HarnessError(
+            TASK_BAD_INIT_INPUTS, "Model(*get_init_inputs()) failed: " + describe_exception(exc, workspace)
+        ) from None
+    return model.to(device).eval()
+
+
+def _signature_text(cls) -> str:
+    try:
+        return f"{cls.__name__}{inspect.signature(cls)}"
+    except (TypeError, ValueError):
+        return cls.__name__
+
+
+def _state_dict_problems(ref_sd: dict, new_sd: dict) -> str:
+    missing = [k for k in ref_sd if k not in new_sd]
+    unexpected = [k for k in new_sd if k not in ref_sd]
+    shapes = [
+        f"{k}: reference {list(ref_sd[k].shape)}, candidate {list(new_sd[k].shape)}"
+        for k in ref_sd
+        if k in new_sd and hasattr(ref_sd[k], "shape") and hasattr(new_sd[k], "shape")
+        and tuple(ref_sd[k].shape) != tuple(new_sd[k].shape)
+    ]
+    parts = []
+    if missing:
+        parts.append(f"missing keys in ModelNew: {missing}")
+    if unexpected:
+        parts.append(f"unexpected keys in ModelNew: {unexpected}")
+    if shapes:
+        parts.append("shape mismatch: " + "; ".join(shapes))
+    return "; ".join(parts)
+
+
+def candidate_model(model_new_cls, task, init: list, ref_model, seed: int, device: str, workspace: str | None = None):
+    try:
+        inspect.signature(model_new_cls).bind(*init)
+    except TypeError as exc:
+        raise HarnessError(
+            CANDIDATE_INIT,
+            f"ModelNew has a different signature than Model: {_signature_text(model_new_cls)} vs "
+            f"{_signature_text(task.model_cls)}; ModelNew(*get_init_inputs()) fails with: {exc}",
+        ) from None
+    except ValueError:
+        pass  # no introspectable signature: let the call decide
+    # Same seed as the reference so that state not covered by the state_dict (non-persistent
+    # buffers, plain attributes) starts out identical as far as the RNG can make it.
+    values.seed_all(seed)
+    try:
+        model = model_new_cls(*values.clone(init))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        prefix = "ModelNew(*get_init_inputs()) failed"
+        if isinstance(exc, TypeError):
+            prefix += " (different signature than Model?)"
+        raise HarnessError(CANDIDATE_INIT, f"{prefix}: " + describe_exception(exc, workspace)) from None
+
+    ref_sd = ref_model.state_dict()
+    try:
+        new_sd = model.state_dict()
+    except Exception as exc:
+        raise HarnessError(CANDIDATE_INIT, "ModelNew.state_dict() failed: " + describe_exception(exc, workspace)) from None
+    problems = _state_dict_problems(ref_sd, new_sd)
+    if problems:
+        raise HarnessError(STATE_DICT_MISMATCH, f"ModelNew's parameters and buffers differ from Model's: {problems}")
+    try:
+        model.load_state_dict(ref_sd, strict=True)
+    except Exception as exc:
+        raise HarnessError(STATE_DICT_MISMATCH, f"load_state_dict(Model's state_dict) failed: {exc}") from None
+    try:
+        model = model.to(device).eval()
+    except Exception as exc:
+        raise HarnessError(CANDIDATE_INIT, f"moving ModelNew to {device} failed: " + describe_exception(exc, workspace)) from None
+    return model
+
+
+def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> list:
+    values.seed_all(seed + 1)
+    try:
+        inputs = task.get_inputs()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        raise HarnessError(TASK_RUN, "get_inputs() raised " + describe_exception(exc, workspace)) from None
+    if not isinstance(inputs, (list, tuple)):
+        raise HarnessError(TASK_RUN, f"get_inputs() must return a list or tuple, got {type(inputs).__name__}")
+    return values.to_device(list(inputs), device)
+
+
+def run_model(model, inputs: list, device: str, role: str, workspace: str | None = None):
+    """One forward on fresh clones of the inputs; errors are attributed to ``role``."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            output = model(*values.clone(inputs))
+            # Kernel launches are asynchronous: without this, a faulting kernel would be
+            # blamed on whatever touches the GPU next.
+            synchronize(device)
+        return output
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        text = describe_exception(exc, workspace)
+        if role == "reference":
+            raise HarnessError(TASK_RUN, "Model.forward failed: " + text) from None
+        if device == "cuda" and is_cuda_error(exc):
+            raise HarnessError(CUDA_ERROR, "ModelNew.forward hit a CUDA error: " + text) from None
+        raise HarnessError(CANDIDATE_RUN, "ModelNew.forward failed: " + text) from None

@@ -1,0 +1,167 @@
+"""Parsing and validation of the request JSON.
+
+Every problem found here is the caller's mistake, so it is reported as ``bad_request``
+before any user code runs.
+"""
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+from . import PROTOCOL_VERSION, STAGES
+from .errors import BAD_REQUEST, HarnessError
+
+_ARCH_RE = re.compile(r"^sm_(\d+[a-z]?)$")
+
+
+@dataclass
+class Request:
+    stage: str
+    workspace: str
+    reference: str
+    candidate: str
+    device: str
+    seed: int
+    build_dir: str
+    cache_dir: str
+    # compile
+    arch: str = ""
+    extra_cflags: list = field(default_factory=list)
+    extra_cuda_cflags: list = field(default_factory=list)
+    verbose: bool = False
+    # verify
+    checks: int = 5
+    atol: float = 1e-2
+    rtol: float = 1e-2
+    extension_path: str | None = None
+    shapes: str = "default"
+    # profile / baseline
+    warmup: int = 3
+    iterations: int = 20
+    rounds: int = 5
+    l2_flush: bool = True
+    include_baselines: bool = True
+    include_compile: bool = True
+
+
+def _fail(message: str) -> HarnessError:
+    return HarnessError(BAD_REQUEST, message)
+
+
+def load_json(path: str) -> dict:
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise _fail(f"cannot read request file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise _fail(f"request file {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise _fail("request must be a JSON object")
+    return data
+
+
+def _get(data: dict, key: str, kinds, default=None, required: bool = False):
+    if key not in data or data[key] is None:
+        if required:
+            raise _fail(f"missing field '{key}'")
+        return default
+    value = data[key]
+    # bool is an int subclass; a JSON true must not pass as a count.
+    if isinstance(value, bool) and bool not in kinds:
+        raise _fail(f"field '{key}' must be {kinds[0].__name__}, got bool")
+    if not isinstance(value, kinds):
+        raise _fail(f"field '{key}' must be {kinds[0].__name__}, got {type(value).__name__}")
+    return value
+
+
+def _path(data: dict, key: str, required: bool, default: str = "") -> str:
+    value = _get(data, key, (str,), default=default, required=required)
+    if not value:
+        if required:
+            raise _fail(f"field '{key}' must not be empty")
+        return ""
+    return os.path.abspath(os.path.expanduser(value))
+
+
+def _str_list(data: dict, key: str) -> list:
+    value = _get(data, key, (list,), default=[])
+    if not all(isinstance(item, str) for item in value):
+        raise _fail(f"field '{key}' must be a list of strings")
+    return list(value)
+
+
+def parse(data: dict, stage: str) -> Request:
+    if stage not in STAGES:
+        raise _fail(f"unknown stage '{stage}' (expected one of {', '.join(STAGES)})")
+    version = _get(data, "version", (int,), required=True)
+    if version != PROTOCOL_VERSION:
+        raise _fail(f"unsupported request version {version} (harness speaks {PROTOCOL_VERSION})")
+    declared = _get(data, "stage", (str,), default=stage)
+    if declared != stage:
+        raise _fail(f"request is for stage '{declared}' but the harness was asked to run '{stage}'")
+
+    device = _get(data, "device", (str,), required=True)
+    if device not in ("cpu", "cuda"):
+        raise _fail(f"field 'device' must be 'cpu' or 'cuda', got '{device}'")
+
+    needs_reference = stage in ("inspect", "verify", "profile", "baseline")
+    needs_candidate = stage in ("verify", "profile")
+    workspace = _path(data, "workspace", required=stage == "compile")
+    reference = _path(data, "reference", required=needs_reference)
+    candidate = _path(data, "candidate", required=needs_candidate)
+    if not workspace:
+        workspace = os.path.dirname(candidate or reference)
+
+    for key, value in (("workspace", workspace), ("reference", reference), ("candidate", candidate)):
+        if not value:
+            continue
+        if key == "workspace" and not os.path.isdir(value):
+            raise _fail(f"workspace {value} is not a directory")
+        if key != "workspace" and (needs_reference if key == "reference" else needs_candidate):
+            if not os.path.isfile(value):
+                raise _fail(f"{key} file {value} does not exist")
+
+    req = Request(
+        stage=stage,
+        workspace=workspace,
+        reference=reference,
+        candidate=candidate,
+        device=device,
+        seed=_get(data, "seed", (int,), default=42),
+        build_dir=_path(data, "build_dir", required=False) or os.path.join(workspace, "build"),
+        cache_dir=_path(data, "cache_dir", required=False)
+        or os.path.join(os.path.expanduser("~"), ".cache", "kernel-workbench"),
+    )
+
+    req.arch = _get(data, "arch", (str,), default="").strip()
+    if req.arch and not _ARCH_RE.match(req.arch):
+        raise _fail(f"field 'arch' must look like 'sm_90' or 'sm_90a', got '{req.arch}'")
+    req.extra_cflags = _str_list(data, "extra_cflags")
+    req.extra_cuda_cflags = _str_list(data, "extra_cuda_cflags")
+    req.verbose = _get(data, "verbose", (bool,), default=False)
+
+    req.checks = _get(data, "checks", (int,), default=req.checks)
+    req.atol = float(_get(data, "atol", (float, int), default=req.atol))
+    req.rtol = float(_get(data, "rtol", (float, int), default=req.rtol))
+    ext = _get(data, "extension_path", (str,), default="")
+    req.extension_path = os.path.abspath(ext) if ext else None
+    req.shapes = _get(data, "shapes", (str,), default="default")
+
+    req.warmup = _get(data, "warmup", (int,), default=req.warmup)
+    req.iterations = _get(data, "iterations", (int,), default=req.iterations)
+    req.rounds = _get(data, "rounds", (int,), default=req.rounds)
+    req.l2_flush = _get(data, "l2_flush", (bool,), default=True)
+    req.include_baselines = _get(data, "include_baselines", (bool,), default=True)
+    req.include_compile = _get(data, "include_compile", (bool,), default=True)
+
+    if req.checks < 1:
+        raise _fail("field 'checks' must be at least 1")
+    if req.atol < 0 or req.rtol < 0:
+        raise _fail("tolerances must not be negative")
+    if req.warmup < 0 or req.iterations < 1 or req.rounds < 1:
+        raise _fail("'warmup' must be >= 0, 'iterations' and 'rounds' >= 1")
+    if req.shapes != "default":
+        raise _fail(f"field 'shapes' supports only 'default', got '{req.shapes}'")
+    return req

@@ -1,0 +1,96 @@
+"""Per-call timers and the statistics reported for each timed variant."""
+
+import math
+import statistics
+import time
+
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+
+
+class CpuTimer:
+    method = "wall-clock"
+    flushes_l2 = False
+
+    def time_call(self, fn, args) -> tuple:
+        start = time.perf_counter()
+        fn(*args)
+        elapsed = (time.perf_counter() - start) * 1e3
+        return elapsed, elapsed
+
+
+class CudaTimer:
+    """Times one call with CUDA events, starting from an idle GPU and (optionally) a cold L2.
+
+    Each call is bracketed by full device synchronisations so that work queued by the
+    previous call, or by another variant, cannot leak into this measurement; the host
+    clock around the same call cross-checks work the events cannot see (other streams).
+    """
+
+    method = "cuda-events"
+
+    def __init__(self, flush_l2: bool):
+        import torch
+
+        self._torch = torch
+        # Writing a buffer several times larger than the L2 (60 MB on H100/H200) evicts
+        # whatever the previous call left there, so every variant starts equally cold.
+        self._flush_buffer = (
+            torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda") if flush_l2 else None
+        )
+        self.flushes_l2 = flush_l2
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+
+    def time_call(self, fn, args) -> tuple:
+        torch = self._torch
+        torch.cuda.synchronize()
+        if self._flush_buffer is not None:
+            self._flush_buffer.zero_()
+            # Keeps the flush out of the host-side measurement as well.
+            torch.cuda.synchronize()
+        host_start = time.perf_counter()
+        self._start.record()
+        fn(*args)
+        self._end.record()
+        torch.cuda.synchronize()
+        host_ms = (time.perf_counter() - host_start) * 1e3
+        return self._start.elapsed_time(self._end), host_ms
+
+
+def percentile(sorted_values: list, fraction: float) -> float:
+    """Linear interpolation between closest ranks (the usual 'linear' definition)."""
+    if not sorted_values:
+        return math.nan
+    position = (len(sorted_values) - 1) * fraction
+    lower = math.floor(position)
+    upper = math.ceil(position)
+    if lower == upper:
+        return sorted_values[lower]
+    weight = position - lower
+    return sorted_values[lower] * (1 - weight) + sorted_values[upper] * weight
+
+
+def summarize(samples: list, host_samples: list, method: str) -> dict:
+    ordered = sorted(samples)
+    return {
+        "available": True,
+        "median_ms": statistics.median(ordered),
+        "mean_ms": statistics.fmean(ordered),
+        "min_ms": ordered[0],
+        "max_ms": ordered[-1],
+        "stdev_ms": statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        "p10_ms": percentile(ordered, 0.10),
+        "p90_ms": percentile(ordered, 0.90),
+        "samples": len(ordered),
+        "method": method,
+        "host_median_ms": statistics.median(host_samples),
+    }
+
+
+def rotated(names: list, round_index: int) -> list:
+    """Round r starts with the r-th variant, so no variant always runs first or last
+    (clock ramp-up and thermal drift would otherwise favour one of them)."""
+    if not names:
+        return []
+    shift = round_index % len(names)
+    return names[shift:] + names[:shift]
