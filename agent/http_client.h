@@ -17,7 +17,7 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-    long status = 0;   // 0 when no response arrived
+    long status = 0; // 0 when no response arrived
     std::string body;
     std::string error; // transport failure ("connection refused", "timed out"), empty on success
 

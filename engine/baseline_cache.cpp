@@ -15,16 +15,19 @@ using nlohmann::json;
 namespace kwb {
 namespace {
 constexpr int kCacheVersion = 1;
-fs::path pathFor(const BaselineKey& key) { return fs::path(cacheDirectory()) / "baselines" / (key.hash + ".json"); }
+fs::path pathFor(const BaselineKey& key) {
+    return fs::path(cacheDirectory()) / "baselines" / (key.hash + ".json");
+}
 } // namespace
 
-BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& device, const std::string& deviceName,
-                           const std::string& torchVersion, const EvaluationOptions& o) {
+BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& device,
+                           const std::string& deviceName, const std::string& torchVersion,
+                           const EvaluationOptions& o) {
     BaselineKey key;
-    key.description = "task " + sha256OfFile(taskPath).substr(0, 16) + ", " + device + " " + deviceName + ", torch " +
-                      torchVersion + ", warmup " + std::to_string(o.warmup) + ", iterations " +
-                      std::to_string(o.iterations) + ", rounds " + std::to_string(o.rounds) +
-                      (o.l2Flush ? ", l2 flush" : "");
+    key.description = "task " + sha256OfFile(taskPath).substr(0, 16) + ", " + device + " " +
+                      deviceName + ", torch " + torchVersion + ", warmup " +
+                      std::to_string(o.warmup) + ", iterations " + std::to_string(o.iterations) +
+                      ", rounds " + std::to_string(o.rounds) + (o.l2Flush ? ", l2 flush" : "");
     key.hash = sha256Hex(key.description + "|v" + std::to_string(kCacheVersion));
     return key;
 }

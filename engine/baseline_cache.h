@@ -21,8 +21,9 @@ struct CachedBaseline {
     TimingStats compiled;
 };
 
-BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& device, const std::string& deviceName,
-                           const std::string& torchVersion, const EvaluationOptions& options);
+BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& device,
+                           const std::string& deviceName, const std::string& torchVersion,
+                           const EvaluationOptions& options);
 std::optional<CachedBaseline> loadBaseline(const BaselineKey& key);
 void storeBaseline(const BaselineKey& key, const CachedBaseline& baseline);
 

@@ -32,8 +32,7 @@ CudaDriver::CudaDriver() {
     void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char* why = dlerror();
-        loadError_ = std::string("NVIDIA driver not found (") +
-                     (why ? why : "unknown error") + ")";
+        loadError_ = std::string("NVIDIA driver not found (") + (why ? why : "unknown error") + ")";
         return;
     }
     std::string missing;

@@ -50,7 +50,9 @@ FlagSeverity severityFrom(const std::string& text) {
 }
 
 Severity diagnosticSeverityFrom(const std::string& text) {
-    return text == "warning" ? Severity::Warning : text == "note" ? Severity::Note : Severity::Error;
+    return text == "warning" ? Severity::Warning
+           : text == "note"  ? Severity::Note
+                             : Severity::Error;
 }
 
 std::string formatSpeedup(double speedup) {
@@ -64,10 +66,17 @@ std::string formatSpeedup(double speedup) {
 json toJson(const TimingStats& t) {
     if (!t.available)
         return {{"available", false}, {"reason", t.unavailableReason}};
-    return {{"available", true},    {"median_ms", t.medianMs}, {"mean_ms", t.meanMs},
-            {"min_ms", t.minMs},    {"max_ms", t.maxMs},       {"stdev_ms", t.stdevMs},
-            {"p10_ms", t.p10Ms},    {"p90_ms", t.p90Ms},       {"samples", t.samples},
-            {"method", t.method},   {"host_median_ms", t.hostMedianMs}};
+    return {{"available", true},
+            {"median_ms", t.medianMs},
+            {"mean_ms", t.meanMs},
+            {"min_ms", t.minMs},
+            {"max_ms", t.maxMs},
+            {"stdev_ms", t.stdevMs},
+            {"p10_ms", t.p10Ms},
+            {"p90_ms", t.p90Ms},
+            {"samples", t.samples},
+            {"method", t.method},
+            {"host_median_ms", t.hostMedianMs}};
 }
 
 TimingStats timingFromJson(const json& j) {
@@ -142,7 +151,8 @@ json toJson(const EvaluationResult& r) {
                            {"dtype", o.dtype}});
     json flags = json::array();
     for (const auto& f : r.flags)
-        flags.push_back({{"code", f.code}, {"severity", toString(f.severity)}, {"reason", f.reason}});
+        flags.push_back(
+            {{"code", f.code}, {"severity", toString(f.severity)}, {"reason", f.reason}});
     const EnvironmentInfo& e = r.environment;
     return {{"format", "kwb-evaluation"},
             {"version", r.formatVersion},
@@ -191,7 +201,8 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         return fail("not a kwb evaluation record");
     const int version = j.value("version", 0);
     if (version < 1 || version > EvaluationResult::kFormatVersion)
-        return fail("evaluation record version " + std::to_string(version) + " is not supported (this build reads up to " +
+        return fail("evaluation record version " + std::to_string(version) +
+                    " is not supported (this build reads up to " +
                     std::to_string(EvaluationResult::kFormatVersion) + ")");
     try {
         r = EvaluationResult{};
@@ -205,8 +216,9 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.cpuMode = j.value("cpu_mode", false);
         r.sandboxed = j.value("sandboxed", false);
         for (const auto& s : j.value("stages", json::array()))
-            r.stages.push_back({s.value("name", ""), stageStatusFrom(s.value("status", "")), s.value("seconds", 0.0),
-                                s.value("summary", ""), s.value("log", "")});
+            r.stages.push_back({s.value("name", ""), stageStatusFrom(s.value("status", "")),
+                                s.value("seconds", 0.0), s.value("summary", ""),
+                                s.value("log", "")});
         r.compiled = j.value("compiled", false);
         r.correct = j.value("correct", false);
         const json failure = j.value("failure", json::object());
@@ -214,13 +226,15 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.failureMessage = failure.value("message", "");
         for (const auto& d : j.value("diagnostics", json::array()))
             r.diagnostics.push_back({d.value("file", ""), d.value("line", 0), d.value("column", 0),
-                                     diagnosticSeverityFrom(d.value("severity", "")), d.value("message", "")});
+                                     diagnosticSeverityFrom(d.value("severity", "")),
+                                     d.value("message", "")});
         const json checks = j.value("checks", json::object());
         r.checksRun = checks.value("run", 0);
         r.checksPassed = checks.value("passed", 0);
         for (const auto& o : j.value("outputs", json::array()))
-            r.outputErrors.push_back({o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
-                                      o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
+            r.outputErrors.push_back(
+                {o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
+                 o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
         const json timings = j.value("timings", json::object());
         r.eager = timingFromJson(timings.value("eager", json::object()));
         r.compiledBaseline = timingFromJson(timings.value("compile", json::object()));
@@ -232,10 +246,12 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.reward = j.value("reward", -1);
         r.rewardReason = j.value("reward_reason", "");
         for (const auto& f : j.value("flags", json::array()))
-            r.flags.push_back({f.value("code", ""), severityFrom(f.value("severity", "")), f.value("reason", "")});
+            r.flags.push_back({f.value("code", ""), severityFrom(f.value("severity", "")),
+                               f.value("reason", "")});
         const json e = j.value("environment", json::object());
-        r.environment = {e.value("device", ""), e.value("device_name", ""), e.value("driver", ""),
-                         e.value("cuda", ""),   e.value("torch", ""),       e.value("python", ""),
+        r.environment = {e.value("device", ""),     e.value("device_name", ""),
+                         e.value("driver", ""),     e.value("cuda", ""),
+                         e.value("torch", ""),      e.value("python", ""),
                          e.value("python_path", "")};
     } catch (const json::exception& ex) {
         return fail(std::string("malformed evaluation record: ") + ex.what());

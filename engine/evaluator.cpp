@@ -77,9 +77,10 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     spec.timeout = c.options.stageTimeout;
     spec.sandbox.writablePaths = {c.buildDirectory, c.cacheDirectory};
     const fs::path pythonPrefix = fs::path(c.python).parent_path().parent_path();
-    spec.sandbox.readOnlyPaths = {c.target.workspace, fs::path(c.target.referencePath).parent_path().string(),
-                                  fs::path(c.target.candidatePath).parent_path().string(), resourceRoot(),
-                                  pythonPrefix.string()};
+    spec.sandbox.readOnlyPaths = {c.target.workspace,
+                                  fs::path(c.target.referencePath).parent_path().string(),
+                                  fs::path(c.target.candidatePath).parent_path().string(),
+                                  resourceRoot(), pythonPrefix.string()};
     spec.sandbox.allowGpu = c.gpuAllowed;
     spec.sandbox.limits.cpuSeconds = static_cast<std::uint64_t>(c.options.stageTimeout.count()) * 4;
     spec.sandbox.limits.openFiles = 4096;
@@ -114,8 +115,10 @@ StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcom
     record.seconds = outcome.seconds;
     record.log = outcome.log;
     const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
-    record.status = outcome.ok ? (skipped ? StageStatus::Skipped : StageStatus::Passed) : StageStatus::Failed;
-    record.summary = outcome.ok ? (skipped ? "skipped" : "ok") : outcome.failureKind + ": " + outcome.failureMessage;
+    record.status =
+        outcome.ok ? (skipped ? StageStatus::Skipped : StageStatus::Passed) : StageStatus::Failed;
+    record.summary = outcome.ok ? (skipped ? "skipped" : "ok")
+                                : outcome.failureKind + ": " + outcome.failureMessage;
     return record;
 }
 
@@ -145,8 +148,8 @@ void absorbDiagnostics(EvaluationResult& r, const json& result) {
         const std::string severity = d.value("severity", "error");
         r.diagnostics.push_back({d.value("file", ""), d.value("line", 0), d.value("column", 0),
                                  severity == "warning" ? Severity::Warning
-                                 : severity == "note" ? Severity::Note
-                                                      : Severity::Error,
+                                 : severity == "note"  ? Severity::Note
+                                                       : Severity::Error,
                                  d.value("message", "")});
     }
 }
@@ -175,10 +178,11 @@ EvaluationTarget EvaluationTarget::forWorkspace(const std::string& directory) {
     return {dir.string(), (dir / "model.py").string(), (dir / "model_new.py").string()};
 }
 
-EvaluationTarget EvaluationTarget::forPair(const std::string& reference, const std::string& candidate) {
+EvaluationTarget EvaluationTarget::forPair(const std::string& reference,
+                                           const std::string& candidate) {
     const fs::path candidatePath = fs::absolute(candidate).lexically_normal();
-    return {candidatePath.parent_path().string(), fs::absolute(reference).lexically_normal().string(),
-            candidatePath.string()};
+    return {candidatePath.parent_path().string(),
+            fs::absolute(reference).lexically_normal().string(), candidatePath.string()};
 }
 
 Evaluator::Evaluator(std::string pythonPath) {
@@ -187,8 +191,9 @@ Evaluator::Evaluator(std::string pythonPath) {
     python_ = resolveFolderOf(pythonPath.empty() ? probe.path : pythonPath);
 }
 
-EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const EvaluationOptions& options,
-                                     const Progress& progress, std::stop_token stop) const {
+EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
+                                     const EvaluationOptions& options, const Progress& progress,
+                                     std::stop_token stop) const {
     const auto started = std::chrono::steady_clock::now();
     EvaluationResult r;
     r.startedAt = nowIso8601();
@@ -204,7 +209,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
         RewardDecision decision = decideReward(r, options.reward);
         r.reward = decision.reward;
         r.rewardReason = decision.reason;
-        r.totalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        r.totalSeconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         return r;
     };
     auto report = [&](const std::string& stage) {
@@ -220,16 +226,21 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
     r.seed = c.seed;
     r.environment.pythonPath = python_;
     c.cacheDirectory = cacheDirectory();
-    const bool workspaceMode = target.workspace == fs::path(target.referencePath).parent_path().string() &&
-                               fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
-    c.buildDirectory = workspaceMode ? (fs::path(target.workspace) / "build").string()
-                                     : (fs::path(c.cacheDirectory) / "pairs" / sha256Hex(target.candidatePath).substr(0, 24)).string();
+    const bool workspaceMode =
+        target.workspace == fs::path(target.referencePath).parent_path().string() &&
+        fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
+    c.buildDirectory =
+        workspaceMode
+            ? (fs::path(target.workspace) / "build").string()
+            : (fs::path(c.cacheDirectory) / "pairs" / sha256Hex(target.candidatePath).substr(0, 24))
+                  .string();
     c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
     scratch = c.scratchDirectory;
 
     // Inputs that cannot be evaluated at all.
     StageRecord setup{"workspace", StageStatus::Passed, 0.0, "ok", ""};
-    for (const auto& [label, path] : {std::pair{"reference", target.referencePath}, {"candidate", target.candidatePath}})
+    for (const auto& [label, path] :
+         {std::pair{"reference", target.referencePath}, {"candidate", target.candidatePath}})
         if (!fs::is_regular_file(path)) {
             setup.status = StageStatus::Failed;
             setup.summary = std::string(label) + " file not found: " + path;
@@ -239,8 +250,10 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
         }
     if (python_.empty() || findExecutable(python_).empty()) {
         setup.status = StageStatus::Failed;
-        setup.summary = python_.empty() ? "no Python with torch found (set KWB_PYTHON or the interpreter in settings)"
-                                        : "the task Python " + python_ + " does not exist or is not executable";
+        setup.summary =
+            python_.empty()
+                ? "no Python with torch found (set KWB_PYTHON or the interpreter in settings)"
+                : "the task Python " + python_ + " does not exist or is not executable";
         r.stages.push_back(setup);
         fail(r, "python_missing", setup.summary);
         return finish();
@@ -277,9 +290,11 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
 
     report("static");
     const auto staticStart = std::chrono::steady_clock::now();
-    StaticCheckReport statics = runStaticChecks(target.referencePath, target.candidatePath, workspaceMode);
+    StaticCheckReport statics =
+        runStaticChecks(target.referencePath, target.candidatePath, workspaceMode);
     StageRecord staticRecord{"static", StageStatus::Passed, 0.0, statics.summary(), ""};
-    staticRecord.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - staticStart).count();
+    staticRecord.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - staticStart).count();
     for (const auto& flag : statics.flags)
         r.flags.push_back(flag);
     if (!statics.fatal.empty()) {
@@ -329,14 +344,16 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
     r.stages.push_back(recordFor("compile", compile));
     absorbDiagnostics(r, compile.result);
     if (!compile.ok) {
-        fail(r, compile.failureKind.empty() ? "compile_error" : compile.failureKind, compile.failureMessage);
+        fail(r, compile.failureKind.empty() ? "compile_error" : compile.failureKind,
+             compile.failureMessage);
         return finish();
     }
     r.compiled = true;
     json extensionPath = nullptr;
     // A skipped compile (no sources: the candidate builds its own extension) reports "".
     if (compile.result.is_object() && compile.result.contains("extension_path") &&
-        compile.result["extension_path"].is_string() && !compile.result["extension_path"].get<std::string>().empty())
+        compile.result["extension_path"].is_string() &&
+        !compile.result["extension_path"].get<std::string>().empty())
         extensionPath = compile.result["extension_path"];
 
     if (stop.stop_requested()) {
@@ -356,12 +373,14 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
         r.checksRun = verify.result.value("checks_run", 0);
         r.checksPassed = verify.result.value("checks_passed", 0);
         for (const auto& o : verify.result.value("outputs", json::array()))
-            r.outputErrors.push_back({o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
-                                      o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
+            r.outputErrors.push_back(
+                {o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
+                 o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
     }
     r.correct = verify.ok && verify.result.is_object() && verify.result.value("correct", false);
     if (!r.correct) {
-        fail(r, verify.failureKind.empty() ? "numerical_mismatch" : verify.failureKind, verify.failureMessage);
+        fail(r, verify.failureKind.empty() ? "numerical_mismatch" : verify.failureKind,
+             verify.failureMessage);
         return finish();
     }
 
@@ -372,9 +391,10 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
         return finish();
     }
     report("profile");
-    BaselineKey key = baselineKeyFor(target.referencePath, c.device, r.environment.deviceName, r.environment.torchVersion,
-                                     options);
-    std::optional<CachedBaseline> cached = options.refreshBaselines ? std::nullopt : loadBaseline(key);
+    BaselineKey key = baselineKeyFor(target.referencePath, c.device, r.environment.deviceName,
+                                     r.environment.torchVersion, options);
+    std::optional<CachedBaseline> cached =
+        options.refreshBaselines ? std::nullopt : loadBaseline(key);
     json profileRequest = baseRequest(c, "profile");
     profileRequest["warmup"] = options.warmup;
     profileRequest["iterations"] = options.iterations;
@@ -402,13 +422,15 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target, const Evalu
             profileRecord.summary = "CPU mode: wall-clock timing";
     } else {
         // A correct candidate that cannot be timed still earns "correct", never a speed reward.
-        r.flags.push_back({"profile_failed", FlagSeverity::Warning, profile.failureKind + ": " + profile.failureMessage});
+        r.flags.push_back({"profile_failed", FlagSeverity::Warning,
+                           profile.failureKind + ": " + profile.failureMessage});
     }
     r.stages.push_back(profileRecord);
     return finish();
 }
 
-EvaluationResult Evaluator::baseline(const std::string& taskPath, const EvaluationOptions& options) const {
+EvaluationResult Evaluator::baseline(const std::string& taskPath,
+                                     const EvaluationOptions& options) const {
     EvaluationResult r;
     r.startedAt = nowIso8601();
     r.referencePath = fs::absolute(taskPath).lexically_normal().string();
@@ -435,7 +457,9 @@ EvaluationResult Evaluator::baseline(const std::string& taskPath, const Evaluati
         return r;
     }
     if (python_.empty() || findExecutable(python_).empty()) {
-        fail(r, "python_missing", python_.empty() ? "no Python with torch found" : "the task Python " + python_ + " does not exist");
+        fail(r, "python_missing",
+             python_.empty() ? "no Python with torch found"
+                             : "the task Python " + python_ + " does not exist");
         return r;
     }
     json request = baseRequest(c, "baseline");
@@ -456,10 +480,12 @@ EvaluationResult Evaluator::baseline(const std::string& taskPath, const Evaluati
         r.eager = timingFromJson(timings.value("eager", json::object()));
         r.compiledBaseline = timingFromJson(timings.value("compile", json::object()));
         if (r.eager.available)
-            storeBaseline(baselineKeyFor(r.referencePath, c.device, r.environment.deviceName, r.environment.torchVersion, options),
+            storeBaseline(baselineKeyFor(r.referencePath, c.device, r.environment.deviceName,
+                                         r.environment.torchVersion, options),
                           {r.eager, r.compiledBaseline});
     }
-    r.totalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    r.totalSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     r.rewardReason = "baseline only";
     std::error_code ec;
     fs::remove_all(c.scratchDirectory, ec);

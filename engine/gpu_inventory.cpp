@@ -29,9 +29,12 @@ GpuInventory detectGpus() {
         char name[256] = {};
         cu.deviceGetName(name, sizeof name, device);
         gpu.name = name;
-        cu.deviceGetAttribute(&gpu.computeMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-        cu.deviceGetAttribute(&gpu.computeMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-        cu.deviceGetAttribute(&gpu.multiprocessorCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+        cu.deviceGetAttribute(&gpu.computeMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                              device);
+        cu.deviceGetAttribute(&gpu.computeMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                              device);
+        cu.deviceGetAttribute(&gpu.multiprocessorCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                              device);
         cu.deviceTotalMem(&gpu.totalMemoryBytes, device);
         inventory.devices.push_back(gpu);
     }

@@ -64,9 +64,9 @@ GpuSelfTestResult runGpuSelfTest(int n) {
 
     auto compileStart = std::chrono::steady_clock::now();
     NvrtcResult compiled = compileWithNvrtc({kKernel, "self_test.cu", gpu.arch(), {}, {}});
-    result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                                 compileStart)
-                           .count();
+    result.compileMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compileStart)
+            .count();
     if (!compiled.success || compiled.cubin.empty()) {
         result.message = "NVRTC failed for " + gpu.arch() + ": " + compiled.log;
         return result;
@@ -128,8 +128,8 @@ GpuSelfTestResult runGpuSelfTest(int n) {
     }
     result.passed = result.maxAbsError <= 1e-5;
     result.message = (result.passed ? "passed: " : "FAILED: ") + std::to_string(n) +
-                     " elements on " + gpu.name + " (" + gpu.arch() +
-                     "), max abs error " + std::to_string(result.maxAbsError);
+                     " elements on " + gpu.name + " (" + gpu.arch() + "), max abs error " +
+                     std::to_string(result.maxAbsError);
     return result;
 }
 

@@ -39,13 +39,15 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
 
     SandboxPolicy policy = spec.sandbox;
     policy.writablePaths.push_back(spec.scratchDirectory);
-    SandboxedCommand command = sandboxCommand(
-        {spec.python, "-m", "kwb_harness", spec.stage, "--request", requestFile.string(), "--result", resultFile.string()},
-        spec.workingDirectory, policy);
+    SandboxedCommand command =
+        sandboxCommand({spec.python, "-m", "kwb_harness", spec.stage, "--request",
+                        requestFile.string(), "--result", resultFile.string()},
+                       spec.workingDirectory, policy);
     command.spec.timeout = spec.timeout;
     command.spec.outputLimitBytes = 128 * 1024;
     command.spec.environmentOverrides = spec.environment;
-    command.spec.environmentOverrides["PYTHONPATH"] = (fs::path(resourceRoot()) / "harness").string();
+    command.spec.environmentOverrides["PYTHONPATH"] =
+        (fs::path(resourceRoot()) / "harness").string();
     command.spec.environmentOverrides["PYTHONDONTWRITEBYTECODE"] = "1";
     command.spec.environmentOverrides["PYTHONUNBUFFERED"] = "1";
     outcome.sandboxed = command.isolated;
@@ -71,7 +73,8 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     }
     if (process.timedOut) {
         outcome.failureKind = "timeout";
-        outcome.failureMessage = spec.stage + " did not finish within " + std::to_string(spec.timeout.count()) +
+        outcome.failureMessage = spec.stage + " did not finish within " +
+                                 std::to_string(spec.timeout.count()) +
                                  " s; its processes were killed";
         return outcome;
     }
@@ -82,13 +85,14 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     }
     // bubblewrap reports a child killed by signal N as exit code 128 + N.
     int deathSignal = process.exitedNormally ? 0 : process.terminatingSignal;
-    if (outcome.sandboxed && process.exitedNormally && process.exitCode > 128 && process.exitCode < 128 + 65 &&
-        !outcome.result.is_object())
+    if (outcome.sandboxed && process.exitedNormally && process.exitCode > 128 &&
+        process.exitCode < 128 + 65 && !outcome.result.is_object())
         deathSignal = process.exitCode - 128;
     if (deathSignal != 0) {
         const char* name = sigabbrev_np(deathSignal);
         outcome.failureKind = "crashed";
-        outcome.failureMessage = spec.stage + " crashed (killed by signal " + std::to_string(deathSignal) +
+        outcome.failureMessage = spec.stage + " crashed (killed by signal " +
+                                 std::to_string(deathSignal) +
                                  (name ? std::string(", SIG") + name : std::string()) + ")";
         if (!process.err.text.empty())
             outcome.failureMessage += ": " + lastLines(process.err.text, 400);
@@ -97,19 +101,25 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     if (!outcome.result.is_object()) {
         const bool noTorch = process.err.text.find("No module named 'torch'") != std::string::npos;
         outcome.failureKind = noTorch ? "python_missing" : "harness_failed";
-        outcome.failureMessage = noTorch ? "the task Python cannot import torch"
-                                         : spec.stage + " wrote no result (" + process.statusText() + ")";
+        outcome.failureMessage =
+            noTorch ? "the task Python cannot import torch"
+                    : spec.stage + " wrote no result (" + process.statusText() + ")";
         if (!noTorch && !process.err.text.empty())
             outcome.failureMessage += ": " + lastLines(process.err.text, 600);
         return outcome;
     }
-    if (outcome.result.contains("log") && outcome.result["log"].is_string() && !outcome.result["log"].get<std::string>().empty())
+    if (outcome.result.contains("log") && outcome.result["log"].is_string() &&
+        !outcome.result["log"].get<std::string>().empty())
         outcome.log = outcome.result["log"].get<std::string>();
     outcome.ok = outcome.result.value("ok", false);
     if (!outcome.ok) {
         const auto& error = outcome.result.value("error", nlohmann::json::object());
         outcome.failureKind = error.is_object() ? error.value("kind", "internal") : "internal";
         outcome.failureMessage = error.is_object() ? error.value("message", "") : "";
+        if (outcome.failureKind == "internal" && outcome.failureMessage.find("No module named 'torch'") != std::string::npos) {
+            outcome.failureKind = "python_missing";
+            outcome.failureMessage = "the task Python " + spec.python + " cannot import torch";
+        }
     }
     return outcome;
 }

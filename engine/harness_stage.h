@@ -25,11 +25,11 @@ struct HarnessStageSpec {
 };
 
 struct HarnessStageOutcome {
-    bool ok = false;               // the stage ran and reported ok
-    nlohmann::json result;         // the harness's result document (null when it wrote none)
-    std::string failureKind;       // harness error kind, or timeout / crashed / resource_limit / ...
+    bool ok = false;         // the stage ran and reported ok
+    nlohmann::json result;   // the harness's result document (null when it wrote none)
+    std::string failureKind; // harness error kind, or timeout / crashed / resource_limit / ...
     std::string failureMessage;
-    std::string log;               // what the stage printed, truncated
+    std::string log; // what the stage printed, truncated
     bool sandboxed = false;
     std::string sandboxWarning;
     double seconds = 0.0;

@@ -47,9 +47,9 @@ std::vector<Diagnostic> parseNvrtcLog(const std::string& log) {
         d.file = match[1];
         d.line = std::stoi(match[2]);
         const std::string kind = match[3];
-        d.severity = kind == "warning" ? Severity::Warning
+        d.severity = kind == "warning"                      ? Severity::Warning
                      : (kind == "remark" || kind == "note") ? Severity::Note
-                                                             : Severity::Error;
+                                                            : Severity::Error;
         d.message = match[4];
         diagnostics.push_back(std::move(d));
     }
@@ -111,7 +111,8 @@ NvrtcResult compileWithNvrtc(const NvrtcRequest& request) {
     }
     for (const auto& expression : request.nameExpressions) {
         const char* lowered = nullptr;
-        if (nvrtcGetLoweredName(program.get(), expression.c_str(), &lowered) == NVRTC_SUCCESS && lowered)
+        if (nvrtcGetLoweredName(program.get(), expression.c_str(), &lowered) == NVRTC_SUCCESS &&
+            lowered)
             result.lowered.emplace_back(expression, lowered);
     }
     result.success = true;

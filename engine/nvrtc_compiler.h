@@ -20,7 +20,7 @@ struct NvrtcResult {
     std::string log;
     std::vector<Diagnostic> diagnostics;
     std::string ptx;
-    std::string cubin;                                      // empty for virtual archs
+    std::string cubin;                                        // empty for virtual archs
     std::vector<std::pair<std::string, std::string>> lowered; // expression -> mangled name
 };
 

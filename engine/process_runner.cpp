@@ -1,16 +1,16 @@
 #include "engine/process_runner.h"
 
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
-#include <cctype>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <poll.h>
+#include <sstream>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +22,8 @@ namespace {
 
 class OutputCollector {
 public:
-    explicit OutputCollector(std::size_t limit) : headLimit_(limit / 2), tailLimit_(limit - limit / 2) {}
+    explicit OutputCollector(std::size_t limit)
+        : headLimit_(limit / 2), tailLimit_(limit - limit / 2) {}
 
     void append(const char* data, std::size_t size) {
         total_ += size;
@@ -92,7 +93,9 @@ void applyLimits(const ResourceLimits& limits) {
     set(RLIMIT_FSIZE, limits.fileSizeBytes);
 }
 
-void setNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void setNonBlocking(int fd) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 } // namespace
 
@@ -238,9 +241,10 @@ ProcessResult runProcess(const ProcessSpec& spec) {
         close(errPipe[0]);
         close(inPipe[1]);
         waitpid(pid, nullptr, 0);
-        result.startError = (spec.workingDirectory.empty() ? "exec " + executable + ": "
-                                                           : "exec in " + spec.workingDirectory + ": ") +
-                            std::strerror(execErrno);
+        result.startError =
+            (spec.workingDirectory.empty() ? "exec " + executable + ": "
+                                           : "exec in " + spec.workingDirectory + ": ") +
+            std::strerror(execErrno);
         return result;
     }
     close(execPipe[0]);
@@ -262,8 +266,8 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     int openStreams = 2;
     std::array<int, 2> fds{outPipe[0], errPipe[0]};
     std::array<char, 65536> buffer{};
-    const auto deadline = spec.timeout ? startTime + *spec.timeout
-                                       : std::chrono::steady_clock::time_point::max();
+    const auto deadline =
+        spec.timeout ? startTime + *spec.timeout : std::chrono::steady_clock::time_point::max();
     int status = 0;
     bool childExited = false;
     auto drainDeadline = std::chrono::steady_clock::time_point::max();
@@ -278,7 +282,8 @@ ProcessResult runProcess(const ProcessSpec& spec) {
         if (spec.maxDescendants > 0 && !childExited) {
             std::vector<int> tree = descendantPids(pid);
             if (tree.size() + 1 > spec.maxDescendants) {
-                result.limitExceeded = "process limit (" + std::to_string(spec.maxDescendants) + ")";
+                result.limitExceeded =
+                    "process limit (" + std::to_string(spec.maxDescendants) + ")";
                 kill(-pid, SIGKILL);
                 for (int p : tree)
                     kill(p, SIGKILL); // those that escaped the group with setsid

@@ -23,7 +23,8 @@ struct CapturedOutput {
 struct ResourceLimits {
     std::uint64_t cpuSeconds = 0;
     std::uint64_t addressSpaceBytes = 0;
-    std::uint64_t maxProcesses = 0; // per user: not enforced for root, so sandboxes add a PID namespace
+    std::uint64_t maxProcesses =
+        0; // per user: not enforced for root, so sandboxes add a PID namespace
     std::uint64_t openFiles = 0;
     std::uint64_t fileSizeBytes = 0;
 };

@@ -62,7 +62,8 @@ std::string PythonProbe::summary() const {
     if (cudaAvailable)
         text += ", CUDA " + torchCudaVersion + " on " + cudaDeviceName;
     else
-        text += torchCudaVersion.empty() ? ", CPU build" : ", CUDA " + torchCudaVersion + " build, no GPU";
+        text += torchCudaVersion.empty() ? ", CPU build"
+                                         : ", CUDA " + torchCudaVersion + " build, no GPU";
     return text;
 }
 
@@ -156,7 +157,8 @@ PythonProbe detectPython(const std::string& configuredPath) {
             firstFailure = probe;
             haveFailure = true;
         }
-        if (candidate.source == PythonSource::Environment || candidate.source == PythonSource::Settings)
+        if (candidate.source == PythonSource::Environment ||
+            candidate.source == PythonSource::Settings)
             return probe;
     }
     return firstFailure;

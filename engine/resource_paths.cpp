@@ -20,15 +20,20 @@ std::string resourceRoot() {
         return env;
     fs::path exe = currentExecutablePath();
     if (!exe.empty()) {
-        fs::path installed = exe.parent_path().parent_path() / "share" / "kernel-workbench" / "resources";
+        fs::path installed =
+            exe.parent_path().parent_path() / "share" / "kernel-workbench" / "resources";
         if (fs::is_directory(installed / "tasks"))
             return installed.string();
     }
     return (fs::path(build::kSourceDir) / "resources").string();
 }
 
-std::string bundledTasksDirectory() { return (fs::path(resourceRoot()) / "tasks").string(); }
+std::string bundledTasksDirectory() {
+    return (fs::path(resourceRoot()) / "tasks").string();
+}
 
-std::string bundledSolutionsDirectory() { return (fs::path(resourceRoot()) / "solutions").string(); }
+std::string bundledSolutionsDirectory() {
+    return (fs::path(resourceRoot()) / "solutions").string();
+}
 
 } // namespace kwb

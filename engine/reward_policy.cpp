@@ -16,20 +16,22 @@ RewardDecision decideReward(const EvaluationResult& r, const RewardPolicy& polic
         if (flag.severity == FlagSeverity::Strict)
             return {-1, "integrity flag " + flag.code + ": " + flag.reason};
     if (!r.compiled)
-        return {-1, "did not compile" + (r.failureMessage.empty() ? std::string() : ": " + r.failureMessage)};
+        return {-1, "did not compile" +
+                        (r.failureMessage.empty() ? std::string() : ": " + r.failureMessage)};
     if (!r.correct)
-        return {-1, "not correct" + (r.failureMessage.empty() ? std::string() : ": " + r.failureMessage)};
+        return {-1, "not correct" +
+                        (r.failureMessage.empty() ? std::string() : ": " + r.failureMessage)};
     if (!r.candidate.available || r.speedupVsEager <= 0)
         return {1, "correct; not profiled"};
     const std::string threshold = ratio(policy.speedupThreshold);
     if (r.speedupVsEager <= policy.speedupThreshold)
         return {1, "correct; " + ratio(r.speedupVsEager) + " vs eager is not above " + threshold};
     if (!r.compiledBaseline.available)
-        return {2, "faster than eager (" + ratio(r.speedupVsEager) + "); torch.compile unavailable: " +
-                       r.compiledBaseline.unavailableReason};
+        return {2, "faster than eager (" + ratio(r.speedupVsEager) +
+                       "); torch.compile unavailable: " + r.compiledBaseline.unavailableReason};
     if (r.speedupVsCompile <= policy.speedupThreshold)
-        return {2, "faster than eager (" + ratio(r.speedupVsEager) + "), " + ratio(r.speedupVsCompile) +
-                       " vs torch.compile is not above " + threshold};
+        return {2, "faster than eager (" + ratio(r.speedupVsEager) + "), " +
+                       ratio(r.speedupVsCompile) + " vs torch.compile is not above " + threshold};
     return {3, "faster than eager (" + ratio(r.speedupVsEager) + ") and torch.compile (" +
                    ratio(r.speedupVsCompile) + ")"};
 }

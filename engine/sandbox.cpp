@@ -39,30 +39,55 @@ bool bubblewrapUsable() {
         if (findExecutable("bwrap").empty())
             return;
         ProcessSpec probe;
-        probe.argv = {"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                      "--unshare-pid", "--unshare-net", "--die-with-parent", "--", "true"};
+        probe.argv = {"bwrap",
+                      "--ro-bind",
+                      "/",
+                      "/",
+                      "--dev",
+                      "/dev",
+                      "--proc",
+                      "/proc",
+                      "--unshare-pid",
+                      "--unshare-net",
+                      "--die-with-parent",
+                      "--",
+                      "true"};
         probe.timeout = std::chrono::seconds(10);
         usable = runProcess(probe).succeeded();
     });
     return usable;
 }
 
-SandboxedCommand sandboxCommand(const std::vector<std::string>& argv, const std::string& workingDirectory,
-                                const SandboxPolicy& policy) {
+SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
+                                const std::string& workingDirectory, const SandboxPolicy& policy) {
     SandboxedCommand command;
     command.spec.limits = policy.limits;
     command.spec.maxDescendants = policy.maxProcesses;
     command.spec.workingDirectory = workingDirectory;
     if (!bubblewrapUsable()) {
         command.spec.argv = argv;
-        command.warning = "sandbox: bubblewrap is not available, so the candidate ran with resource "
-                          "limits only: no filesystem, network or PID isolation";
+        command.warning =
+            "sandbox: bubblewrap is not available, so the candidate ran with resource "
+            "limits only: no filesystem, network or PID isolation";
         return command;
     }
-    std::vector<std::string> wrapped = {
-        "bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
-        "--unshare-uts", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev",
-        "--proc", "/proc", "--tmpfs", "/tmp"};
+    std::vector<std::string> wrapped = {"bwrap",
+                                        "--die-with-parent",
+                                        "--new-session",
+                                        "--unshare-pid",
+                                        "--unshare-ipc",
+                                        "--unshare-uts",
+                                        "--cap-drop",
+                                        "ALL",
+                                        "--ro-bind",
+                                        "/",
+                                        "/",
+                                        "--dev",
+                                        "/dev",
+                                        "--proc",
+                                        "/proc",
+                                        "--tmpfs",
+                                        "/tmp"};
     if (!policy.allowNetwork)
         wrapped.push_back("--unshare-net");
     for (const auto& path : policy.readOnlyPaths) {

@@ -14,7 +14,7 @@ struct SandboxPolicy {
     // Paths that must stay visible although they lie in a hidden tree (the private /tmp hides
     // the host's /tmp, where a checkout, a venv or a workspace may live).
     std::vector<std::string> readOnlyPaths;
-    bool allowGpu = false;     // bind the NVIDIA device nodes
+    bool allowGpu = false; // bind the NVIDIA device nodes
     bool allowNetwork = false;
     ResourceLimits limits;
     std::size_t maxProcesses = 256; // watchdog on live descendants (holds for root too)
@@ -36,7 +36,7 @@ bool bubblewrapUsable();
 // Wraps `argv` so it runs under the policy. With bubblewrap: new PID/IPC/UTS (and network)
 // namespaces, a read-only root, all capabilities dropped, killed with its parent. Without it: the
 // same rlimits and process watchdog, and a loud warning the caller must put in its result.
-SandboxedCommand sandboxCommand(const std::vector<std::string>& argv, const std::string& workingDirectory,
-                                const SandboxPolicy& policy);
+SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
+                                const std::string& workingDirectory, const SandboxPolicy& policy);
 
 } // namespace kwb

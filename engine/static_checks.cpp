@@ -22,8 +22,8 @@ std::string StaticCheckReport::summary() const {
     return std::to_string(flags.size()) + " finding(s)";
 }
 
-StaticCheckReport runStaticChecks(const std::string& referencePath, const std::string& candidatePath,
-                                  bool workspaceMode) {
+StaticCheckReport runStaticChecks(const std::string& referencePath,
+                                  const std::string& candidatePath, bool workspaceMode) {
     StaticCheckReport report;
     const std::string candidate = readFile(candidatePath);
     static const std::regex modelNewClass(R"((^|\n)class\s+ModelNew\s*[\(:])");
@@ -31,11 +31,13 @@ StaticCheckReport runStaticChecks(const std::string& referencePath, const std::s
         report.fatal = "the candidate defines no `class ModelNew`";
         return report;
     }
-    static const std::regex usesExtension(R"(\bimport\s+cuda_extension\b|\bload_inline\s*\(|\bcpp_extension\s*\.\s*load\s*\()");
+    static const std::regex usesExtension(
+        R"(\bimport\s+cuda_extension\b|\bload_inline\s*\(|\bcpp_extension\s*\.\s*load\s*\()");
     if (!std::regex_search(candidate, usesExtension))
         report.flags.push_back({"no_custom_extension", FlagSeverity::Warning,
-                                workspaceMode ? "model_new.py does not import cuda_extension"
-                                              : "the candidate builds no extension (no load_inline)"});
+                                workspaceMode
+                                    ? "model_new.py does not import cuda_extension"
+                                    : "the candidate builds no extension (no load_inline)"});
     (void)referencePath;
     return report;
 }

@@ -16,7 +16,7 @@ struct StaticCheckReport {
     std::string summary() const;
 };
 
-StaticCheckReport runStaticChecks(const std::string& referencePath, const std::string& candidatePath,
-                                  bool workspaceMode);
+StaticCheckReport runStaticChecks(const std::string& referencePath,
+                                  const std::string& candidatePath, bool workspaceMode);
 
 } // namespace kwb

@@ -10,8 +10,8 @@ std::string SystemReport::gpuText() const {
     if (!gpus.hasGpu())
         return gpus.status;
     const GpuDevice& gpu = gpus.devices.front();
-    std::string text = gpu.name + " (" + gpu.arch() + ", " +
-                       std::to_string(gpu.totalMemoryBytes >> 30) + " GiB)";
+    std::string text =
+        gpu.name + " (" + gpu.arch() + ", " + std::to_string(gpu.totalMemoryBytes >> 30) + " GiB)";
     if (gpus.devices.size() > 1)
         text += " +" + std::to_string(gpus.devices.size() - 1);
     return text;
@@ -25,7 +25,9 @@ std::string SystemReport::cudaText() const {
     return "CUDA " + cudaToolkitVersion + " / NVRTC " + nvrtcVersion;
 }
 
-std::string SystemReport::pythonText() const { return python.summary(); }
+std::string SystemReport::pythonText() const {
+    return python.summary();
+}
 
 SystemReport collectSystemReport(const std::string& configuredPython) {
     SystemReport report;

@@ -86,7 +86,8 @@ TaskInfo readTaskInfo(const std::string& path, std::string* error) {
 
     fs::path solution = fs::path(bundledSolutionsDirectory()) / info.id;
     std::error_code ec;
-    const bool bundled = fs::equivalent(fs::path(info.path).parent_path(), bundledTasksDirectory(), ec);
+    const bool bundled =
+        fs::equivalent(fs::path(info.path).parent_path(), bundledTasksDirectory(), ec);
     if (bundled && fs::exists(solution / "model_new.py", ec))
         info.solutionDirectory = solution.string();
     return info;

@@ -22,6 +22,7 @@ TaskInfo readTaskInfo(const std::string& path, std::string* error = nullptr);
 
 // Every *.py task in a folder, sorted by file name. Files that are not tasks are skipped and
 // named in `problems`.
-std::vector<TaskInfo> listTasks(const std::string& directory, std::vector<std::string>* problems = nullptr);
+std::vector<TaskInfo> listTasks(const std::string& directory,
+                                std::vector<std::string>* problems = nullptr);
 
 } // namespace kwb

@@ -12,8 +12,12 @@ std::string fromEnvironmentOr(const char* variable, const std::string& fallbackU
 }
 } // namespace
 
-std::string cacheDirectory() { return fromEnvironmentOr("KWB_CACHE_DIR", ".cache/kernel-workbench"); }
+std::string cacheDirectory() {
+    return fromEnvironmentOr("KWB_CACHE_DIR", ".cache/kernel-workbench");
+}
 
-std::string stateDirectory() { return fromEnvironmentOr("KWB_STATE_DIR", ".local/share/kernel-workbench/state"); }
+std::string stateDirectory() {
+    return fromEnvironmentOr("KWB_STATE_DIR", ".local/share/kernel-workbench/state");
+}
 
 } // namespace kwb

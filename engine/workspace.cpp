@@ -19,7 +19,8 @@ namespace {
 constexpr int kManifestVersion = 1;
 
 bool isProtected(const std::string& relative) {
-    return relative == "model.py" || relative.rfind("binding", 0) == 0 || relative.rfind("utils/", 0) == 0;
+    return relative == "model.py" || relative.rfind("binding", 0) == 0 ||
+           relative.rfind("utils/", 0) == 0;
 }
 
 // The manifest and pristine copies live outside the workspace: an agent that can write
@@ -29,7 +30,9 @@ fs::path manifestPath(const fs::path& workspace) {
     return fs::path(stateDirectory()) / "workspaces" / (key + ".json");
 }
 
-fs::path blobPath(const std::string& hash) { return fs::path(stateDirectory()) / "blobs" / hash; }
+fs::path blobPath(const std::string& hash) {
+    return fs::path(stateDirectory()) / "blobs" / hash;
+}
 
 void copyTree(const fs::path& from, const fs::path& to) {
     fs::create_directories(to);
@@ -85,8 +88,10 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
         }
         const fs::path resources = resourceRoot();
         const fs::path templateDir = resources / "workspace_template";
-        for (const fs::path& needed : {resources / "workspace" / "binding.cpp", resources / "workspace" / "binding_registry.h",
-                                       templateDir / "SKILL.md", resources / "harness" / "kwb_harness"})
+        for (const fs::path& needed :
+             {resources / "workspace" / "binding.cpp",
+              resources / "workspace" / "binding_registry.h", templateDir / "SKILL.md",
+              resources / "harness" / "kwb_harness"})
             if (!fs::exists(needed)) {
                 result.error = "incomplete installation: missing " + needed.string();
                 return result;
@@ -95,19 +100,23 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
         fs::create_directories(dir / "kernels");
         fs::copy_file(task, dir / "model.py", fs::copy_options::overwrite_existing);
         for (const char* name : {"binding.cpp", "binding_registry.h"})
-            fs::copy_file(resources / "workspace" / name, dir / name, fs::copy_options::overwrite_existing);
-        fs::copy_file(templateDir / "SKILL.md", dir / "SKILL.md", fs::copy_options::overwrite_existing);
+            fs::copy_file(resources / "workspace" / name, dir / name,
+                          fs::copy_options::overwrite_existing);
+        fs::copy_file(templateDir / "SKILL.md", dir / "SKILL.md",
+                      fs::copy_options::overwrite_existing);
         fs::remove_all(dir / "utils");
         copyTree(templateDir / "utils", dir / "utils");
         copyTree(resources / "harness" / "kwb_harness", dir / "utils" / "kwb_harness");
 
         if (!options.solutionDirectory.empty()) {
             const fs::path solution = options.solutionDirectory;
-            fs::copy_file(solution / "model_new.py", dir / "model_new.py", fs::copy_options::overwrite_existing);
+            fs::copy_file(solution / "model_new.py", dir / "model_new.py",
+                          fs::copy_options::overwrite_existing);
             if (fs::exists(solution / "kernels"))
                 copyTree(solution / "kernels", dir / "kernels");
         } else {
-            fs::copy_file(templateDir / "model_new.py.in", dir / "model_new.py", fs::copy_options::overwrite_existing);
+            fs::copy_file(templateDir / "model_new.py.in", dir / "model_new.py",
+                          fs::copy_options::overwrite_existing);
         }
 
         json manifest = {{"format", "kwb-workspace"},
@@ -127,8 +136,11 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
         std::ofstream(manifestPath(dir)) << manifest.dump(2);
         fs::create_directories(dir / ".kwb");
         std::ofstream(dir / ".kwb" / "workspace.json")
-            << json{{"format", "kwb-workspace-info"}, {"version", 1}, {"task", task.string()},
-                    {"created_at", manifest["created_at"]}, {"note", "protected-file hashes are kept outside the workspace"}}
+            << json{{"format", "kwb-workspace-info"},
+                    {"version", 1},
+                    {"task", task.string()},
+                    {"created_at", manifest["created_at"]},
+                    {"note", "protected-file hashes are kept outside the workspace"}}
                    .dump(2);
         result.ok = true;
         result.directory = dir.string();
@@ -140,7 +152,9 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
 
 std::string ProtectedFilesCheck::describe() const {
     if (!manifestFound)
-        return error.empty() ? "no protected-file manifest for this workspace (create it with `kwb workspace init`)" : error;
+        return error.empty() ? "no protected-file manifest for this workspace (create it with `kwb "
+                               "workspace init`)"
+                             : error;
     std::string text;
     auto list = [&](const char* label, const std::vector<std::string>& files) {
         if (files.empty())
@@ -155,7 +169,8 @@ std::string ProtectedFilesCheck::describe() const {
     list("added:", added);
     if (text.empty())
         return "protected files unchanged";
-    return "protected files changed (" + text + ")" + (restored ? "; restored from the pristine copies" : "");
+    return "protected files changed (" + text + ")" +
+           (restored ? "; restored from the pristine copies" : "");
 }
 
 ProtectedFilesCheck checkAndRestoreProtectedFiles(const std::string& directory) {
@@ -193,7 +208,8 @@ ProtectedFilesCheck checkAndRestoreProtectedFiles(const std::string& directory) 
             const fs::path blob = blobPath(expected[relative].get<std::string>());
             fs::create_directories((dir / relative).parent_path(), ec);
             fs::remove(dir / relative, ec);
-            allRestored &= fs::copy_file(blob, dir / relative, fs::copy_options::overwrite_existing, ec);
+            allRestored &=
+                fs::copy_file(blob, dir / relative, fs::copy_options::overwrite_existing, ec);
         }
     for (const auto& relative : check.added)
         allRestored &= fs::remove(dir / relative, ec);
@@ -202,7 +218,8 @@ ProtectedFilesCheck checkAndRestoreProtectedFiles(const std::string& directory) 
 }
 
 bool isWorkspace(const std::string& directory) {
-    return fs::is_regular_file(fs::path(directory) / "model.py") && fs::is_regular_file(fs::path(directory) / "model_new.py");
+    return fs::is_regular_file(fs::path(directory) / "model.py") &&
+           fs::is_regular_file(fs::path(directory) / "model_new.py");
 }
 
 } // namespace kwb

@@ -32,7 +32,9 @@ struct ProtectedFilesCheck {
     bool restored = false;
     std::string error;
 
-    bool clean() const { return manifestFound && modified.empty() && missing.empty() && added.empty(); }
+    bool clean() const {
+        return manifestFound && modified.empty() && missing.empty() && added.empty();
+    }
     std::string describe() const;
 };
 

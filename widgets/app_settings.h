@@ -16,7 +16,7 @@ Theme themeFromName(const QString& name);
 // in one place; widgets never touch QSettings keys directly.
 class AppSettings {
 public:
-    AppSettings();                              // the application's QSettings
+    AppSettings();                                // the application's QSettings
     explicit AppSettings(const QString& iniFile); // a specific file (tests, portable installs)
     ~AppSettings();
     AppSettings(const AppSettings&) = delete;

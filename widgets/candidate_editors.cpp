@@ -14,7 +14,8 @@ namespace kwb::ui {
 
 CandidateEditors::CandidateEditors(Theme theme, QWidget* parent)
     : QWidget(parent), theme_(theme), banner_(new QLabel(this)), tabs_(new QTabWidget(this)),
-      empty_(new EmptyStatePane(tr("No candidate yet"), QString(), this)), stack_(new QStackedWidget(this)) {
+      empty_(new EmptyStatePane(tr("No candidate yet"), QString(), this)),
+      stack_(new QStackedWidget(this)) {
     banner_->setWordWrap(true);
     banner_->setContentsMargins(8, 4, 8, 4);
     banner_->setAutoFillBackground(true);
@@ -38,7 +39,8 @@ void CandidateEditors::clearTabs() {
     }
 }
 
-void CandidateEditors::showCandidate(const QString& directory, bool readOnly, const QString& banner) {
+void CandidateEditors::showCandidate(const QString& directory, bool readOnly,
+                                     const QString& banner) {
     clearTabs();
     QDir root(directory);
     QStringList files;

@@ -2,10 +2,10 @@
 
 #include "widgets/cuda_lexer.h"
 
-#include <Qsci/qscilexercpp.h>
-#include <Qsci/qscilexerpython.h>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <Qsci/qscilexercpp.h>
+#include <Qsci/qscilexerpython.h>
 
 namespace kwb::ui {
 namespace {
@@ -17,12 +17,10 @@ struct EditorColors {
 
 EditorColors colorsFor(Theme theme) {
     if (theme == Theme::Dark)
-        return {"#1e1f22", "#d4d4d4", "#6b6f76", "#25262a", "#2a2c31", "#264f78",
-                "#569cd6", "#4ec9b0", "#6a9955", "#ce9178", "#b5cea8", "#c586c0",
-                "#dcdcaa", "#d7ba7d"};
-    return {"#ffffff", "#1f1f1f", "#8a8a8a", "#f3f3f3", "#f5f7fb", "#add6ff",
-            "#0000c0", "#00808a", "#3c7a3c", "#a31515", "#098658", "#8b008b",
-            "#795e26", "#7a5c00"};
+        return {"#1e1f22", "#d4d4d4", "#6b6f76", "#25262a", "#2a2c31", "#264f78", "#569cd6",
+                "#4ec9b0", "#6a9955", "#ce9178", "#b5cea8", "#c586c0", "#dcdcaa", "#d7ba7d"};
+    return {"#ffffff", "#1f1f1f", "#8a8a8a", "#f3f3f3", "#f5f7fb", "#add6ff", "#0000c0",
+            "#00808a", "#3c7a3c", "#a31515", "#098658", "#8b008b", "#795e26", "#7a5c00"};
 }
 
 void styleLexer(QsciLexer* lexer, const EditorColors& c, const QFont& font) {
@@ -35,8 +33,8 @@ void styleLexer(QsciLexer* lexer, const EditorColors& c, const QFont& font) {
     if (auto* cpp = qobject_cast<QsciLexerCPP*>(lexer)) {
         cpp->setColor(c.keyword, QsciLexerCPP::Keyword);
         cpp->setColor(c.cudaKeyword, QsciLexerCPP::KeywordSet2);
-        for (int style : {QsciLexerCPP::Comment, QsciLexerCPP::CommentLine, QsciLexerCPP::CommentDoc,
-                          QsciLexerCPP::CommentLineDoc})
+        for (int style : {QsciLexerCPP::Comment, QsciLexerCPP::CommentLine,
+                          QsciLexerCPP::CommentDoc, QsciLexerCPP::CommentLineDoc})
             cpp->setColor(c.comment, style);
         for (int style : {QsciLexerCPP::DoubleQuotedString, QsciLexerCPP::SingleQuotedString,
                           QsciLexerCPP::RawString})
@@ -49,10 +47,10 @@ void styleLexer(QsciLexer* lexer, const EditorColors& c, const QFont& font) {
         py->setColor(c.keyword, QsciLexerPython::Keyword);
         py->setColor(c.comment, QsciLexerPython::Comment);
         py->setColor(c.comment, QsciLexerPython::CommentBlock);
-        for (int style : {QsciLexerPython::DoubleQuotedString, QsciLexerPython::SingleQuotedString,
-                          QsciLexerPython::TripleSingleQuotedString,
-                          QsciLexerPython::TripleDoubleQuotedString, QsciLexerPython::DoubleQuotedFString,
-                          QsciLexerPython::SingleQuotedFString})
+        for (int style :
+             {QsciLexerPython::DoubleQuotedString, QsciLexerPython::SingleQuotedString,
+              QsciLexerPython::TripleSingleQuotedString, QsciLexerPython::TripleDoubleQuotedString,
+              QsciLexerPython::DoubleQuotedFString, QsciLexerPython::SingleQuotedFString})
             py->setColor(c.string, style);
         py->setColor(c.number, QsciLexerPython::Number);
         py->setColor(c.definition, QsciLexerPython::FunctionMethodName);
@@ -71,8 +69,8 @@ SourceLanguage languageForFile(const QString& fileName) {
         return SourceLanguage::Python;
     if (suffix == QLatin1String("cu") || suffix == QLatin1String("cuh"))
         return SourceLanguage::Cuda;
-    if (suffix == QLatin1String("cpp") || suffix == QLatin1String("cc") || suffix == QLatin1String("h") ||
-        suffix == QLatin1String("hpp"))
+    if (suffix == QLatin1String("cpp") || suffix == QLatin1String("cc") ||
+        suffix == QLatin1String("h") || suffix == QLatin1String("hpp"))
         return SourceLanguage::Cpp;
     return SourceLanguage::PlainText;
 }

@@ -5,9 +5,12 @@
 
 namespace kwb::ui {
 
-EngineBridge::EngineBridge(QObject* parent) : QObject(parent), queue_(std::make_unique<kwb::JobQueue>()) {}
+EngineBridge::EngineBridge(QObject* parent)
+    : QObject(parent), queue_(std::make_unique<kwb::JobQueue>()) {}
 
-EngineBridge::~EngineBridge() { queue_.reset(); }
+EngineBridge::~EngineBridge() {
+    queue_.reset();
+}
 
 void EngineBridge::setInFlight(int delta) {
     const bool wasBusy = inFlight_ > 0;
@@ -24,19 +27,22 @@ void EngineBridge::post(const QString& tag, std::function<Result(std::stop_token
     // The id is only known after submit, so the job reads it from a shared slot.
     auto idSlot = std::make_shared<std::atomic<quint64>>(0);
     std::size_t replaced = 0;
-    const quint64 id = queue_->submit(tag.toStdString(), [self, idSlot, work, deliver, tag](std::stop_token stop) {
-        Result result = work(stop);
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, idSlot, deliver, tag, result = std::move(result)]() mutable {
-                if (!self)
-                    return;
-                self->setInFlight(-1);
-                if (self->latestId_.value(tag) == idSlot->load())
-                    deliver(std::move(result));
-            },
-            Qt::QueuedConnection);
-    }, &replaced);
+    const quint64 id = queue_->submit(
+        tag.toStdString(),
+        [self, idSlot, work, deliver, tag](std::stop_token stop) {
+            Result result = work(stop);
+            QMetaObject::invokeMethod(
+                self.data(),
+                [self, idSlot, deliver, tag, result = std::move(result)]() mutable {
+                    if (!self)
+                        return;
+                    self->setInFlight(-1);
+                    if (self->latestId_.value(tag) == idSlot->load())
+                        deliver(std::move(result));
+                },
+                Qt::QueuedConnection);
+        },
+        &replaced);
     idSlot->store(id);
     latestId_[tag] = id;
     // A replaced job never runs, so it never reports back: count it out here.
@@ -51,7 +57,9 @@ void EngineBridge::requestSystemReport(const QString& configuredPython) {
         [python](std::stop_token) {
             return std::make_shared<const kwb::SystemReport>(kwb::collectSystemReport(python));
         },
-        [this](std::shared_ptr<const kwb::SystemReport> report) { emit systemReportReady(report); });
+        [this](std::shared_ptr<const kwb::SystemReport> report) {
+            emit systemReportReady(report);
+        });
 }
 
 void EngineBridge::requestTaskList(const QString& directory) {

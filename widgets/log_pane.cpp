@@ -14,7 +14,9 @@ LogPane::LogPane(QWidget* parent) : QPlainTextEdit(parent) {
 }
 
 void LogPane::append(LogLevel level, const QString& message) {
-    const char* tag = level == LogLevel::Error ? "error" : level == LogLevel::Warning ? "warn " : "info ";
+    const char* tag = level == LogLevel::Error     ? "error"
+                      : level == LogLevel::Warning ? "warn "
+                                                   : "info ";
     appendPlainText(QStringLiteral("%1  %2  %3")
                         .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss.zzz")),
                              QLatin1String(tag), message));

@@ -41,14 +41,16 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     candidates_->showNoCandidate(tr("Open a task from the task browser."));
 
     tasksDock_ = addPane("dock.tasks", tr("Tasks"), taskBrowser_, Qt::LeftDockWidgetArea);
-    referenceDock_ = addPane("dock.reference", tr("Reference — model.py"), reference_, Qt::LeftDockWidgetArea);
-    agentDock_ = addPane("dock.agent", tr("Agent"),
-                         new EmptyStatePane(tr("No agent session"),
-                                            tr("Agent sessions stream their conversation, tool calls "
-                                               "and evaluations here once an agent is started on "
-                                               "this task."),
-                                            this),
-                         Qt::RightDockWidgetArea);
+    referenceDock_ =
+        addPane("dock.reference", tr("Reference — model.py"), reference_, Qt::LeftDockWidgetArea);
+    agentDock_ =
+        addPane("dock.agent", tr("Agent"),
+                new EmptyStatePane(tr("No agent session"),
+                                   tr("Agent sessions stream their conversation, tool calls "
+                                      "and evaluations here once an agent is started on "
+                                      "this task."),
+                                   this),
+                Qt::RightDockWidgetArea);
     timelineDock_ = addPane("dock.timeline", tr("Timeline"),
                             new EmptyStatePane(tr("No profile yet"),
                                                tr("CUPTI kernel timelines of eager, torch.compile "
@@ -67,7 +69,8 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     placeDocksByDefault();
     buildMenus();
 
-    connect(taskBrowser_, &TaskBrowser::taskActivated, this, [this](const QString& path) { openTask(path); });
+    connect(taskBrowser_, &TaskBrowser::taskActivated, this,
+            [this](const QString& path) { openTask(path); });
     connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
 
@@ -75,7 +78,8 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
         resize(1600, 1000);
     restoreState(settings_.windowState());
 
-    log_->append(LogLevel::Info, tr("Kernel Workbench %1 started").arg(QString::fromUtf8(build::kVersion)));
+    log_->append(LogLevel::Info,
+                 tr("Kernel Workbench %1 started").arg(QString::fromUtf8(build::kVersion)));
     refreshSystemReport();
     bridge_.requestTaskList(QString::fromStdString(kwb::bundledTasksDirectory()));
 }
@@ -153,8 +157,9 @@ void MainWindow::showSystemReport(std::shared_ptr<const kwb::SystemReport> repor
 void MainWindow::showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot) {
     taskModel_->setTasks(snapshot->tasks);
     taskListLoaded_ = true;
-    taskBrowser_->setStatusText(tr("%n task(s) in %1", nullptr, static_cast<int>(snapshot->tasks.size()))
-                                    .arg(snapshot->directory));
+    taskBrowser_->setStatusText(
+        tr("%n task(s) in %1", nullptr, static_cast<int>(snapshot->tasks.size()))
+            .arg(snapshot->directory));
     for (const std::string& problem : snapshot->problems)
         log_->append(LogLevel::Warning, QString::fromStdString(problem));
     if (!currentTaskPath_.isEmpty())
@@ -166,23 +171,27 @@ bool MainWindow::openTask(const QString& path) {
     std::string error;
     kwb::TaskInfo task = kwb::readTaskInfo(path.toStdString(), &error);
     if (task.id.empty()) {
-        log_->append(LogLevel::Error, tr("Cannot open task: %1").arg(QString::fromStdString(error)));
+        log_->append(LogLevel::Error,
+                     tr("Cannot open task: %1").arg(QString::fromStdString(error)));
         return false;
     }
     QFile file(QString::fromStdString(task.path));
     if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
-        log_->append(LogLevel::Error, tr("Cannot read %1: %2").arg(file.fileName(), file.errorString()));
+        log_->append(LogLevel::Error,
+                     tr("Cannot read %1: %2").arg(file.fileName(), file.errorString()));
         return false;
     }
     reference_->setSource(QString::fromUtf8(file.readAll()));
     currentTaskPath_ = QString::fromStdString(task.path);
-    referenceDock_->setWindowTitle(tr("Reference — %1").arg(QFileInfo(currentTaskPath_).fileName()));
+    referenceDock_->setWindowTitle(
+        tr("Reference — %1").arg(QFileInfo(currentTaskPath_).fileName()));
     setWindowTitle(tr("%1 — Kernel Workbench").arg(QString::fromStdString(task.title)));
     if (!task.solutionDirectory.empty()) {
-        candidates_->showCandidate(QString::fromStdString(task.solutionDirectory), true,
-                                   tr("Bundled reference solution for %1 (read-only). Its kernels are "
-                                      "real CUDA; workspaces you can edit are created per task.")
-                                       .arg(QString::fromStdString(task.id)));
+        candidates_->showCandidate(
+            QString::fromStdString(task.solutionDirectory), true,
+            tr("Bundled reference solution for %1 (read-only). Its kernels are "
+               "real CUDA; workspaces you can edit are created per task.")
+                .arg(QString::fromStdString(task.id)));
     } else {
         candidates_->showNoCandidate(
             tr("%1 has no candidate yet. A workspace with model_new.py and kernels/ is created "
@@ -191,15 +200,16 @@ bool MainWindow::openTask(const QString& path) {
     }
     taskBrowser_->selectTask(currentTaskPath_);
     settings_.setLastTaskPath(currentTaskPath_);
-    log_->append(LogLevel::Info, tr("Opened task %1 (%2)").arg(QString::fromStdString(task.id), currentTaskPath_));
+    log_->append(LogLevel::Info,
+                 tr("Opened task %1 (%2)").arg(QString::fromStdString(task.id), currentTaskPath_));
     emit taskOpened(currentTaskPath_);
     return true;
 }
 
 void MainWindow::openTaskFromDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open KernelBench task"),
-                                                      QString::fromStdString(kwb::bundledTasksDirectory()),
-                                                      tr("Python task (*.py)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open KernelBench task"), QString::fromStdString(kwb::bundledTasksDirectory()),
+        tr("Python task (*.py)"));
     if (!path.isEmpty())
         openTask(path);
 }
@@ -234,9 +244,13 @@ void MainWindow::showAbout() {
     QMessageBox::about(this, tr("About Kernel Workbench"), text);
 }
 
-void MainWindow::saveLayout() { settings_.setWindowLayout(saveGeometry(), saveState()); }
+void MainWindow::saveLayout() {
+    settings_.setWindowLayout(saveGeometry(), saveState());
+}
 
-void MainWindow::resetLayout() { placeDocksByDefault(); }
+void MainWindow::resetLayout() {
+    placeDocksByDefault();
+}
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     saveLayout();

@@ -16,7 +16,8 @@ namespace kwb::ui {
 
 SettingsDialog::SettingsDialog(AppSettings& settings, EngineBridge& bridge, QWidget* parent)
     : QDialog(parent), settings_(settings), bridge_(bridge), python_(new QLineEdit(this)),
-      probeResult_(new QLabel(this)), workspaceRoot_(new QLineEdit(this)), theme_(new QComboBox(this)) {
+      probeResult_(new QLabel(this)), workspaceRoot_(new QLineEdit(this)),
+      theme_(new QComboBox(this)) {
     setWindowTitle(tr("Settings"));
     python_->setText(settings.pythonInterpreter());
     python_->setPlaceholderText(tr("auto-detect (KWB_PYTHON, project venv, PATH)"));
@@ -46,12 +47,14 @@ SettingsDialog::SettingsDialog(AppSettings& settings, EngineBridge& bridge, QWid
     form->addRow(buttons);
 
     connect(browsePython, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Python interpreter"), python_->text());
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Python interpreter"), python_->text());
         if (!path.isEmpty())
             python_->setText(path);
     });
     connect(browseRoot, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getExistingDirectory(this, tr("Workspace root"), workspaceRoot_->text());
+        const QString path =
+            QFileDialog::getExistingDirectory(this, tr("Workspace root"), workspaceRoot_->text());
         if (!path.isEmpty())
             workspaceRoot_->setText(path);
     });

@@ -39,12 +39,17 @@ void SystemStatusBar::showReport(const kwb::SystemReport& report) {
     cuda_->setText(QString::fromStdString(report.cudaText()));
     const QString python = QString::fromStdString(report.pythonText());
     python_->setText(report.python.usable() ? tr("Python: %1").arg(python) : python);
-    python_->setToolTip(QString::fromStdString(report.python.path + " (" + toString(report.python.source) + ")"));
+    python_->setToolTip(
+        QString::fromStdString(report.python.path + " (" + toString(report.python.source) + ")"));
     python_->setStyleSheet(report.python.usable() ? QString() : QStringLiteral("color: #e06c75"));
 }
 
-QString SystemStatusBar::gpuText() const { return gpu_->text(); }
+QString SystemStatusBar::gpuText() const {
+    return gpu_->text();
+}
 
-QString SystemStatusBar::pythonText() const { return python_->text(); }
+QString SystemStatusBar::pythonText() const {
+    return python_->text();
+}
 
 } // namespace kwb::ui

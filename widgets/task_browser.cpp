@@ -49,6 +49,8 @@ void TaskBrowser::selectTask(const QString& path) {
     view_->scrollTo(index);
 }
 
-void TaskBrowser::setStatusText(const QString& text) { status_->setText(text); }
+void TaskBrowser::setStatusText(const QString& text) {
+    status_->setText(text);
+}
 
 } // namespace kwb::ui

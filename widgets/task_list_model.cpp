@@ -11,7 +11,8 @@ void TaskListModel::setTasks(std::vector<kwb::TaskInfo> tasks) {
 }
 
 const kwb::TaskInfo* TaskListModel::taskAt(int row) const {
-    return row >= 0 && row < static_cast<int>(tasks_.size()) ? &tasks_[static_cast<size_t>(row)] : nullptr;
+    return row >= 0 && row < static_cast<int>(tasks_.size()) ? &tasks_[static_cast<size_t>(row)]
+                                                             : nullptr;
 }
 
 int TaskListModel::rowOfPath(const QString& path) const {

@@ -1,39 +1,42 @@
 #include "commands.h"
-
 #include "engine/gpu_self_test.h"
-#include "engine/python_environment.h"
 #include "engine/process_runner.h"
+#include "engine/python_environment.h"
 #include "engine/resource_paths.h"
 
-#include <filesystem>
-
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
 namespace kwb::cli {
 
 void addDoctorCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand(
-        "doctor", "Check this machine end to end: Python/torch, and on a GPU an NVRTC kernel launch");
+        "doctor",
+        "Check this machine end to end: Python/torch, and on a GPU an NVRTC kernel launch");
     auto python = std::make_shared<std::string>();
     cmd->add_option("--python", *python, "Interpreter to check instead of auto-detecting");
     cmd->callback([python] {
         bool healthy = true;
         PythonProbe probe = detectPython(*python);
-        std::cout << (probe.usable() ? "[ok]   " : "[FAIL] ") << "python: " << probe.summary() << " ["
-                  << probe.path << "]\n";
+        std::cout << (probe.usable() ? "[ok]   " : "[FAIL] ") << "python: " << probe.summary()
+                  << " [" << probe.path << "]\n";
         healthy &= probe.usable();
 #ifdef KWB_HAVE_LIBTORCH
-        const auto buildTreeProbe = std::filesystem::path(currentExecutablePath()).parent_path().parent_path() /
-                           "torch_probe" / "kwb-libtorch";
-        const auto installed = std::filesystem::path(currentExecutablePath()).parent_path() / "kwb-libtorch";
+        const auto buildTreeProbe =
+            std::filesystem::path(currentExecutablePath()).parent_path().parent_path() /
+            "torch_probe" / "kwb-libtorch";
+        const auto installed =
+            std::filesystem::path(currentExecutablePath()).parent_path() / "kwb-libtorch";
         ProcessSpec spec;
-        spec.argv = {std::filesystem::exists(installed) ? installed.string() : buildTreeProbe.string()};
+        spec.argv = {std::filesystem::exists(installed) ? installed.string()
+                                                        : buildTreeProbe.string()};
         spec.timeout = std::chrono::seconds(60);
         ProcessResult libtorch = runProcess(spec);
         std::cout << (libtorch.succeeded() ? "[ok]   " : "[FAIL] ")
-                  << (libtorch.succeeded() ? libtorch.out.text.substr(0, libtorch.out.text.find('\n'))
-                                           : "libtorch probe: " + libtorch.statusText())
+                  << (libtorch.succeeded()
+                          ? libtorch.out.text.substr(0, libtorch.out.text.find('\n'))
+                          : "libtorch probe: " + libtorch.statusText())
                   << "\n";
         healthy &= libtorch.succeeded();
 #endif
@@ -41,8 +44,8 @@ void addDoctorCommand(CLI::App& app) {
         if (!gpu.ran) {
             std::cout << "[skip] gpu: " << gpu.message << " (CPU mode)\n";
         } else {
-            std::cout << (gpu.passed ? "[ok]   " : "[FAIL] ") << "gpu: NVRTC compile " << gpu.compileMs
-                      << " ms, launch " << gpu.message << "\n";
+            std::cout << (gpu.passed ? "[ok]   " : "[FAIL] ") << "gpu: NVRTC compile "
+                      << gpu.compileMs << " ms, launch " << gpu.message << "\n";
             healthy &= gpu.passed;
         }
         if (!healthy)

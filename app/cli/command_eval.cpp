@@ -1,7 +1,6 @@
 #include "commands.h"
-
-#include "evaluation_printer.h"
 #include "engine/evaluator.h"
+#include "evaluation_printer.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -22,9 +21,12 @@ struct CommonEvalOptions {
 };
 
 void addCommonOptions(CLI::App* cmd, CommonEvalOptions& o) {
-    cmd->add_option("--device", o.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-    cmd->add_option("--timeout", o.timeout, "Wall-clock limit per stage, seconds")->check(CLI::Range(1, 86400));
-    cmd->add_option("--iterations", o.iterations, "Timed calls per variant")->check(CLI::Range(1, 100000));
+    cmd->add_option("--device", o.device, "auto, cpu or cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    cmd->add_option("--timeout", o.timeout, "Wall-clock limit per stage, seconds")
+        ->check(CLI::Range(1, 86400));
+    cmd->add_option("--iterations", o.iterations, "Timed calls per variant")
+        ->check(CLI::Range(1, 100000));
     cmd->add_option("--python", o.python, "Task Python (default: auto-detect)");
     cmd->add_option("--seed", o.seed, "Seed for inputs (default: fresh per evaluation)");
     cmd->add_flag("--json", o.json, "Print the JSON result record");
@@ -44,20 +46,30 @@ EvaluationOptions toOptions(const CommonEvalOptions& o) {
 } // namespace
 
 void addEvalCommand(CLI::App& app) {
-    auto* cmd = app.add_subcommand("eval", "Evaluate a workspace (or a KernelBench pair): compile, verify, profile, reward");
+    auto* cmd = app.add_subcommand(
+        "eval", "Evaluate a workspace (or a KernelBench pair): compile, verify, profile, reward");
     auto o = std::make_shared<CommonEvalOptions>();
     auto target = std::make_shared<std::string>();
     auto candidate = std::make_shared<std::string>();
     auto noProfile = std::make_shared<bool>(false);
     auto refresh = std::make_shared<bool>(false);
-    cmd->add_option("workspace", *target, "Workspace folder, or a reference .py with --candidate")->required();
-    cmd->add_option("--candidate", *candidate, "KernelBench ModelNew file (makes WORKSPACE the reference file)");
-    cmd->add_option("--checks", o->checks, "Correctness checks with fresh inputs")->check(CLI::Range(1, 1000));
+    auto threshold = std::make_shared<double>(1.05);
+    cmd->add_option("workspace", *target, "Workspace folder, or a reference .py with --candidate")
+        ->required();
+    cmd->add_option("--candidate", *candidate,
+                    "KernelBench ModelNew file (makes WORKSPACE the reference file)");
+    cmd->add_option("--checks", o->checks, "Correctness checks with fresh inputs")
+        ->check(CLI::Range(1, 1000));
     cmd->add_flag("--no-profile", *noProfile, "Stop after verification");
-    cmd->add_flag("--refresh-baselines", *refresh, "Re-time eager and torch.compile even if cached");
+    cmd->add_flag("--refresh-baselines", *refresh,
+                  "Re-time eager and torch.compile even if cached");
+    cmd->add_option("--threshold", *threshold,
+                    "Speed-up a milestone needs (1.05: more than 5% faster)")
+        ->check(CLI::Range(1.0, 100.0));
     addCommonOptions(cmd, *o);
-    cmd->callback([o, target, candidate, noProfile, refresh] {
+    cmd->callback([o, target, candidate, noProfile, refresh, threshold] {
         EvaluationOptions options = toOptions(*o);
+        options.reward.speedupThreshold = *threshold;
         options.profile = !*noProfile;
         options.refreshBaselines = *refresh;
         EvaluationTarget what;
@@ -66,7 +78,8 @@ void addEvalCommand(CLI::App& app) {
         } else if (std::filesystem::is_directory(*target)) {
             what = EvaluationTarget::forWorkspace(*target);
         } else {
-            std::cerr << "kwb: " << *target << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
+            std::cerr << "kwb: " << *target
+                      << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
             throw CLI::RuntimeError(kExitUsage);
         }
         Evaluator evaluator(o->python);

@@ -1,5 +1,4 @@
 #include "commands.h"
-
 #include "engine/resource_paths.h"
 #include "engine/system_report.h"
 #include "kwb/version.h"
@@ -43,7 +42,8 @@ nlohmann::json toJson(const SystemReport& report) {
 } // namespace
 
 void addInfoCommand(CLI::App& app) {
-    auto* cmd = app.add_subcommand("info", "Show the GPU, driver, CUDA and Python/torch this machine has");
+    auto* cmd =
+        app.add_subcommand("info", "Show the GPU, driver, CUDA and Python/torch this machine has");
     auto python = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     cmd->add_option("--python", *python, "Probe this interpreter instead of auto-detecting");
@@ -57,7 +57,8 @@ void addInfoCommand(CLI::App& app) {
                       << "Driver:   " << report.driverText() << "\n"
                       << "Toolkit:  " << report.cudaText() << "\n"
                       << "Python:   " << report.pythonText() << "\n"
-                      << "          " << report.python.path << " (" << toString(report.python.source) << ")\n"
+                      << "          " << report.python.path << " ("
+                      << toString(report.python.source) << ")\n"
                       << "Tasks:    " << bundledTasksDirectory() << "\n";
         }
         if (!report.python.usable())

@@ -1,5 +1,4 @@
 #include "commands.h"
-
 #include "engine/resource_paths.h"
 #include "engine/task_catalog.h"
 
@@ -11,7 +10,8 @@
 namespace kwb::cli {
 
 void addTasksCommand(CLI::App& app) {
-    auto* cmd = app.add_subcommand("tasks", "List KernelBench-format tasks (the bundled ones by default)");
+    auto* cmd =
+        app.add_subcommand("tasks", "List KernelBench-format tasks (the bundled ones by default)");
     auto directory = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     cmd->add_option("directory", *directory, "Folder of task .py files");
@@ -33,7 +33,8 @@ void addTasksCommand(CLI::App& app) {
             for (const auto& t : tasks)
                 std::cout << std::left << std::setw(26) << t.id << std::setw(14) << t.category
                           << (t.solutionDirectory.empty() ? "  " : "S ") << t.title << "\n";
-            std::cout << tasks.size() << " task(s) in " << dir << " (S: has a reference solution)\n";
+            std::cout << tasks.size() << " task(s) in " << dir
+                      << " (S: has a reference solution)\n";
         }
         for (const auto& problem : problems)
             std::cerr << "kwb: skipped " << problem << "\n";

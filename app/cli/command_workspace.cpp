@@ -1,5 +1,4 @@
 #include "commands.h"
-
 #include "engine/task_catalog.h"
 #include "engine/workspace.h"
 
@@ -9,17 +8,22 @@
 namespace kwb::cli {
 
 void addWorkspaceCommand(CLI::App& app) {
-    auto* workspace = app.add_subcommand("workspace", "Create and check CUDA-Agent-compatible workspaces");
+    auto* workspace =
+        app.add_subcommand("workspace", "Create and check CUDA-Agent-compatible workspaces");
     workspace->require_subcommand(1);
 
-    auto* init = workspace->add_subcommand("init", "Create a workspace for a task: model.py, model_new.py, kernels/, utils/");
+    auto* init = workspace->add_subcommand(
+        "init", "Create a workspace for a task: model.py, model_new.py, kernels/, utils/");
     auto task = std::make_shared<std::string>();
     auto directory = std::make_shared<std::string>();
     auto withSolution = std::make_shared<bool>(false);
     auto force = std::make_shared<bool>(false);
-    init->add_option("task", *task, "KernelBench task file (model.py)")->required()->check(CLI::ExistingFile);
+    init->add_option("task", *task, "KernelBench task file (model.py)")
+        ->required()
+        ->check(CLI::ExistingFile);
     init->add_option("directory", *directory, "Workspace folder to create")->required();
-    init->add_flag("--with-solution", *withSolution, "Start from the task's bundled reference solution");
+    init->add_flag("--with-solution", *withSolution,
+                   "Start from the task's bundled reference solution");
     init->add_flag("--force", *force, "Overwrite a non-empty folder");
     init->callback([task, directory, withSolution, force] {
         WorkspaceInitOptions options;
@@ -38,13 +42,18 @@ void addWorkspaceCommand(CLI::App& app) {
             throw CLI::RuntimeError(kExitFailure);
         }
         std::cout << "workspace: " << result.directory << "\n"
-                  << "protected (hashed, checked at every evaluation): " << result.protectedFiles.size() << " files\n"
-                  << "next: edit model_new.py and kernels/, then `kwb eval " << result.directory << "`\n";
+                  << "protected (hashed, checked at every evaluation): "
+                  << result.protectedFiles.size() << " files\n"
+                  << "next: edit model_new.py and kernels/, then `kwb eval " << result.directory
+                  << "`\n";
     });
 
-    auto* check = workspace->add_subcommand("check", "Check (and restore) the protected files of a workspace");
+    auto* check = workspace->add_subcommand(
+        "check", "Check (and restore) the protected files of a workspace");
     auto checkDirectory = std::make_shared<std::string>();
-    check->add_option("directory", *checkDirectory, "Workspace folder")->required()->check(CLI::ExistingDirectory);
+    check->add_option("directory", *checkDirectory, "Workspace folder")
+        ->required()
+        ->check(CLI::ExistingDirectory);
     check->callback([checkDirectory] {
         ProtectedFilesCheck result = checkAndRestoreProtectedFiles(*checkDirectory);
         std::cout << result.describe() << "\n";

@@ -14,9 +14,10 @@ std::string fixed(double value, int decimals = 3) {
 
 std::string describeTiming(const TimingStats& t) {
     if (!t.available)
-        return "unavailable" + (t.unavailableReason.empty() ? std::string() : " (" + t.unavailableReason + ")");
-    return fixed(t.medianMs) + " ms median, +-" + fixed(t.spreadPercent(), 1) + "% (" + std::to_string(t.samples) +
-           " samples, " + t.method + ")";
+        return "unavailable" +
+               (t.unavailableReason.empty() ? std::string() : " (" + t.unavailableReason + ")");
+    return fixed(t.medianMs) + " ms median, +-" + fixed(t.spreadPercent(), 1) + "% (" +
+           std::to_string(t.samples) + " samples, " + t.method + ")";
 }
 
 } // namespace
@@ -26,12 +27,13 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
     out << "verdict: " << r.verdict() << "\n";
     out << "device: " << r.environment.device << " (" << r.environment.deviceName << ")"
         << (r.cpuMode ? ", CPU mode" : "") << "; torch " << r.environment.torchVersion
-        << (r.environment.driverVersion.empty() ? "" : "; driver CUDA " + r.environment.driverVersion)
+        << (r.environment.driverVersion.empty() ? ""
+                                                : "; driver CUDA " + r.environment.driverVersion)
         << (r.sandboxed ? "; sandboxed" : "; NOT sandboxed") << "\n";
     out << "stages:\n";
     for (const auto& s : r.stages)
-        out << "  " << s.name << std::string(s.name.size() < 10 ? 10 - s.name.size() : 1, ' ') << toString(s.status)
-            << "  " << fixed(s.seconds, 2) << " s  " << s.summary << "\n";
+        out << "  " << s.name << std::string(s.name.size() < 10 ? 10 - s.name.size() : 1, ' ')
+            << toString(s.status) << "  " << fixed(s.seconds, 2) << " s  " << s.summary << "\n";
     for (const auto& d : r.diagnostics)
         out << "  " << formatDiagnostic(d) << "\n";
     if (r.checksRun > 0) {
@@ -47,7 +49,9 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
             << "  candidate  " << describeTiming(r.candidate) << "\n";
         if (r.speedupVsEager > 0)
             out << "speed-up: " << fixed(r.speedupVsEager) << "x vs eager"
-                << (r.speedupVsCompile > 0 ? ", " + fixed(r.speedupVsCompile) + "x vs torch.compile" : "") << "\n";
+                << (r.speedupVsCompile > 0 ? ", " + fixed(r.speedupVsCompile) + "x vs torch.compile"
+                                           : "")
+                << "\n";
     }
     for (const auto& f : r.flags)
         out << "flag [" << toString(f.severity) << "] " << f.code << ": " << f.reason << "\n";

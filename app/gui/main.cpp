@@ -21,7 +21,8 @@ namespace {
 
 bool argumentsRequestScreenshot(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "--screenshot") == 0 || std::strncmp(argv[i], "--screenshot=", 13) == 0)
+        if (std::strcmp(argv[i], "--screenshot") == 0 ||
+            std::strncmp(argv[i], "--screenshot=", 13) == 0)
             return true;
     return false;
 }
@@ -39,7 +40,8 @@ QString firstTaskWithSolution(const kwb::ui::TaskListModel& model) {
     for (int row = 0; row < model.rowCount(); ++row)
         if (model.index(row).data(kwb::ui::TaskListModel::HasSolutionRole).toBool())
             return model.index(row).data(kwb::ui::TaskListModel::PathRole).toString();
-    return model.rowCount() > 0 ? model.index(0).data(kwb::ui::TaskListModel::PathRole).toString() : QString();
+    return model.rowCount() > 0 ? model.index(0).data(kwb::ui::TaskListModel::PathRole).toString()
+                                : QString();
 }
 
 } // namespace
@@ -55,13 +57,17 @@ int main(int argc, char** argv) {
     QApplication::setApplicationVersion(QString::fromUtf8(kwb::build::kVersion));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Kernel Workbench: optimize GPU kernels with LLM agents and RL"));
+    parser.setApplicationDescription(
+        QStringLiteral("Kernel Workbench: optimize GPU kernels with LLM agents and RL"));
     parser.addHelpOption();
     parser.addVersionOption();
     QCommandLineOption taskOption("task", "Open this KernelBench task file.", "PATH");
-    QCommandLineOption screenshotOption("screenshot", "Render the main window offscreen to a PNG and exit.", "FILE");
-    QCommandLineOption sizeOption("size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000");
-    QCommandLineOption settingsOption("settings", "Use this INI file for settings instead of the user's.", "FILE");
+    QCommandLineOption screenshotOption(
+        "screenshot", "Render the main window offscreen to a PNG and exit.", "FILE");
+    QCommandLineOption sizeOption("size", "Window size for --screenshot (default 1600x1000).",
+                                  "WxH", "1600x1000");
+    QCommandLineOption settingsOption(
+        "settings", "Use this INI file for settings instead of the user's.", "FILE");
     QCommandLineOption themeOption("theme", "Override the theme: dark or light.", "NAME");
     parser.addOptions({taskOption, screenshotOption, sizeOption, settingsOption, themeOption});
     parser.process(app);
@@ -115,17 +121,21 @@ int main(int argc, char** argv) {
     window.show();
     // Detection imports torch in a child process: seconds, not minutes.
     const bool complete = waitUntil(
-        [&] { return window.hasSystemReport() && window.hasTaskList() && !window.currentTaskPath().isEmpty(); },
+        [&] {
+            return window.hasSystemReport() && window.hasTaskList() &&
+                   !window.currentTaskPath().isEmpty();
+        },
         120000);
     if (!complete)
-        std::fprintf(stderr, "kernel-workbench: warning: screenshot taken before detection finished\n");
+        std::fprintf(stderr,
+                     "kernel-workbench: warning: screenshot taken before detection finished\n");
     QApplication::processEvents();
     const QString out = parser.value(screenshotOption);
     if (!window.grab().save(out, "PNG")) {
         std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(out));
         return 1;
     }
-    std::printf("screenshot: %s (%dx%d, task %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()), width,
-                height, qPrintable(window.currentTaskPath()));
+    std::printf("screenshot: %s (%dx%d, task %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()),
+                width, height, qPrintable(window.currentTaskPath()));
     return 0;
 }

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-#include <sys/wait.h>
 
 using namespace kwb;
 using namespace kwb::agent;
@@ -81,17 +81,23 @@ TEST(HttpClient, GetAndPostAgainstALoopbackServer) {
     EchoServer server;
     ASSERT_GT(server.port(), 0);
     HttpClient client;
-    HttpResponse get = client.send({"GET", server.url("/hello"), {}, "", std::chrono::seconds(10), std::chrono::seconds(5)});
+    HttpResponse get = client.send(
+        {"GET", server.url("/hello"), {}, "", std::chrono::seconds(10), std::chrono::seconds(5)});
     ASSERT_TRUE(get.ok()) << get.error << " status " << get.status;
     EXPECT_NE(get.body.find("/hello"), std::string::npos);
 
-    HttpResponse post = client.send({"POST", server.url("/v1/chat"), {{"Authorization", "Bearer k"}},
-                                     "{\"x\":1}", std::chrono::seconds(10), std::chrono::seconds(5)});
+    HttpResponse post = client.send({"POST",
+                                     server.url("/v1/chat"),
+                                     {{"Authorization", "Bearer k"}},
+                                     "{\"x\":1}",
+                                     std::chrono::seconds(10),
+                                     std::chrono::seconds(5)});
     ASSERT_TRUE(post.ok()) << post.error;
     EXPECT_NE(post.body.find("{\\\"x\\\":1}"), std::string::npos) << post.body;
     EXPECT_NE(post.body.find("Bearer k"), std::string::npos);
 
-    HttpResponse missing = client.send({"GET", server.url("/missing"), {}, "", std::chrono::seconds(10), std::chrono::seconds(5)});
+    HttpResponse missing = client.send(
+        {"GET", server.url("/missing"), {}, "", std::chrono::seconds(10), std::chrono::seconds(5)});
     EXPECT_TRUE(missing.error.empty());
     EXPECT_EQ(missing.status, 404);
     EXPECT_FALSE(missing.ok());
@@ -100,10 +106,13 @@ TEST(HttpClient, GetAndPostAgainstALoopbackServer) {
 TEST(HttpClient, ConnectionRefusedIsAnErrorValue) {
     HttpClient client;
     // Port 1 on loopback: nothing listens there.
-    HttpResponse r = client.send({"GET", "http://127.0.0.1:1/", {}, "", std::chrono::seconds(5), std::chrono::seconds(2)});
+    HttpResponse r = client.send(
+        {"GET", "http://127.0.0.1:1/", {}, "", std::chrono::seconds(5), std::chrono::seconds(2)});
     EXPECT_FALSE(r.ok());
     EXPECT_EQ(r.status, 0);
     EXPECT_FALSE(r.error.empty());
 }
 
-TEST(HttpClient, VersionNamesLibcurl) { EXPECT_EQ(curlVersionText().rfind("libcurl ", 0), 0u); }
+TEST(HttpClient, VersionNamesLibcurl) {
+    EXPECT_EQ(curlVersionText().rfind("libcurl ", 0), 0u);
+}

@@ -50,20 +50,25 @@ protected:
         fs::remove_all(root_, ec);
     }
 
-    fs::path task(const std::string& id) const { return fs::path(bundledTasksDirectory()) / (id + ".py"); }
+    fs::path task(const std::string& id) const {
+        return fs::path(bundledTasksDirectory()) / (id + ".py");
+    }
 
-    fs::path makeWorkspace(const std::string& taskId, bool withSolution, const std::string& name = "ws") {
+    fs::path makeWorkspace(const std::string& taskId, bool withSolution,
+                           const std::string& name = "ws") {
         WorkspaceInitOptions options;
         if (withSolution)
             options.solutionDirectory = (fs::path(bundledSolutionsDirectory()) / taskId).string();
-        WorkspaceInitResult init = initWorkspace(task(taskId).string(), (root_ / name).string(), options);
+        WorkspaceInitResult init =
+            initWorkspace(task(taskId).string(), (root_ / name).string(), options);
         EXPECT_TRUE(init.ok) << init.error;
         return root_ / name;
     }
 
     // A workspace whose task and candidate are written by the test (no kernels: the compile
     // stage has nothing to build, so these cases run in seconds).
-    fs::path makePythonWorkspace(const std::string& modelPy, const std::string& modelNewPy, const std::string& name = "pyws") {
+    fs::path makePythonWorkspace(const std::string& modelPy, const std::string& modelNewPy,
+                                 const std::string& name = "pyws") {
         const fs::path taskFile = root_ / (name + "_task.py");
         writeText(taskFile, modelPy);
         WorkspaceInitResult init = initWorkspace(taskFile.string(), (root_ / name).string());
@@ -83,12 +88,14 @@ protected:
         return options;
     }
 
-    EvaluationResult evaluateWorkspace(const fs::path& dir, const EvaluationOptions& options = cpuOptions()) {
+    EvaluationResult evaluateWorkspace(const fs::path& dir,
+                                       const EvaluationOptions& options = cpuOptions()) {
         return evaluator_.evaluate(EvaluationTarget::forWorkspace(dir.string()), options);
     }
 
     static std::string describe(const EvaluationResult& r) {
-        std::string text = "reward " + std::to_string(r.reward) + " (" + r.rewardReason + "), " + r.verdict() + "\n";
+        std::string text = "reward " + std::to_string(r.reward) + " (" + r.rewardReason + "), " +
+                           r.verdict() + "\n";
         for (const auto& s : r.stages)
             text += "  " + s.name + ": " + toString(s.status) + " " + s.summary + "\n" +
                     (s.status == StageStatus::Failed ? s.log.substr(0, 3000) + "\n" : "");

@@ -18,7 +18,8 @@ TEST_F(EvaluationTest, PurePythonCandidateRunsThePipelineWithoutAnExtension) {
 }
 
 TEST_F(EvaluationTest, TaskWithSyntaxError) {
-    const fs::path ws = makePythonWorkspace("class Model(:\n    pass\n", tinyCandidate(kGoodForward));
+    const fs::path ws =
+        makePythonWorkspace("class Model(:\n    pass\n", tinyCandidate(kGoodForward));
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_EQ(r.reward, -1);
     EXPECT_EQ(r.failureKind, "task_import") << describe(r);
@@ -43,7 +44,8 @@ TEST_F(EvaluationTest, InitInputsThatAreJunk) {
 }
 
 TEST_F(EvaluationTest, CandidateWithADifferentSignature) {
-    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward, "", "factor, extra"));
+    const fs::path ws =
+        makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward, "", "factor, extra"));
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_EQ(r.reward, -1);
     EXPECT_EQ(r.failureKind, "candidate_init") << describe(r);
@@ -66,7 +68,9 @@ TEST_F(EvaluationTest, CandidateWithoutModelNewFailsStaticChecks) {
 }
 
 TEST_F(EvaluationTest, SegfaultingCandidateIsACrashRecord) {
-    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate("        ctypes.string_at(0)\n        return x", "import ctypes\n"));
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        ctypes.string_at(0)\n        return x", "import ctypes\n"));
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_EQ(r.reward, -1);
     EXPECT_EQ(r.failureKind, "crashed") << describe(r);
@@ -77,7 +81,8 @@ TEST_F(EvaluationTest, SegfaultingCandidateIsACrashRecord) {
 }
 
 TEST_F(EvaluationTest, InfiniteLoopIsKilledAtTheTimeout) {
-    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate("        while True:\n            pass"));
+    const fs::path ws =
+        makePythonWorkspace(kTinyTask, tinyCandidate("        while True:\n            pass"));
     EvaluationOptions options = cpuOptions();
     options.stageTimeout = std::chrono::seconds(20);
     const auto start = std::chrono::steady_clock::now();
@@ -90,8 +95,10 @@ TEST_F(EvaluationTest, InfiniteLoopIsKilledAtTheTimeout) {
 
 TEST_F(EvaluationTest, OutputFloodIsTruncated) {
     const fs::path ws = makePythonWorkspace(
-        kTinyTask, tinyCandidate("        sys.stdout.write('spam ' * 2000000)\n        sys.stdout.flush()\n" + kGoodForward,
-                                 "import sys\n"));
+        kTinyTask,
+        tinyCandidate("        sys.stdout.write('spam ' * 2000000)\n        sys.stdout.flush()\n" +
+                          kGoodForward,
+                      "import sys\n"));
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_TRUE(r.correct) << describe(r);
     for (const auto& stage : r.stages)
@@ -101,10 +108,11 @@ TEST_F(EvaluationTest, OutputFloodIsTruncated) {
 TEST_F(EvaluationTest, ForkBombIsStopped) {
     // Each process forks until the watchdog kills the tree; bounded so it never threatens the host.
     const fs::path ws = makePythonWorkspace(
-        kTinyTask,
-        tinyCandidate("        for _ in range(2000):\n            if os.fork() == 0:\n                time.sleep(30)\n"
-                      "                os._exit(0)\n" + kGoodForward,
-                      "import os, time\n"));
+        kTinyTask, tinyCandidate("        for _ in range(2000):\n            if os.fork() == 0:\n  "
+                                 "              time.sleep(30)\n"
+                                 "                os._exit(0)\n" +
+                                     kGoodForward,
+                                 "import os, time\n"));
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_EQ(r.reward, -1);
     EXPECT_EQ(r.failureKind, "resource_limit") << describe(r);
@@ -112,7 +120,9 @@ TEST_F(EvaluationTest, ForkBombIsStopped) {
 }
 
 TEST_F(EvaluationTest, MemoryExhaustionIsAnErrorNotAHang) {
-    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate("        hog = torch.empty(64 * 1024**3, dtype=torch.uint8)\n" + kGoodForward));
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask, tinyCandidate("        hog = torch.empty(64 * 1024**3, dtype=torch.uint8)\n" +
+                                 kGoodForward));
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_EQ(r.reward, -1);
     EXPECT_EQ(r.failureKind, "candidate_run") << describe(r);
@@ -158,7 +168,46 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return ext.scale(x, self.weight, self.factor)
 )PY");
-    EvaluationResult r = evaluator_.evaluate(EvaluationTarget::forPair(reference.string(), candidate.string()), cpuOptions());
+    EvaluationResult r = evaluator_.evaluate(
+        EvaluationTarget::forPair(reference.string(), candidate.string()), cpuOptions());
     EXPECT_TRUE(r.correct) << describe(r);
     EXPECT_GE(r.reward, 1);
+}
+
+TEST_F(EvaluationTest, PythonWithoutTorchIsAClearFailure) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
+    // -S hides site-packages, so this interpreter runs but cannot import torch.
+    const fs::path wrapper = root_ / "bin" / "python3";
+    writeText(wrapper, std::string("#!/bin/sh\nexec ") + KWB_TEST_EXPECTED_PYTHON + " -S \"$@\"\n");
+    fs::permissions(wrapper, fs::perms::owner_all);
+    Evaluator noTorch(wrapper.string());
+    EvaluationResult r =
+        noTorch.evaluate(EvaluationTarget::forWorkspace(ws.string()), cpuOptions());
+    EXPECT_EQ(r.reward, -1);
+    EXPECT_EQ(r.failureKind, "python_missing") << describe(r);
+    EXPECT_NE(r.failureMessage.find("torch"), std::string::npos) << r.failureMessage;
+}
+
+TEST_F(EvaluationTest, CandidateCannotWriteOutsideTheWorkspaceOrReachTheNetwork) {
+    // The workspace folder is visible but read-only; only build/ and the caches are writable.
+    const fs::path ws = makePythonWorkspace(kTinyTask, "");
+    const fs::path marker = ws / "escape.txt";
+    writeText(ws / "model_new.py", tinyCandidate("        open('" + marker.string() +
+                                                 "', 'w').write('escaped')\n" + kGoodForward));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_EQ(r.failureKind, "candidate_run") << describe(r);
+    EXPECT_NE(r.failureMessage.find("Read-only file system"), std::string::npos)
+        << r.failureMessage;
+    EXPECT_FALSE(fs::exists(marker));
+
+    writeText(ws / "model_new.py",
+              tinyCandidate("        socket.create_connection(('127.0.0.1', 22), timeout=2)\n" +
+                                kGoodForward,
+                            "import socket\n"));
+    EvaluationResult network = evaluateWorkspace(ws);
+    EXPECT_EQ(network.failureKind, "candidate_run") << describe(network);
+    EXPECT_TRUE(network.failureMessage.find("unreachable") != std::string::npos ||
+                network.failureMessage.find("refused") != std::string::npos ||
+                network.failureMessage.find("Network") != std::string::npos)
+        << network.failureMessage;
 }

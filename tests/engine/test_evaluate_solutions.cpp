@@ -7,7 +7,8 @@
 using namespace kwb;
 using namespace kwb::test;
 
-class SolutionEvaluation : public EvaluationTest, public ::testing::WithParamInterface<std::string> {};
+class SolutionEvaluation : public EvaluationTest,
+                           public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(SolutionEvaluation, CorrectSolutionEarnsAtLeastOneInCpuMode) {
     const fs::path ws = makeWorkspace(GetParam(), true);
@@ -22,7 +23,8 @@ TEST_P(SolutionEvaluation, CorrectSolutionEarnsAtLeastOneInCpuMode) {
     EXPECT_LT(r.outputErrors[0].maxAbsError, 1e-2);
     for (const char* stage : {"workspace", "static", "inspect", "compile", "verify", "profile"}) {
         ASSERT_NE(r.stage(stage), nullptr) << stage;
-        EXPECT_EQ(r.stage(stage)->status, StageStatus::Passed) << stage << ": " << r.stage(stage)->summary;
+        EXPECT_EQ(r.stage(stage)->status, StageStatus::Passed)
+            << stage << ": " << r.stage(stage)->summary;
     }
     EXPECT_TRUE(r.candidate.available);
     EXPECT_EQ(r.candidate.method, "wall-clock");
@@ -39,7 +41,8 @@ TEST_P(SolutionEvaluation, CorrectSolutionEarnsAtLeastOneInCpuMode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundled, SolutionEvaluation,
-                         ::testing::Values("01_gelu", "03_softmax", "04_layernorm", "07_scale_residual_add"));
+                         ::testing::Values("01_gelu", "03_softmax", "04_layernorm",
+                                           "07_scale_residual_add"));
 
 TEST_F(EvaluationTest, CompileErrorIsReportedWithFileAndLine) {
     const fs::path ws = makeWorkspace("01_gelu", true);
@@ -95,8 +98,9 @@ TEST_F(EvaluationTest, ProtectedFileChangeIsDetectedRestoredAndNamed) {
 
 TEST_F(EvaluationTest, WorkspaceInitCreatesTheCudaAgentLayout) {
     const fs::path ws = makeWorkspace("03_softmax", false);
-    for (const char* file : {"model.py", "model_new.py", "binding.cpp", "binding_registry.h", "SKILL.md",
-                             "utils/compile.sh", "utils/verification.py", "utils/profiling.py"})
+    for (const char* file :
+         {"model.py", "model_new.py", "binding.cpp", "binding_registry.h", "SKILL.md",
+          "utils/compile.sh", "utils/verification.py", "utils/profiling.py"})
         EXPECT_TRUE(fs::exists(ws / file)) << file;
     EXPECT_TRUE(fs::is_directory(ws / "kernels"));
     EXPECT_EQ(readText(ws / "model.py"), readText(task("03_softmax")));

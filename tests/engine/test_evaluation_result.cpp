@@ -89,7 +89,10 @@ TEST(EvaluationResult, RejectsForeignAndNewerDocuments) {
     std::string error;
     EXPECT_FALSE(fromJson(nlohmann::json{{"hello", 1}}, r, &error));
     EXPECT_NE(error.find("not a kwb evaluation"), std::string::npos);
-    EXPECT_FALSE(fromJson(nlohmann::json{{"format", "kwb-evaluation"}, {"version", 99}}, r, &error));
+    EXPECT_FALSE(
+        fromJson(nlohmann::json{{"format", "kwb-evaluation"}, {"version", 99}}, r, &error));
     EXPECT_NE(error.find("99"), std::string::npos);
-    EXPECT_FALSE(fromJson(nlohmann::json{{"format", "kwb-evaluation"}, {"version", 1}, {"stages", "junk"}}, r, &error));
+    EXPECT_FALSE(
+        fromJson(nlohmann::json{{"format", "kwb-evaluation"}, {"version", 1}, {"stages", "junk"}},
+                 r, &error));
 }

@@ -46,11 +46,14 @@ TEST(JobQueue, NewerJobWithSameTagReplacesWaitingOneAndStopsRunningOne) {
         std::this_thread::sleep_for(1ms);
     std::size_t replaced = 99;
     for (int i = 0; i < 5; ++i) {
-        queue.submit("hover", [&, i](std::stop_token) {
-            ++ran;
-            std::lock_guard lock(mutex);
-            hoverResults.push_back(i);
-        }, &replaced);
+        queue.submit(
+            "hover",
+            [&, i](std::stop_token) {
+                ++ran;
+                std::lock_guard lock(mutex);
+                hoverResults.push_back(i);
+            },
+            &replaced);
         EXPECT_EQ(replaced, i == 0 ? 0u : 1u);
     }
     queue.waitIdle();

@@ -43,11 +43,13 @@ TEST(NvrtcCompiler, ErrorsBecomeDiagnosticsWithLines) {
     EXPECT_EQ(d.line, 3);
     EXPECT_EQ(d.severity, Severity::Error);
     EXPECT_NE(d.message.find("undefined_name"), std::string::npos) << d.message;
-    EXPECT_EQ(formatDiagnostic(d).rfind("kernels/broken.cu:3: error: ", 0), 0u) << formatDiagnostic(d);
+    EXPECT_EQ(formatDiagnostic(d).rfind("kernels/broken.cu:3: error: ", 0), 0u)
+        << formatDiagnostic(d);
 }
 
 TEST(NvrtcCompiler, LowersTemplateNames) {
-    const char* source = "template <typename T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }\n";
+    const char* source =
+        "template <typename T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }\n";
     NvrtcResult r = compileWithNvrtc({source, "fill.cu", "sm_90", {}, {"fill<float>"}});
     ASSERT_TRUE(r.success) << r.log;
     ASSERT_EQ(r.lowered.size(), 1u);
@@ -56,10 +58,11 @@ TEST(NvrtcCompiler, LowersTemplateNames) {
 }
 
 TEST(NvrtcCompiler, ParsesWarningsAndSkipsOtherLines) {
-    const std::string log = "k.cu(7): warning #177-D: variable \"t\" was declared but never referenced\n"
-                            "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n"
-                            "k.cu(9): error: expected a \";\"\n"
-                            "1 error detected in the compilation of \"k.cu\".\n";
+    const std::string log =
+        "k.cu(7): warning #177-D: variable \"t\" was declared but never referenced\n"
+        "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n"
+        "k.cu(9): error: expected a \";\"\n"
+        "1 error detected in the compilation of \"k.cu\".\n";
     auto diagnostics = parseNvrtcLog(log);
     ASSERT_EQ(diagnostics.size(), 2u);
     EXPECT_EQ(diagnostics[0].severity, Severity::Warning);

@@ -5,7 +5,8 @@
 using namespace kwb;
 
 TEST(ProcessRunner, CapturesOutputAndExitCode) {
-    ProcessResult r = runProcess({{"sh", "-c", "echo out; echo err >&2; exit 3"}, "", {}, {}, 1024, ""});
+    ProcessResult r =
+        runProcess({{"sh", "-c", "echo out; echo err >&2; exit 3"}, "", {}, {}, 1024, ""});
     ASSERT_TRUE(r.started) << r.startError;
     EXPECT_TRUE(r.exitedNormally);
     EXPECT_EQ(r.exitCode, 3);

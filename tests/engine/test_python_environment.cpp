@@ -10,7 +10,9 @@ using namespace kwb;
 
 namespace {
 // Folder resolved, file name kept: a symlinked .venv and its target name the same interpreter.
-std::string canonical(const std::string& path) { return kwb::resolveFolderOf(path); }
+std::string canonical(const std::string& path) {
+    return kwb::resolveFolderOf(path);
+}
 } // namespace
 
 TEST(PythonEnvironment, AutoDetectFindsTheConfiguredTaskPython) {

@@ -8,7 +8,8 @@ using namespace kwb;
 namespace fs = std::filesystem;
 
 namespace {
-ProcessResult runSandboxed(const std::string& script, const SandboxPolicy& policy, const std::string& cwd = "/") {
+ProcessResult runSandboxed(const std::string& script, const SandboxPolicy& policy,
+                           const std::string& cwd = "/") {
     SandboxedCommand command = sandboxCommand({"sh", "-c", script}, cwd, policy);
     command.spec.timeout = std::chrono::seconds(30);
     return runProcess(command.spec);
@@ -57,7 +58,8 @@ TEST(Sandbox, AllowsWritesOnlyToListedPaths) {
     ProcessResult home = runSandboxed("touch $HOME/kwb-escape-test", policy);
     EXPECT_FALSE(home.succeeded());
     // /tmp is private: what the sandbox writes there never reaches the host's /tmp.
-    ProcessResult tmp = runSandboxed("echo x > /tmp/kwb-private-tmp-test && cat /tmp/kwb-private-tmp-test", policy);
+    ProcessResult tmp =
+        runSandboxed("echo x > /tmp/kwb-private-tmp-test && cat /tmp/kwb-private-tmp-test", policy);
     EXPECT_TRUE(tmp.succeeded());
     EXPECT_FALSE(fs::exists("/tmp/kwb-private-tmp-test"));
     fs::remove_all(root);
@@ -79,7 +81,8 @@ TEST(Sandbox, FileSizeLimitStopsRunawayWrites) {
     SandboxPolicy policy;
     policy.writablePaths = {dir.string()};
     policy.limits.fileSizeBytes = 1 << 20;
-    ProcessResult r = runSandboxed("head -c 10000000 /dev/zero > " + (dir / "big").string(), policy);
+    ProcessResult r =
+        runSandboxed("head -c 10000000 /dev/zero > " + (dir / "big").string(), policy);
     EXPECT_FALSE(r.succeeded());
     EXPECT_LE(fs::file_size(dir / "big"), 1u << 20);
     fs::remove_all(dir);
@@ -88,7 +91,8 @@ TEST(Sandbox, FileSizeLimitStopsRunawayWrites) {
 TEST(Sandbox, MemoryLimitTurnsExhaustionIntoAnError) {
     SandboxPolicy policy;
     policy.limits.addressSpaceBytes = 512ULL << 20;
-    ProcessResult r = runSandboxed(std::string(KWB_TEST_EXPECTED_PYTHON) + " -S -c \"x = bytearray(2 << 30)\"", policy);
+    ProcessResult r = runSandboxed(
+        std::string(KWB_TEST_EXPECTED_PYTHON) + " -S -c \"x = bytearray(2 << 30)\"", policy);
     EXPECT_FALSE(r.succeeded());
     EXPECT_NE(r.err.text.find("MemoryError"), std::string::npos) << r.err.text;
 }

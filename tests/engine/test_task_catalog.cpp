@@ -49,8 +49,9 @@ TEST(TaskCatalog, ReadsDocstringMetadata) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     {
-        std::ofstream(dir / "a_task.py") << "# comment first\n\"\"\"My title\n\nLonger text.\nCategory: demo\n\"\"\"\n"
-                                            "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+        std::ofstream(dir / "a_task.py")
+            << "# comment first\n\"\"\"My title\n\nLonger text.\nCategory: demo\n\"\"\"\n"
+               "import torch\nclass Model(torch.nn.Module):\n    pass\n";
         std::ofstream(dir / "b_not_a_task.py") << "print('hello')\n";
         std::ofstream(dir / "c_no_doc.py") << "class Model:\n    pass\n";
         std::ofstream(dir / "readme.txt") << "ignored\n";

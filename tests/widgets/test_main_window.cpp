@@ -46,7 +46,8 @@ private slots:
         for (const QString& f : files)
             if (f.startsWith("kernels/") && f.endsWith(".cu")) {
                 hasCu = true;
-                QCOMPARE(window.candidateEditors()->editorForFile(f)->language(), SourceLanguage::Cuda);
+                QCOMPARE(window.candidateEditors()->editorForFile(f)->language(),
+                         SourceLanguage::Cuda);
             }
         QVERIFY(hasCu);
     }
@@ -112,10 +113,12 @@ private slots:
         QVERIFY(!settings.windowState().isEmpty());
         MainWindow restored(settings);
         restored.show();
-        QCOMPARE(restored.dockWidgetArea(restored.findChild<QDockWidget*>("dock.agent")), Qt::LeftDockWidgetArea);
+        QCOMPARE(restored.dockWidgetArea(restored.findChild<QDockWidget*>("dock.agent")),
+                 Qt::LeftDockWidgetArea);
         QVERIFY(restored.findChild<QDockWidget*>("dock.rewards")->isHidden());
         restored.resetLayout();
-        QCOMPARE(restored.dockWidgetArea(restored.findChild<QDockWidget*>("dock.agent")), Qt::RightDockWidgetArea);
+        QCOMPARE(restored.dockWidgetArea(restored.findChild<QDockWidget*>("dock.agent")),
+                 Qt::RightDockWidgetArea);
         QVERIFY(!restored.findChild<QDockWidget*>("dock.rewards")->isHidden());
     }
 };

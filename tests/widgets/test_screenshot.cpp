@@ -11,7 +11,8 @@ private slots:
     void writesAPngOfTheRequestedSizeWithTheTaskLoaded() {
         QTemporaryDir dir;
         const QString out = dir.filePath("shot.png");
-        const QString task = QString::fromStdString(kwb::bundledTasksDirectory()) + "/03_softmax.py";
+        const QString task =
+            QString::fromStdString(kwb::bundledTasksDirectory()) + "/03_softmax.py";
         QProcess app;
         app.start(KWB_GUI_EXECUTABLE, {"--screenshot", out, "--task", task, "--size", "1280x800"});
         QVERIFY(app.waitForFinished(180000));
@@ -38,7 +39,8 @@ private slots:
         QCOMPARE(QImage(dir.filePath("a.png")).size(), QSize(1600, 1000));
 
         QProcess bad;
-        bad.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("b.png"), "--task", "/missing/task.py"});
+        bad.start(KWB_GUI_EXECUTABLE,
+                  {"--screenshot", dir.filePath("b.png"), "--task", "/missing/task.py"});
         QVERIFY(bad.waitForFinished(60000));
         QCOMPARE(bad.exitCode(), 2);
         QVERIFY(bad.readAllStandardError().contains("not found"));

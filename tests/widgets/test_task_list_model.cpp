@@ -11,7 +11,8 @@ class TestTaskListModel : public QObject {
 private slots:
     void passesTheModelTesterThroughResets() {
         TaskListModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 0);
         model.setTasks(kwb::listTasks(kwb::bundledTasksDirectory()));
         QVERIFY(model.rowCount() >= 8);
@@ -23,7 +24,8 @@ private slots:
     void exposesTaskFieldsThroughRoles() {
         TaskListModel model;
         model.setTasks(kwb::listTasks(kwb::bundledTasksDirectory()));
-        const int row = model.rowOfPath(QString::fromStdString(kwb::bundledTasksDirectory()) + "/05_gemm_bias_relu.py");
+        const int row = model.rowOfPath(QString::fromStdString(kwb::bundledTasksDirectory()) +
+                                        "/05_gemm_bias_relu.py");
         QVERIFY(row >= 0);
         const QModelIndex index = model.index(row);
         QCOMPARE(index.data(TaskListModel::IdRole).toString(), QString("05_gemm_bias_relu"));

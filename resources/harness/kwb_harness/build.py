@@ -324,7 +324,7 @@ def _finish(req, result, error, output, took, target, cached) -> None:
     text = output
     if error is not None and str(error) not in output:
         text += "\n" + str(error)
-    diagnostics = parse_diagnostics(text, req.workspace)
+    diagnostics = parse_diagnostics(text, req.workspace, os.path.join(req.build_dir, req.device))
     result["diagnostics"] = diagnostics
     result["command_log"] = tail_text(text, _COMMAND_LOG_LIMIT)
     result["compiled_files"] = _compiled_files(output, req.workspace)

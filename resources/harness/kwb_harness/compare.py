@@ -69,8 +69,11 @@ def _tensor_errors(cand, ref, atol: float, rtol: float):
     diff = torch.where(equal | both_finite, diff, torch.full_like(c, math.inf))
     r_abs = r.abs()
     bad = (diff > atol + rtol * r_abs) | ~(equal | both_finite)
-    rel = diff / (r_abs + 1e-12)
-    rel = torch.where(torch.isnan(rel), torch.full_like(rel, math.inf), rel)
+    # Relative error only means something where the reference is not ~0: near zero, a 1e-7
+    # rounding difference would read as an enormous relative error.
+    significant = r_abs > atol
+    rel = torch.where(significant, diff / r_abs.clamp_min(1e-30), torch.zeros_like(diff))
+    rel = torch.where(torch.isinf(diff) | torch.isnan(rel), torch.full_like(rel, math.inf), rel)
     max_abs = diff.max().item()
     max_rel = rel.max().item()
     bad_count = int(bad.sum().item())

@@ -31,7 +31,10 @@ _SEVERITY = {
 }
 
 
-def workspace_relative(path: str, workspace: str | None) -> str:
+def workspace_relative(path: str, workspace: str | None, base_dir: str | None = None) -> str:
+    # ninja runs the compilers inside the build folder, so their paths may be relative to it.
+    if base_dir and not os.path.isabs(path):
+        path = os.path.join(base_dir, path)
     path = os.path.normpath(path)
     if workspace and os.path.isabs(path):
         rel = os.path.relpath(path, os.path.normpath(workspace))
@@ -40,7 +43,7 @@ def workspace_relative(path: str, workspace: str | None) -> str:
     return path
 
 
-def parse_diagnostics(output: str, workspace: str | None) -> list:
+def parse_diagnostics(output: str, workspace: str | None, base_dir: str | None = None) -> list:
     diagnostics = []
     seen = set()
     for raw in output.splitlines():
@@ -48,7 +51,7 @@ def parse_diagnostics(output: str, workspace: str | None) -> list:
         match = _GCC.match(line) or _CUDAFE.match(line)
         if match:
             entry = {
-                "file": workspace_relative(match.group("file"), workspace),
+                "file": workspace_relative(match.group("file"), workspace, base_dir),
                 "line": int(match.group("line")),
                 "column": int(match.groupdict().get("col") or 0),
                 "severity": _SEVERITY[match.group("sev")],
