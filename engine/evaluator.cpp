@@ -154,6 +154,22 @@ void absorbDiagnostics(EvaluationResult& r, const json& result) {
     }
 }
 
+// Integrity findings a harness stage reports ("flags": [{code, severity, reason}]).
+void absorbFlags(EvaluationResult& r, const json& result) {
+    if (!result.is_object() || !result.contains("flags") || !result["flags"].is_array())
+        return;
+    for (const auto& f : result["flags"]) {
+        if (!f.is_object())
+            continue;
+        const std::string severity = f.value("severity", "warning");
+        r.flags.push_back({f.value("code", "unknown"),
+                           severity == "strict" ? FlagSeverity::Strict
+                           : severity == "info" ? FlagSeverity::Info
+                                                : FlagSeverity::Warning,
+                           f.value("reason", "")});
+    }
+}
+
 void computeSpeedups(EvaluationResult& r) {
     if (!r.candidate.available || r.candidate.medianMs <= 0)
         return;
@@ -377,6 +393,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
                 {o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
                  o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
     }
+    absorbFlags(r, verify.result);
     r.correct = verify.ok && verify.result.is_object() && verify.result.value("correct", false);
     if (!r.correct) {
         fail(r, verify.failureKind.empty() ? "numerical_mismatch" : verify.failureKind,

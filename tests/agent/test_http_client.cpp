@@ -54,16 +54,22 @@ server.serve_forever()
             _exit(127);
         }
         close(out[1]);
-        char buffer[32] = {};
-        ssize_t n = read(out[0], buffer, sizeof buffer - 1);
-        close(out[0]);
-        port_ = n > 0 ? std::atoi(buffer) : 0;
+        // Read up to the newline, and keep the pipe open while the server lives: closing it
+        // early can break the server's own write of the port.
+        outFd_ = out[0];
+        std::string line;
+        char c = 0;
+        while (line.size() < 16 && read(outFd_, &c, 1) == 1 && c != '\n')
+            line.push_back(c);
+        port_ = line.empty() ? 0 : std::atoi(line.c_str());
     }
     ~EchoServer() {
         if (pid_ > 0) {
             kill(pid_, SIGKILL);
             waitpid(pid_, nullptr, 0);
         }
+        if (outFd_ >= 0)
+            close(outFd_);
     }
     int port() const { return port_; }
     std::string url(const std::string& path) const {
@@ -73,6 +79,7 @@ server.serve_forever()
 private:
     pid_t pid_ = -1;
     int port_ = 0;
+    int outFd_ = -1;
 };
 
 } // namespace

@@ -8,13 +8,37 @@ namespace {
 const std::string kGoodForward = "        return x * self.weight * self.factor";
 } // namespace
 
-TEST_F(EvaluationTest, PurePythonCandidateRunsThePipelineWithoutAnExtension) {
+TEST_F(EvaluationTest, PurePyTorchCandidateIsCorrectButFlaggedAsTorchFallback) {
     const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_TRUE(r.correct) << describe(r);
-    EXPECT_GE(r.reward, 1);
     ASSERT_NE(r.stage("compile"), nullptr);
     EXPECT_EQ(r.stage("compile")->status, StageStatus::Skipped);
+    // It computes with aten.mul, not with kernels of its own: caught at the dispatcher.
+    EXPECT_EQ(r.reward, -1);
+    bool flagged = false;
+    for (const auto& flag : r.flags)
+        flagged |= flag.code == "torch_fallback" && flag.severity == FlagSeverity::Strict &&
+                   flag.reason.find("aten.mul") != std::string::npos;
+    EXPECT_TRUE(flagged) << describe(r);
+}
+
+TEST_F(EvaluationTest, TorchOpsHiddenBehindEarlyImportsAndTensorMethodsAreCaught) {
+    // Names bound before any guard existed, Tensor methods and torch.ops.aten all reach the
+    // dispatcher, where the guard sees them.
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask, tinyCandidate("        y = mul_alias(x, self.weight)\n"
+                                 "        y = y.mul(self.factor)\n"
+                                 "        return torch.ops.aten.relu(y) - torch.ops.aten.relu(-y)",
+                                 "from torch import mul as mul_alias\n"));
+    EvaluationResult r = evaluateWorkspace(ws);
+    EXPECT_TRUE(r.correct) << describe(r);
+    EXPECT_EQ(r.reward, -1);
+    std::string reasons;
+    for (const auto& flag : r.flags)
+        reasons += flag.reason;
+    EXPECT_NE(reasons.find("aten.mul"), std::string::npos) << reasons;
+    EXPECT_NE(reasons.find("aten.relu"), std::string::npos) << reasons;
 }
 
 TEST_F(EvaluationTest, TaskWithSyntaxError) {
@@ -77,7 +101,7 @@ TEST_F(EvaluationTest, SegfaultingCandidateIsACrashRecord) {
     EXPECT_NE(r.failureMessage.find("SIGSEGV"), std::string::npos) << r.failureMessage;
     // The next evaluation on the same machine works.
     writeText(ws / "model_new.py", tinyCandidate(kGoodForward));
-    EXPECT_GE(evaluateWorkspace(ws).reward, 1);
+    EXPECT_TRUE(evaluateWorkspace(ws).correct);
 }
 
 TEST_F(EvaluationTest, InfiniteLoopIsKilledAtTheTimeout) {

@@ -130,13 +130,18 @@ def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> l
     return values.to_device(list(inputs), device)
 
 
-def run_model(model, inputs: list, device: str, role: str, workspace: str | None = None):
-    """One forward on fresh clones of the inputs; errors are attributed to ``role``."""
+def run_model(model, inputs: list, device: str, role: str, workspace: str | None = None, guard=None):
+    """One forward on fresh clones of the inputs; errors are attributed to ``role``.
+    ``guard`` (a dispatch mode from op_guard) watches the forward pass, not the input cloning."""
+    import contextlib
+
     import torch
 
     try:
         with torch.no_grad():
-            output = model(*values.clone(inputs))
+            cloned = values.clone(inputs)
+            with guard if guard is not None else contextlib.nullcontext():
+                output = model(*cloned)
             # Kernel launches are asynchronous: without this, a faulting kernel would be
             # blamed on whatever touches the GPU next.
             synchronize(device)

@@ -6,6 +6,7 @@ from . import device as devices
 from . import models
 from .compare import compare
 from .errors import HarnessError
+from .op_guard import fallback_flag, make_guard
 from .task_loader import load_candidate_for, load_reference
 
 
@@ -20,7 +21,7 @@ def _merge_stats(merged: dict, stats: list) -> None:
 
 
 def run(req, result: dict) -> None:
-    result.update(checks_run=0, checks_passed=0, correct=False, outputs=[], failures=[])
+    result.update(checks_run=0, checks_passed=0, correct=False, outputs=[], failures=[], flags=[], torch_ops={})
     devices.configure(req.device)
     devices.require(req.device)
     ws = req.workspace
@@ -28,6 +29,7 @@ def run(req, result: dict) -> None:
     model_new_cls = load_candidate_for(req)
 
     merged = {}
+    guard = make_guard()
     for check in range(req.checks):
         seed = req.seed + check * 1000
         result["checks_run"] = check + 1
@@ -37,7 +39,8 @@ def run(req, result: dict) -> None:
             new_model = models.candidate_model(model_new_cls, task, init, ref_model, seed, req.device, ws)
             inputs = models.make_inputs(task, seed, req.device, ws)
             ref_out = models.run_model(ref_model, inputs, req.device, "reference", ws)
-            new_out = models.run_model(new_model, inputs, req.device, "candidate", ws)
+            # Every check is watched, so a candidate cannot compute honestly only on the first.
+            new_out = models.run_model(new_model, inputs, req.device, "candidate", ws, guard)
             comparison = compare(new_out, ref_out, req.atol, req.rtol)
         except HarnessError as exc:
             result["failures"].append({"check": check, "kind": exc.kind, "message": exc.message})
@@ -51,9 +54,14 @@ def run(req, result: dict) -> None:
             print(f"check {check} (seed {seed}): FAIL [{comparison.kind}] {comparison.message}")
             raise HarnessError(comparison.kind, f"check {check}: {comparison.message}")
         result["checks_passed"] += 1
+        result["torch_ops"] = {"compute": dict(guard.compute_ops), "allowed": dict(guard.allowed_ops)}
         print(f"check {check} (seed {seed}): PASS, max abs error {worst:.3g}")
         # Large tasks would otherwise hold two models and all outputs of the previous check
         # while the next one is built.
         del ref_model, new_model, inputs, ref_out, new_out
         gc.collect()
+    flag = fallback_flag(guard)
+    if flag:
+        result["flags"].append(flag)
+        print("flag [strict] torch_fallback: " + flag["reason"])
     result["correct"] = True
