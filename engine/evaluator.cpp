@@ -233,6 +233,13 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         if (progress)
             progress(stage);
     };
+    // Checked between stages; a stage already running finishes (or times out) first.
+    auto cancelled = [&]() {
+        if (!stop.stop_requested())
+            return false;
+        fail(r, "cancelled", "evaluation cancelled");
+        return true;
+    };
 
     RunContext c;
     c.target = target;
@@ -333,10 +340,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         }
     };
 
-    if (stop.stop_requested()) {
-        fail(r, "cancelled", "evaluation cancelled");
+    if (cancelled())
         return finish();
-    }
     report("inspect");
     HarnessStageOutcome inspect = runStage(c, "inspect", baseRequest(c, "inspect"));
     sandboxNote(inspect);
@@ -347,10 +352,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         return finish();
     }
 
-    if (stop.stop_requested()) {
-        fail(r, "cancelled", "evaluation cancelled");
+    if (cancelled())
         return finish();
-    }
     report("compile");
     json compileRequest = baseRequest(c, "compile");
     compileRequest["arch"] = c.arch;
@@ -372,10 +375,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         !compile.result["extension_path"].get<std::string>().empty())
         extensionPath = compile.result["extension_path"];
 
-    if (stop.stop_requested()) {
-        fail(r, "cancelled", "evaluation cancelled");
+    if (cancelled())
         return finish();
-    }
     report("verify");
     json verifyRequest = baseRequest(c, "verify");
     verifyRequest["checks"] = options.checks;
@@ -403,10 +404,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
 
     if (!options.profile)
         return finish();
-    if (stop.stop_requested()) {
-        fail(r, "cancelled", "evaluation cancelled");
+    if (cancelled())
         return finish();
-    }
     report("profile");
     BaselineKey key = baselineKeyFor(target.referencePath, c.device, r.environment.deviceName,
                                      r.environment.torchVersion, options);

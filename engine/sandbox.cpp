@@ -21,6 +21,31 @@ std::vector<std::string> nvidiaDeviceNodes() {
     return nodes;
 }
 
+// The namespaces and mounts every sandbox starts from; the usability probe uses the same list,
+// so "usable" means usable with exactly these options.
+std::vector<std::string> isolationArguments(bool allowNetwork) {
+    std::vector<std::string> args = {"bwrap",
+                                     "--die-with-parent",
+                                     "--new-session",
+                                     "--unshare-pid",
+                                     "--unshare-ipc",
+                                     "--unshare-uts",
+                                     "--cap-drop",
+                                     "ALL",
+                                     "--ro-bind",
+                                     "/",
+                                     "/",
+                                     "--dev",
+                                     "/dev",
+                                     "--proc",
+                                     "/proc",
+                                     "--tmpfs",
+                                     "/tmp"};
+    if (!allowNetwork)
+        args.push_back("--unshare-net");
+    return args;
+}
+
 } // namespace
 
 std::string resolveFolderOf(const std::string& path) {
@@ -39,19 +64,8 @@ bool bubblewrapUsable() {
         if (findExecutable("bwrap").empty())
             return;
         ProcessSpec probe;
-        probe.argv = {"bwrap",
-                      "--ro-bind",
-                      "/",
-                      "/",
-                      "--dev",
-                      "/dev",
-                      "--proc",
-                      "/proc",
-                      "--unshare-pid",
-                      "--unshare-net",
-                      "--die-with-parent",
-                      "--",
-                      "true"};
+        probe.argv = isolationArguments(/*network=*/false);
+        probe.argv.insert(probe.argv.end(), {"--", "true"});
         probe.timeout = std::chrono::seconds(10);
         usable = runProcess(probe).succeeded();
     });
@@ -71,25 +85,7 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
             "limits only: no filesystem, network or PID isolation";
         return command;
     }
-    std::vector<std::string> wrapped = {"bwrap",
-                                        "--die-with-parent",
-                                        "--new-session",
-                                        "--unshare-pid",
-                                        "--unshare-ipc",
-                                        "--unshare-uts",
-                                        "--cap-drop",
-                                        "ALL",
-                                        "--ro-bind",
-                                        "/",
-                                        "/",
-                                        "--dev",
-                                        "/dev",
-                                        "--proc",
-                                        "/proc",
-                                        "--tmpfs",
-                                        "/tmp"};
-    if (!policy.allowNetwork)
-        wrapped.push_back("--unshare-net");
+    std::vector<std::string> wrapped = isolationArguments(policy.allowNetwork);
     for (const auto& path : policy.readOnlyPaths) {
         std::error_code ec;
         if (fs::exists(path, ec))
