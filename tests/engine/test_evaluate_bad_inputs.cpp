@@ -235,3 +235,17 @@ TEST_F(EvaluationTest, CandidateCannotWriteOutsideTheWorkspaceOrReachTheNetwork)
                 network.failureMessage.find("Network") != std::string::npos)
         << network.failureMessage;
 }
+
+TEST_F(EvaluationTest, WithoutBubblewrapTheResultCarriesALoudWarning) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
+    setenv("KWB_SANDBOX", "rlimits-only", 1);
+    EvaluationResult r = evaluateWorkspace(ws);
+    unsetenv("KWB_SANDBOX");
+    EXPECT_TRUE(r.correct) << describe(r);
+    EXPECT_FALSE(r.sandboxed);
+    bool warned = false;
+    for (const auto& flag : r.flags)
+        warned |= flag.code == "sandbox_weak" && flag.severity == FlagSeverity::Warning &&
+                  flag.reason.find("no filesystem, network or PID isolation") != std::string::npos;
+    EXPECT_TRUE(warned) << describe(r);
+}
