@@ -98,6 +98,37 @@ TimingStats timingFromJson(const json& j) {
     return t;
 }
 
+namespace {
+// json::value throws on a mistyped field; these readers treat one like a missing field.
+template <typename T>
+T field(const json& j, const char* key, T fallback) {
+    if (!j.is_object() || !j.contains(key))
+        return fallback;
+    try {
+        return j.at(key).get<T>();
+    } catch (const json::exception&) {
+        return fallback;
+    }
+}
+} // namespace
+
+Diagnostic diagnosticFromJson(const json& d) {
+    return {field<std::string>(d, "file", ""), field(d, "line", 0), field(d, "column", 0),
+            diagnosticSeverityFrom(field<std::string>(d, "severity", "error")),
+            field<std::string>(d, "message", "")};
+}
+
+OutputError outputErrorFromJson(const json& o) {
+    return {field(o, "index", 0), field(o, "max_abs_error", 0.0), field(o, "max_rel_error", 0.0),
+            field(o, "shape", std::vector<std::int64_t>{}), field<std::string>(o, "dtype", "")};
+}
+
+IntegrityFlag flagFromJson(const json& f) {
+    return {field<std::string>(f, "code", "unknown"),
+            severityFrom(field<std::string>(f, "severity", "warning")),
+            field<std::string>(f, "reason", "")};
+}
+
 const StageRecord* EvaluationResult::stage(const std::string& name) const {
     for (const auto& s : stages)
         if (s.name == name)
@@ -225,16 +256,12 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.failureKind = failure.value("kind", "");
         r.failureMessage = failure.value("message", "");
         for (const auto& d : j.value("diagnostics", json::array()))
-            r.diagnostics.push_back({d.value("file", ""), d.value("line", 0), d.value("column", 0),
-                                     diagnosticSeverityFrom(d.value("severity", "")),
-                                     d.value("message", "")});
+            r.diagnostics.push_back(diagnosticFromJson(d));
         const json checks = j.value("checks", json::object());
         r.checksRun = checks.value("run", 0);
         r.checksPassed = checks.value("passed", 0);
         for (const auto& o : j.value("outputs", json::array()))
-            r.outputErrors.push_back(
-                {o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
-                 o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
+            r.outputErrors.push_back(outputErrorFromJson(o));
         const json timings = j.value("timings", json::object());
         r.eager = timingFromJson(timings.value("eager", json::object()));
         r.compiledBaseline = timingFromJson(timings.value("compile", json::object()));
@@ -246,8 +273,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.reward = j.value("reward", -1);
         r.rewardReason = j.value("reward_reason", "");
         for (const auto& f : j.value("flags", json::array()))
-            r.flags.push_back({f.value("code", ""), severityFrom(f.value("severity", "")),
-                               f.value("reason", "")});
+            r.flags.push_back(flagFromJson(f));
         const json e = j.value("environment", json::object());
         r.environment = {e.value("device", ""),     e.value("device_name", ""),
                          e.value("driver", ""),     e.value("cuda", ""),

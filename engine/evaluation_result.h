@@ -110,4 +110,10 @@ bool fromJson(const nlohmann::json& json, EvaluationResult& result, std::string*
 nlohmann::json toJson(const TimingStats& stats);
 TimingStats timingFromJson(const nlohmann::json& json);
 
+// The record's parts share their JSON shape with the harness's stage results, so both are read
+// by the same functions. Missing or mistyped fields give defaults, never an exception.
+Diagnostic diagnosticFromJson(const nlohmann::json& json);
+OutputError outputErrorFromJson(const nlohmann::json& json);
+IntegrityFlag flagFromJson(const nlohmann::json& json);
+
 } // namespace kwb

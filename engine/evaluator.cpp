@@ -141,33 +141,22 @@ void absorbEnvironment(EvaluationResult& r, const json& result) {
     r.environment.deviceName = e.value("device_name", r.environment.deviceName);
 }
 
+// Harness results are arrays of the record's own shapes; anything not an array is ignored.
+const json& arrayField(const json& result, const char* key) {
+    static const json empty = json::array();
+    return result.is_object() && result.contains(key) && result[key].is_array() ? result[key]
+                                                                                : empty;
+}
+
 void absorbDiagnostics(EvaluationResult& r, const json& result) {
-    if (!result.is_object())
-        return;
-    for (const auto& d : result.value("diagnostics", json::array())) {
-        const std::string severity = d.value("severity", "error");
-        r.diagnostics.push_back({d.value("file", ""), d.value("line", 0), d.value("column", 0),
-                                 severity == "warning" ? Severity::Warning
-                                 : severity == "note"  ? Severity::Note
-                                                       : Severity::Error,
-                                 d.value("message", "")});
-    }
+    for (const auto& d : arrayField(result, "diagnostics"))
+        r.diagnostics.push_back(diagnosticFromJson(d));
 }
 
 // Integrity findings a harness stage reports ("flags": [{code, severity, reason}]).
 void absorbFlags(EvaluationResult& r, const json& result) {
-    if (!result.is_object() || !result.contains("flags") || !result["flags"].is_array())
-        return;
-    for (const auto& f : result["flags"]) {
-        if (!f.is_object())
-            continue;
-        const std::string severity = f.value("severity", "warning");
-        r.flags.push_back({f.value("code", "unknown"),
-                           severity == "strict" ? FlagSeverity::Strict
-                           : severity == "info" ? FlagSeverity::Info
-                                                : FlagSeverity::Warning,
-                           f.value("reason", "")});
-    }
+    for (const auto& f : arrayField(result, "flags"))
+        r.flags.push_back(flagFromJson(f));
 }
 
 void computeSpeedups(EvaluationResult& r) {
@@ -389,10 +378,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     if (verify.result.is_object()) {
         r.checksRun = verify.result.value("checks_run", 0);
         r.checksPassed = verify.result.value("checks_passed", 0);
-        for (const auto& o : verify.result.value("outputs", json::array()))
-            r.outputErrors.push_back(
-                {o.value("index", 0), o.value("max_abs_error", 0.0), o.value("max_rel_error", 0.0),
-                 o.value("shape", std::vector<std::int64_t>{}), o.value("dtype", "")});
+        for (const auto& o : arrayField(verify.result, "outputs"))
+            r.outputErrors.push_back(outputErrorFromJson(o));
     }
     absorbFlags(r, verify.result);
     r.correct = verify.ok && verify.result.is_object() && verify.result.value("correct", false);

@@ -96,3 +96,20 @@ TEST(EvaluationResult, RejectsForeignAndNewerDocuments) {
         fromJson(nlohmann::json{{"format", "kwb-evaluation"}, {"version", 1}, {"stages", "junk"}},
                  r, &error));
 }
+
+TEST(EvaluationResult, PartReadersTolerateMistypedFields) {
+    Diagnostic d = diagnosticFromJson(nlohmann::json{
+        {"file", "kernels/a.cu"}, {"line", "twelve"}, {"severity", "warning"}, {"message", "m"}});
+    EXPECT_EQ(d.file, "kernels/a.cu");
+    EXPECT_EQ(d.line, 0);
+    EXPECT_EQ(d.severity, Severity::Warning);
+    OutputError o = outputErrorFromJson(
+        nlohmann::json{{"index", 2}, {"shape", "junk"}, {"max_abs_error", 0.5}});
+    EXPECT_EQ(o.index, 2);
+    EXPECT_TRUE(o.shape.empty());
+    EXPECT_EQ(o.maxAbsError, 0.5);
+    IntegrityFlag f =
+        flagFromJson(nlohmann::json{{"code", "torch_fallback"}, {"severity", "strict"}});
+    EXPECT_EQ(f.severity, FlagSeverity::Strict);
+    EXPECT_EQ(flagFromJson(nlohmann::json("not an object")).code, "unknown");
+}
