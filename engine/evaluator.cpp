@@ -10,6 +10,7 @@
 #include "engine/sandbox.h"
 #include "engine/static_checks.h"
 #include "engine/user_directories.h"
+#include "engine/utc_timestamp.h"
 #include "engine/workspace.h"
 
 #include <cstdlib>
@@ -22,13 +23,6 @@ using nlohmann::json;
 
 namespace kwb {
 namespace {
-
-std::string nowIso8601() {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    return buffer;
-}
 
 std::uint64_t freshSeed() {
     std::random_device device;
@@ -54,6 +48,44 @@ struct RunContext {
     std::uint64_t seed = 0;
     bool gpuAllowed = false;
 };
+
+// Fills what every run shares: seed, interpreter, cache, and a scratch folder of its own.
+RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions& options,
+                         const std::string& python, EvaluationResult& r) {
+    RunContext c;
+    c.target = target;
+    c.options = options;
+    c.python = python;
+    c.seed = options.seed ? options.seed : freshSeed();
+    c.cacheDirectory = cacheDirectory();
+    c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
+    r.seed = c.seed;
+    r.environment.pythonPath = python;
+    return c;
+}
+
+// CUDA only where the driver sees a GPU and the caller did not ask for the CPU. Returns the
+// inventory so a caller can explain why a requested GPU is missing.
+GpuInventory chooseDevice(const EvaluationOptions& options, RunContext& c, EvaluationResult& r) {
+    GpuInventory gpus = detectGpus();
+    c.device = options.device == DeviceChoice::Cpu || !gpus.hasGpu() ? "cpu" : "cuda";
+    c.gpuAllowed = c.device == "cuda";
+    c.arch = c.gpuAllowed ? gpus.devices.front().arch() : "";
+    r.cpuMode = !c.gpuAllowed;
+    r.environment.device = c.device;
+    r.environment.deviceName = c.gpuAllowed ? gpus.devices.front().name : "cpu";
+    r.environment.driverVersion = gpus.driverLoaded ? formatCudaVersion(gpus.driverVersion) : "";
+    return gpus;
+}
+
+// Why the interpreter cannot run anything, or empty when it can start.
+std::string pythonProblem(const std::string& python) {
+    if (python.empty())
+        return "no Python with torch found (set KWB_PYTHON or the interpreter in settings)";
+    if (findExecutable(python).empty())
+        return "the task Python " + python + " does not exist or is not executable";
+    return {};
+}
 
 json baseRequest(const RunContext& c, const std::string& stage) {
     return {{"version", 1},
@@ -107,6 +139,25 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
         spec.environment["CCACHE_BASEDIR"] = c.target.workspace;
     }
     return runHarnessStage(spec);
+}
+
+// A profile or baseline request: the timing settings are the same for both, so timings stay
+// comparable with the cached baselines.
+json timingRequest(const RunContext& c, const std::string& stage, bool includeBaselines) {
+    json request = baseRequest(c, stage);
+    request["warmup"] = c.options.warmup;
+    request["iterations"] = c.options.iterations;
+    request["rounds"] = c.options.rounds;
+    request["l2_flush"] = c.options.l2Flush && c.gpuAllowed;
+    request["include_baselines"] = includeBaselines;
+    request["include_compile"] = true;
+    return request;
+}
+
+CachedBaseline baselineTimingsFrom(const json& result) {
+    const json timings = result.value("timings", json::object());
+    return {timingFromJson(timings.value("eager", json::object())),
+            timingFromJson(timings.value("compile", json::object()))};
 }
 
 StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcome) {
@@ -201,7 +252,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
                                      std::stop_token stop) const {
     const auto started = std::chrono::steady_clock::now();
     EvaluationResult r;
-    r.startedAt = nowIso8601();
+    r.startedAt = utcTimestamp();
     r.workspace = target.workspace;
     r.referencePath = target.referencePath;
     r.candidatePath = target.candidatePath;
@@ -230,14 +281,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         return true;
     };
 
-    RunContext c;
-    c.target = target;
-    c.options = options;
-    c.python = python_;
-    c.seed = options.seed ? options.seed : freshSeed();
-    r.seed = c.seed;
-    r.environment.pythonPath = python_;
-    c.cacheDirectory = cacheDirectory();
+    RunContext c = newRunContext(target, options, python_, r);
     const bool workspaceMode =
         target.workspace == fs::path(target.referencePath).parent_path().string() &&
         fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
@@ -246,7 +290,6 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
             ? (fs::path(target.workspace) / "build").string()
             : (fs::path(c.cacheDirectory) / "pairs" / sha256Hex(target.candidatePath).substr(0, 24))
                   .string();
-    c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
     scratch = c.scratchDirectory;
 
     // Inputs that cannot be evaluated at all.
@@ -260,12 +303,9 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
             fail(r, "missing_file", setup.summary);
             return finish();
         }
-    if (python_.empty() || findExecutable(python_).empty()) {
+    if (std::string problem = pythonProblem(python_); !problem.empty()) {
         setup.status = StageStatus::Failed;
-        setup.summary =
-            python_.empty()
-                ? "no Python with torch found (set KWB_PYTHON or the interpreter in settings)"
-                : "the task Python " + python_ + " does not exist or is not executable";
+        setup.summary = problem;
         r.stages.push_back(setup);
         fail(r, "python_missing", setup.summary);
         return finish();
@@ -285,20 +325,11 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     }
     r.stages.push_back(setup);
 
-    // Device: CUDA only where both the driver and the task's torch see a GPU.
-    GpuInventory gpus = detectGpus();
-    r.environment.driverVersion = gpus.driverLoaded ? formatCudaVersion(gpus.driverVersion) : "";
-    const bool gpuUsable = gpus.hasGpu();
-    if (options.device == DeviceChoice::Cuda && !gpuUsable) {
+    GpuInventory gpus = chooseDevice(options, c, r);
+    if (options.device == DeviceChoice::Cuda && !gpus.hasGpu()) {
         fail(r, "no_gpu", "--device cuda was asked for, but " + gpus.status);
         return finish();
     }
-    c.device = options.device == DeviceChoice::Cpu || !gpuUsable ? "cpu" : "cuda";
-    c.gpuAllowed = c.device == "cuda";
-    c.arch = c.gpuAllowed ? gpus.devices.front().arch() : "";
-    r.cpuMode = c.device == "cpu";
-    r.environment.device = c.device;
-    r.environment.deviceName = c.gpuAllowed ? gpus.devices.front().name : "cpu";
 
     report("static");
     const auto staticStart = std::chrono::steady_clock::now();
@@ -398,13 +429,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
                                      r.environment.torchVersion, options);
     std::optional<CachedBaseline> cached =
         options.refreshBaselines ? std::nullopt : loadBaseline(key);
-    json profileRequest = baseRequest(c, "profile");
-    profileRequest["warmup"] = options.warmup;
-    profileRequest["iterations"] = options.iterations;
-    profileRequest["rounds"] = options.rounds;
-    profileRequest["l2_flush"] = options.l2Flush && c.gpuAllowed;
-    profileRequest["include_baselines"] = !cached.has_value();
-    profileRequest["include_compile"] = true;
+    json profileRequest = timingRequest(c, "profile", !cached.has_value());
     profileRequest["extension_path"] = extensionPath;
     HarnessStageOutcome profile = runStage(c, "profile", profileRequest);
     StageRecord profileRecord = recordFor("profile", profile);
@@ -416,10 +441,11 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
             r.compiledBaseline = cached->compiled;
             r.baselinesFromCache = true;
         } else {
-            r.eager = timingFromJson(timings.value("eager", json::object()));
-            r.compiledBaseline = timingFromJson(timings.value("compile", json::object()));
+            const CachedBaseline measured = baselineTimingsFrom(profile.result);
+            r.eager = measured.eager;
+            r.compiledBaseline = measured.compiled;
             if (r.eager.available)
-                storeBaseline(key, {r.eager, r.compiledBaseline});
+                storeBaseline(key, measured);
         }
         if (r.cpuMode)
             profileRecord.summary = "CPU mode: wall-clock timing";
@@ -435,57 +461,36 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
 EvaluationResult Evaluator::baseline(const std::string& taskPath,
                                      const EvaluationOptions& options) const {
     EvaluationResult r;
-    r.startedAt = nowIso8601();
+    r.startedAt = utcTimestamp();
     r.referencePath = fs::absolute(taskPath).lexically_normal().string();
     const auto started = std::chrono::steady_clock::now();
-    RunContext c;
-    c.target = {fs::path(r.referencePath).parent_path().string(), r.referencePath, ""};
-    c.options = options;
-    c.python = python_;
-    c.seed = options.seed ? options.seed : freshSeed();
-    r.seed = c.seed;
-    c.cacheDirectory = cacheDirectory();
+    RunContext c =
+        newRunContext({fs::path(r.referencePath).parent_path().string(), r.referencePath, ""},
+                      options, python_, r);
     c.buildDirectory = (fs::path(c.cacheDirectory) / "baseline-build").string();
-    c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
-    GpuInventory gpus = detectGpus();
-    c.device = options.device == DeviceChoice::Cpu || !gpus.hasGpu() ? "cpu" : "cuda";
-    c.gpuAllowed = c.device == "cuda";
-    r.cpuMode = !c.gpuAllowed;
-    r.environment.device = c.device;
-    r.environment.deviceName = c.gpuAllowed ? gpus.devices.front().name : "cpu";
-    r.environment.driverVersion = gpus.driverLoaded ? formatCudaVersion(gpus.driverVersion) : "";
-    r.environment.pythonPath = python_;
+    chooseDevice(options, c, r);
     if (!fs::is_regular_file(r.referencePath)) {
         fail(r, "missing_file", "task file not found: " + taskPath);
         return r;
     }
-    if (python_.empty() || findExecutable(python_).empty()) {
-        fail(r, "python_missing",
-             python_.empty() ? "no Python with torch found"
-                             : "the task Python " + python_ + " does not exist");
+    if (std::string problem = pythonProblem(python_); !problem.empty()) {
+        fail(r, "python_missing", problem);
         return r;
     }
-    json request = baseRequest(c, "baseline");
-    request["warmup"] = options.warmup;
-    request["iterations"] = options.iterations;
-    request["rounds"] = options.rounds;
-    request["l2_flush"] = options.l2Flush && c.gpuAllowed;
-    request["include_baselines"] = true;
-    request["include_compile"] = true;
-    HarnessStageOutcome outcome = runStage(c, "baseline", request);
+    HarnessStageOutcome outcome = runStage(c, "baseline", timingRequest(c, "baseline", true));
     r.stages.push_back(recordFor("baseline", outcome));
     r.sandboxed = outcome.sandboxed;
     absorbEnvironment(r, outcome.result);
     if (!outcome.ok) {
         fail(r, outcome.failureKind, outcome.failureMessage);
     } else {
-        const json timings = outcome.result.value("timings", json::object());
-        r.eager = timingFromJson(timings.value("eager", json::object()));
-        r.compiledBaseline = timingFromJson(timings.value("compile", json::object()));
+        const CachedBaseline measured = baselineTimingsFrom(outcome.result);
+        r.eager = measured.eager;
+        r.compiledBaseline = measured.compiled;
         if (r.eager.available)
             storeBaseline(baselineKeyFor(r.referencePath, c.device, r.environment.deviceName,
                                          r.environment.torchVersion, options),
-                          {r.eager, r.compiledBaseline});
+                          measured);
     }
     r.totalSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -3,6 +3,7 @@
 #include "engine/content_hash.h"
 #include "engine/resource_paths.h"
 #include "engine/user_directories.h"
+#include "engine/utc_timestamp.h"
 
 #include <algorithm>
 #include <chrono>
@@ -63,13 +64,6 @@ std::vector<std::string> protectedFilesIn(const fs::path& workspace) {
     return files;
 }
 
-std::string nowIso8601() {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    return buffer;
-}
-
 } // namespace
 
 WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string& directory,
@@ -122,7 +116,7 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
         json manifest = {{"format", "kwb-workspace"},
                          {"version", kManifestVersion},
                          {"task", task.string()},
-                         {"created_at", nowIso8601()},
+                         {"created_at", utcTimestamp()},
                          {"protected", json::object()}};
         for (const auto& relative : protectedFilesIn(dir)) {
             const std::string hash = sha256OfFile((dir / relative).string());
