@@ -1,8 +1,12 @@
 # Warnings and tooling shared by every target of the project.
 find_program(KWB_CCACHE ccache)
 if(KWB_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-    set(CMAKE_C_COMPILER_LAUNCHER "${KWB_CCACHE}")
-    set(CMAKE_CXX_COMPILER_LAUNCHER "${KWB_CCACHE}")
+    # Paths are hashed relative to the checkout, so a fresh clone in another folder (CI's) still
+    # hits the cache that earlier builds filled.
+    set(_kwb_launcher "${CMAKE_COMMAND}" -E env "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}"
+                      CCACHE_NOHASHDIR=1 "${KWB_CCACHE}")
+    set(CMAKE_C_COMPILER_LAUNCHER ${_kwb_launcher})
+    set(CMAKE_CXX_COMPILER_LAUNCHER ${_kwb_launcher})
 endif()
 
 add_library(kwb_warnings INTERFACE)
