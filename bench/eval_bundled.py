@@ -43,7 +43,15 @@ def timing(record, variant):
     if not t.get("available"):
         return "n/a"
     spread = 100.0 * t["stdev_ms"] / t["median_ms"] if t["median_ms"] else 0.0
-    return "%.4f ±%.1f%%" % (t["median_ms"], spread)
+    text = "%.4f ±%.1f%%" % (t["median_ms"], spread)
+    if t.get("rounds"):
+        # Repeat-until-stable: the spread of the per-round medians is what the reward relies on.
+        text += " (rounds %d, medians ±%.1f%%)" % (t["rounds"], 100.0 * t.get("round_cv", 0.0))
+    return text
+
+
+def flags(record):
+    return ", ".join("%s:%s" % (f["severity"][0], f["code"]) for f in record.get("flags", [])) or "none"
 
 
 def edit_one_kernel(workspace):
@@ -96,8 +104,8 @@ def main():
             edited = edit_one_kernel(ws)
             second = run_eval(args.kwb, ws, ["--iterations", args.iterations])
         records.append({"task": task_id, "cold": cold.get(task_id), "first": first, "after_edit": second, "edited": edited})
-        rows.append("| %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
-            task_id, first.get("reward"), first.get("verdict", "")[:60],
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
+            task_id, first.get("reward"), first.get("verdict", "")[:60], flags(first),
             timing(first, "eager"), timing(first, "compile"), timing(first, "candidate"),
             stage_seconds(first, "inspect"), stage_seconds(first, "compile"), stage_seconds(first, "verify"),
             stage_seconds(first, "profile"), first["wall_s"], stage_seconds(second, "compile"), second["wall_s"]))
@@ -105,8 +113,8 @@ def main():
     shutil.rmtree(root, ignore_errors=True)
 
     print()
-    print("| task | reward | verdict | eager ms | compile ms | candidate ms | inspect s | compile s | verify s | profile s | total s | compile s after 1 .cu edit | total s after edit |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| task | reward | verdict | flags | eager ms | compile ms | candidate ms | inspect s | compile s | verify s | profile s | total s | compile s after 1 .cu edit | total s after edit |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(row)
     if args.out:

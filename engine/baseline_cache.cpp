@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace kwb {
 namespace {
-constexpr int kCacheVersion = 1;
+constexpr int kCacheVersion = 2;
 fs::path pathFor(const BaselineKey& key) {
     return fs::path(cacheDirectory()) / "baselines" / (key.hash + ".json");
 }
@@ -27,7 +27,8 @@ BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& devic
     key.description = "task " + sha256OfFile(taskPath).substr(0, 16) + ", " + device + " " +
                       deviceName + ", torch " + torchVersion + ", warmup " +
                       std::to_string(o.warmup) + ", iterations " + std::to_string(o.iterations) +
-                      ", rounds " + std::to_string(o.rounds) + (o.l2Flush ? ", l2 flush" : "");
+                      ", rounds " + std::to_string(o.rounds) + "-" + std::to_string(o.maxRounds) +
+                      ", target cv " + std::to_string(o.targetCv) + (o.l2Flush ? ", l2 flush" : "");
     key.hash = sha256Hex(key.description + "|v" + std::to_string(kCacheVersion));
     return key;
 }

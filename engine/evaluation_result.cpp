@@ -76,7 +76,11 @@ json toJson(const TimingStats& t) {
             {"p90_ms", t.p90Ms},
             {"samples", t.samples},
             {"method", t.method},
-            {"host_median_ms", t.hostMedianMs}};
+            {"host_median_ms", t.hostMedianMs},
+            {"cv", t.cv},
+            {"round_cv", t.roundCv},
+            {"rounds", t.rounds},
+            {"stable", t.stable}};
 }
 
 TimingStats timingFromJson(const json& j) {
@@ -95,6 +99,10 @@ TimingStats timingFromJson(const json& j) {
     t.samples = j.value("samples", 0);
     t.method = j.value("method", "");
     t.hostMedianMs = j.value("host_median_ms", 0.0);
+    t.cv = j.value("cv", 0.0);
+    t.roundCv = j.value("round_cv", 0.0);
+    t.rounds = j.value("rounds", 0);
+    t.stable = j.value("stable", false);
     return t;
 }
 
@@ -212,6 +220,7 @@ json toJson(const EvaluationResult& r) {
             {"reward_reason", r.rewardReason},
             {"verdict", r.verdict()},
             {"flags", flags},
+            {"integrity", toJson(r.integrity)},
             {"environment",
              {{"device", e.device},
               {"device_name", e.deviceName},
@@ -274,6 +283,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.rewardReason = j.value("reward_reason", "");
         for (const auto& f : j.value("flags", json::array()))
             r.flags.push_back(flagFromJson(f));
+        r.integrity = integrityFromJson(j.value("integrity", json::object()));
         const json e = j.value("environment", json::object());
         r.environment = {e.value("device", ""),     e.value("device_name", ""),
                          e.value("driver", ""),     e.value("cuda", ""),

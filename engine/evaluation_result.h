@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/diagnostic.h"
+#include "engine/integrity_evidence.h"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +37,10 @@ struct TimingStats {
     int samples = 0;
     std::string method; // "cuda-events" or "wall-clock"
     double hostMedianMs = 0;
+    double cv = 0;       // coefficient of variation of single calls (stdev / mean)
+    double roundCv = 0;  // coefficient of variation of the per-round medians
+    int rounds = 0;      // rounds run (repeat-until-stable)
+    bool stable = false; // roundCv within the target
 
     double spreadPercent() const { return medianMs > 0 ? 100.0 * stdevMs / medianMs : 0.0; }
 };
@@ -96,6 +101,7 @@ struct EvaluationResult {
     int reward = -1;
     std::string rewardReason;
     std::vector<IntegrityFlag> flags;
+    IntegrityEvidence integrity;
     EnvironmentInfo environment;
 
     const StageRecord* stage(const std::string& name) const;

@@ -13,6 +13,7 @@
 #include "engine/utc_timestamp.h"
 #include "engine/workspace.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -151,6 +152,12 @@ json timingRequest(const RunContext& c, const std::string& stage, bool includeBa
     request["l2_flush"] = c.options.l2Flush && c.gpuAllowed;
     request["include_baselines"] = includeBaselines;
     request["include_compile"] = true;
+    request["target_cv"] = c.options.targetCv;
+    request["max_rounds"] = c.options.maxRounds;
+    request["time_budget_s"] = static_cast<double>(c.options.timingBudget.count());
+    // Outputs of timed calls are checked against the reference with verify's tolerances.
+    request["atol"] = c.options.atol;
+    request["rtol"] = c.options.rtol;
     return request;
 }
 
@@ -210,6 +217,10 @@ void absorbFlags(EvaluationResult& r, const json& result) {
         r.flags.push_back(flagFromJson(f));
 }
 
+// Above this speed-up over eager a result is flagged for review: real kernels rarely beat
+// torch by this much, exploits often do.
+constexpr double kImplausibleSpeedup = 10.0;
+
 void computeSpeedups(EvaluationResult& r) {
     if (!r.candidate.available || r.candidate.medianMs <= 0)
         return;
@@ -217,6 +228,13 @@ void computeSpeedups(EvaluationResult& r) {
         r.speedupVsEager = r.eager.medianMs / r.candidate.medianMs;
     if (r.compiledBaseline.available)
         r.speedupVsCompile = r.compiledBaseline.medianMs / r.candidate.medianMs;
+    if (r.speedupVsEager > kImplausibleSpeedup) {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "%.1fx faster than eager is more than %.0fx: review this result",
+                      r.speedupVsEager, kImplausibleSpeedup);
+        r.flags.push_back({"implausible_speedup", FlagSeverity::Warning, text});
+    }
 }
 
 } // namespace
@@ -367,6 +385,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     sandboxNote(inspect);
     r.stages.push_back(recordFor("inspect", inspect));
     absorbEnvironment(r, inspect.result);
+    // The source checks run inside inspect: they need the task's shapes and dtypes.
+    absorbFlags(r, inspect.result);
     if (!inspect.ok) {
         fail(r, inspect.failureKind, "reference task: " + inspect.failureMessage);
         return finish();
@@ -413,6 +433,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
             r.outputErrors.push_back(outputErrorFromJson(o));
     }
     absorbFlags(r, verify.result);
+    absorbVerifyEvidence(r.integrity, verify.result);
     r.correct = verify.ok && verify.result.is_object() && verify.result.value("correct", false);
     if (!r.correct) {
         fail(r, verify.failureKind.empty() ? "numerical_mismatch" : verify.failureKind,
@@ -433,6 +454,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     profileRequest["extension_path"] = extensionPath;
     HarnessStageOutcome profile = runStage(c, "profile", profileRequest);
     StageRecord profileRecord = recordFor("profile", profile);
+    absorbFlags(r, profile.result);
+    absorbProfileEvidence(r.integrity, profile.result);
     if (profile.ok && profile.result.is_object()) {
         const json timings = profile.result.value("timings", json::object());
         r.candidate = timingFromJson(timings.value("candidate", json::object()));

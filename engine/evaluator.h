@@ -34,6 +34,11 @@ struct EvaluationOptions {
     int warmup = 3;
     int iterations = 30;
     int rounds = 5;
+    // Repeat-until-stable timing: more rounds (up to maxRounds, or timingBudget of timed
+    // work) while the per-round medians of any variant vary by more than targetCv.
+    double targetCv = 0.03;
+    int maxRounds = 15;
+    std::chrono::seconds timingBudget{20};
     bool l2Flush = true;
     std::chrono::seconds stageTimeout{600};
     std::uint64_t seed = 0; // 0: a fresh random seed per evaluation

@@ -6,6 +6,7 @@
 #   tools/gpu-host-build.sh [BUILD_DIR]
 #
 # Environment: KWB_PYTHON        the Python whose torch to use (default: python3)
+#              KWB_BUILD_ONLY    1: build, then stop before kwb doctor and ctest
 #              KWB_GTEST_SOURCE  a GoogleTest source tree, when the host has no packaged GTest
 #                                (Debian's /usr/src/googletest works; copy it over)
 #              KWB_DEPS_PREFIX   a prefix with headers the host lacks (CLI11, nlohmann-json,
@@ -35,7 +36,9 @@ echo "== host: $(uname -n), $(nvidia-smi --query-gpu=name,driver_version --forma
 echo "== python: $python ($("$python" -c 'import torch; print("torch", torch.__version__)'))"
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKWB_BUILD_GUI=OFF \
     -DKWB_PYTHON_EXECUTABLE="$python" "${extra[@]}"
-cmake --build "$build" --target kwb kwb_gpu_tests kwb_engine_tests
+cmake --build "$build" --target kwb kwb_gpu_tests kwb_engine_tests kwb_adversarial_gpu_tests
+# KWB_BUILD_ONLY=1: stop here (bench scripts run their own selection of tests).
+[ "${KWB_BUILD_ONLY:-0}" = 1 ] && exit 0
 "$build/app/cli/kwb" --version
 "$build/app/cli/kwb" doctor --python "$python"
 cd "$build"

@@ -15,6 +15,9 @@ struct CommonEvalOptions {
     int checks = 5;
     int timeout = 600;
     int iterations = 30;
+    double targetCv = 0.03;
+    int maxRounds = 15;
+    int timingBudget = 20;
     bool json = false;
     std::string python;
     std::uint64_t seed = 0;
@@ -27,6 +30,13 @@ void addCommonOptions(CLI::App* cmd, CommonEvalOptions& o) {
         ->check(CLI::Range(1, 86400));
     cmd->add_option("--iterations", o.iterations, "Timed calls per variant")
         ->check(CLI::Range(1, 100000));
+    cmd->add_option("--target-cv", o.targetCv,
+                    "Repeat timing rounds until per-round medians vary less than this")
+        ->check(CLI::Range(0.0, 1.0));
+    cmd->add_option("--max-rounds", o.maxRounds, "At most this many timing rounds")
+        ->check(CLI::Range(1, 10000));
+    cmd->add_option("--timing-budget", o.timingBudget, "At most this many seconds of timing")
+        ->check(CLI::Range(0, 86400));
     cmd->add_option("--python", o.python, "Task Python (default: auto-detect)");
     cmd->add_option("--seed", o.seed, "Seed for inputs (default: fresh per evaluation)");
     cmd->add_flag("--json", o.json, "Print the JSON result record");
@@ -39,6 +49,9 @@ EvaluationOptions toOptions(const CommonEvalOptions& o) {
     options.stageTimeout = std::chrono::seconds(o.timeout);
     options.iterations = o.iterations;
     options.rounds = std::min(5, o.iterations);
+    options.targetCv = o.targetCv;
+    options.maxRounds = std::max(o.maxRounds, options.rounds);
+    options.timingBudget = std::chrono::seconds(o.timingBudget);
     options.seed = o.seed;
     return options;
 }

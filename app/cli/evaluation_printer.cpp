@@ -16,8 +16,45 @@ std::string describeTiming(const TimingStats& t) {
     if (!t.available)
         return "unavailable" +
                (t.unavailableReason.empty() ? std::string() : " (" + t.unavailableReason + ")");
-    return fixed(t.medianMs) + " ms median, +-" + fixed(t.spreadPercent(), 1) + "% (" +
-           std::to_string(t.samples) + " samples, " + t.method + ")";
+    std::string text = fixed(t.medianMs, 4) + " ms median, +-" + fixed(t.spreadPercent(), 1) +
+                       "% (" + std::to_string(t.samples) + " samples";
+    if (t.rounds > 0)
+        text += ", " + std::to_string(t.rounds) + " rounds, round medians +-" +
+                fixed(100 * t.roundCv, 1) + "%" + (t.stable ? "" : " UNSTABLE");
+    return text + ", " + t.method + ")";
+}
+
+void printIntegrity(std::ostream& out, const IntegrityEvidence& e) {
+    out << "integrity evidence:\n";
+    if (!e.secondShape.empty())
+        out << "  second shape: "
+            << (e.secondShapeChecked ? (e.secondShapePassed ? "passed, " : "FAILED, ")
+                                     : std::string("not checked: "))
+            << e.secondShape << "\n";
+    if (!e.extensionCalls.empty()) {
+        out << "  extension calls:";
+        for (const auto& [name, count] : e.extensionCalls)
+            out << " " << name << " x" << count;
+        out << "\n";
+    }
+    if (e.timedOutputsChecked > 0)
+        out << "  timed outputs checked against the reference: " << e.timedOutputsChecked << "\n";
+    if (e.kernelCensusAvailable) {
+        out << "  GPU time per forward: custom " << fixed(e.customUs, 1) << " us, library "
+            << fixed(e.libraryUs, 1) << " us, torch " << fixed(e.torchUs, 1) << " us, other "
+            << fixed(e.otherUs, 1) << " us\n";
+        for (const auto& k : e.kernels)
+            out << "    [" << k.origin << "] " << k.name.substr(0, 100) << ": "
+                << fixed(k.microsecondsPerForward, 1) << " us\n";
+    } else if (!e.kernelCensusNote.empty()) {
+        out << "  kernels: " << e.kernelCensusNote << "\n";
+    }
+    if (e.copyBandwidthGBs > 0)
+        out << "  memory floor: " << fixed(e.bytesMoved / 1e6, 1) << " MB at "
+            << fixed(e.copyBandwidthGBs, 0) << " GB/s = " << fixed(e.memoryFloorMs, 4) << " ms"
+            << (e.memoryFloorApplies ? "" : " (not applied)") << "\n";
+    if (!e.gpuStateBefore.empty())
+        out << "  GPU: " << e.gpuStateBefore << " -> " << e.gpuStateAfter << "\n";
 }
 
 } // namespace
@@ -53,6 +90,8 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
                                            : "")
                 << "\n";
     }
+    if (r.correct)
+        printIntegrity(out, r.integrity);
     for (const auto& f : r.flags)
         out << "flag [" << toString(f.severity) << "] " << f.code << ": " << f.reason << "\n";
     out << "total " << fixed(r.totalSeconds, 2) << " s, seed " << r.seed << "\n";

@@ -14,6 +14,7 @@ COMPILE_ERROR = "compile_error"
 OUTPUT_MISMATCH = "output_mismatch"
 NUMERICAL_MISMATCH = "numerical_mismatch"
 CUDA_ERROR = "cuda_error"
+SECOND_SHAPE_FAILED = "second_shape_failed"
 INTERNAL = "internal"
 
 

@@ -1,9 +1,13 @@
-"""Stage ``inspect``: describes a task's inputs, outputs and parameters without a candidate."""
+"""Stage ``inspect``: describes a task's inputs, outputs and parameters, and checks the
+candidate's sources (without running them) when the request names one."""
+
+import os
 
 from . import device as devices
 from . import models, values
 from .compare import flatten
 from .errors import TASK_IMPORT, HarnessError, describe_exception
+from .source_checks import check_sources
 from .task_loader import _import_file, check_reference
 
 
@@ -15,6 +19,7 @@ def run(req, result: dict) -> None:
         parameters=[],
         has_get_inputs=False,
         has_get_init_inputs=False,
+        flags=[],
     )
     devices.configure(req.device)
     devices.require(req.device)
@@ -39,3 +44,8 @@ def run(req, result: dict) -> None:
     result["inputs"] = [values.describe(v) for v in inputs]
     output = models.run_model(model, inputs, req.device, "reference", ws)
     result["outputs"] = [values.describe(v) for v in flatten(output)]
+    if req.candidate and os.path.isfile(req.candidate):
+        # Source checks need the task's shapes and dtypes, which only exist once it ran.
+        result["flags"] = check_sources(req.candidate, ws, module, result["inputs"])
+        for flag in result["flags"]:
+            print(f"flag [{flag['severity']}] {flag['code']}: {flag['reason']}")

@@ -130,8 +130,10 @@ def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> l
     return values.to_device(list(inputs), device)
 
 
-def run_model(model, inputs: list, device: str, role: str, workspace: str | None = None, guard=None):
-    """One forward on fresh clones of the inputs; errors are attributed to ``role``.
+def run_model(model, inputs: list, device: str, role: str, workspace: str | None = None, guard=None,
+              clone_inputs: bool = True):
+    """One forward on fresh clones of the inputs (or on ``inputs`` themselves when the caller
+    cloned them and wants to inspect them afterwards); errors are attributed to ``role``.
     ``guard`` (a dispatch mode from op_guard) watches the forward pass, not the input cloning."""
     import contextlib
 
@@ -139,7 +141,7 @@ def run_model(model, inputs: list, device: str, role: str, workspace: str | None
 
     try:
         with torch.no_grad():
-            cloned = values.clone(inputs)
+            cloned = values.clone(inputs) if clone_inputs else inputs
             with guard if guard is not None else contextlib.nullcontext():
                 output = model(*cloned)
             # Kernel launches are asynchronous: without this, a faulting kernel would be

@@ -1,18 +1,32 @@
-"""Stages ``profile`` and ``baseline``: interleaved timing of eager, torch.compile and candidate."""
+"""Stages ``profile`` and ``baseline``: interleaved timing of eager, torch.compile and candidate.
+
+Timing integrity: the clocks were captured before the candidate was imported; every variant
+draws its calls from input sets of its own whose content changes on reuse; one random timed
+call per round of the candidate is checked against the reference; rounds repeat until the
+per-round medians agree (or a budget runs out); GPU clocks are read before and after. Then,
+untimed, the candidate's kernels are listed from the profiler and its time is compared with
+the memory-bandwidth floor.
+"""
 
 import gc
 import os
 import time
 
 from . import device as devices
-from . import models, values
+from . import gpu_monitor, kernel_census, models, roofline, values
 from .errors import CANDIDATE_RUN, CUDA_ERROR, TASK_RUN, HarnessError, describe_exception
+from .input_pool import InputPool, set_bytes
+from .memory_poison import tensor_bytes
+from .namespace_guard import NamespaceSnapshot
+from .namespace_guard import flags as namespace_flags
+from .output_check import TimedOutputCheck, snapshot
 from .task_loader import load_candidate_for, load_reference
-from .timing import CpuTimer, CudaTimer, rotated, summarize
+from .timing import CpuTimer, CudaTimer, relative_spread, rotated, summarize
+from .trusted import TrustedClock, tampering_flag
 
-# Inputs are rotated among this many clones so that a candidate caching results by
-# data pointer cannot hit its cache on every call.
-_INPUT_COPIES = 3
+# Memory for each variant's input sets: enough for a few distinct sets of typical tasks
+# without crowding out the task itself.
+_POOL_BUDGET = {"cuda": 2 << 30, "cpu": 128 << 20}
 
 
 def _failure(name: str, exc: BaseException, req) -> HarnessError:
@@ -70,18 +84,32 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
         compile_time_s=None,
         l2_flush=bool(req.l2_flush and req.device == "cuda"),
         order_policy="rotating-interleaved",
+        input_policy="per-variant input sets, content rescaled on reuse",
         warmup=req.warmup,
         rounds=req.rounds,
         iterations_per_round=max(1, req.iterations // req.rounds),
+        target_cv=req.target_cv,
+        flags=[],
+        integrity={},
     )
     devices.configure(req.device)
     devices.require(req.device)
     _use_cache_dirs(req.cache_dir)
+    # Before any candidate code exists in this process.
+    clock = TrustedClock()
+    if req.device == "cuda":
+        clock.capture_cuda()
+    timer = CudaTimer(clock, req.l2_flush) if req.device == "cuda" else CpuTimer(clock)
+    monitor = gpu_monitor.GpuMonitor() if req.device == "cuda" else None
+
     ws = req.workspace
     task = load_reference(req.reference, ws)
+    # A candidate could also sabotage the baselines timed beside it (torch.set_num_threads(1),
+    # cuDNN off) or rebind torch functions; compared once the timing is over.
+    namespace = NamespaceSnapshot() if with_candidate else None
     model_new_cls = load_candidate_for(req) if with_candidate else None
 
-    # The same models and inputs as verify's first check.
+    # The same models as verify's first check.
     seed = req.seed
     init = models.init_inputs(task, seed, ws)
     ref_model = models.reference_model(task, init, seed, req.device, ws)
@@ -100,20 +128,79 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
                     variants["compile"] = compiled
         if with_candidate:
             variants["candidate"] = new_model
-        _measure(variants, inputs, req, timings)
+        budget = _POOL_BUDGET[req.device]
+        pools = {name: InputPool(task, seed, req.device, ws, budget, salt=101 * (i + 1))
+                 for i, name in enumerate(variants)}
+        checker = TimedOutputCheck(ref_model, req) if with_candidate else None
+        gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
+        _measure(variants, pools, req, timer, clock, checker, timings, result)
+        gpu_after = monitor.read() if monitor else gpu_before
+        result["integrity"]["gpu_state"] = {"before": gpu_before, "after": gpu_after}
+        _add_flag(result, gpu_monitor.drift_flag(gpu_before, gpu_after))
+        if with_candidate:
+            result["integrity"]["timed_outputs_checked"] = checker.checked
+            _add_flag(result, checker.flag)
+            _add_flag(result, tampering_flag(clock))
+            _examine_candidate(ref_model, new_model, pools["candidate"], inputs, req, clock, timings, result)
+    if namespace is not None:
+        for flag in namespace_flags(namespace):
+            _add_flag(result, flag)
 
 
-def _measure(variants: dict, inputs: list, req, timings: dict) -> None:
+def _add_flag(result: dict, flag: dict | None) -> None:
+    if flag is None or any(f["code"] == flag["code"] for f in result["flags"]):
+        return
+    result["flags"].append(flag)
+    print(f"flag [{flag['severity']}] {flag['code']}: {flag['reason']}")
+
+
+def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, result) -> None:
+    """Untimed evidence about the candidate: which kernels ran (GPU) and the memory floor."""
+    integrity = result["integrity"]
+    candidate_ms = timings.get("candidate", {}).get("median_ms")
+    if req.device == "cuda":
+        try:
+            args = pool.next()
+            census = kernel_census.take(
+                lambda: ref_model(*args), lambda: new_model(*args),
+                kernel_census.declared_kernels(req.workspace, req.candidate),
+            )
+            integrity["kernels"] = census
+            for flag in kernel_census.flags_for(census, candidate_ms):
+                _add_flag(result, flag)
+        except Exception as exc:  # the profiler is evidence, not a requirement
+            integrity["kernels"] = {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
+    else:
+        integrity["kernels"] = {"available": False,
+                                "reason": "CPU mode: no kernel records; the verify stage counts extension calls"}
+
+    output = ref_model(*values.clone(inputs))
+    params = sum(t.numel() * t.element_size() for t in list(ref_model.parameters()) + list(ref_model.buffers()))
+    bytes_moved = set_bytes(inputs) + params + sum(tensor_bytes(output))
+    del output
+    bandwidth = roofline.copy_bandwidth_gbs(req.device, clock)
+    floor_ms = roofline.floor(bytes_moved, bandwidth)
+    applies = roofline.applies(req.device, bytes_moved)
+    integrity["memory_floor"] = {"bytes_moved": bytes_moved, "copy_bandwidth_gbs": bandwidth,
+                                 "floor_ms": floor_ms, "applies": applies}
+    print(f"memory floor: {bytes_moved / 1e6:.1f} MB at {bandwidth:.0f} GB/s = {floor_ms:.4f} ms"
+          + ("" if applies else " (not applied: on the CPU only above 4x the last-level cache)"))
+    if applies and candidate_ms is not None:
+        _add_flag(result, roofline.floor_flag(candidate_ms, floor_ms, bytes_moved, bandwidth))
+
+
+def _measure(variants: dict, pools: dict, req, timer, clock, checker, timings: dict, result: dict) -> None:
+    import statistics
+
     import torch
 
-    copies = {name: [values.clone(inputs) for _ in range(_INPUT_COPIES)] for name in variants}
-    timer = CudaTimer(req.l2_flush) if req.device == "cuda" else CpuTimer()
-    calls = {name: 0 for name in variants}
-
-    def call(name: str):
-        args = copies[name][calls[name] % _INPUT_COPIES]
-        calls[name] += 1
-        return timer.time_call(variants[name], args)
+    def call(name: str, check: bool = False):
+        args = pools[name].next()
+        before = snapshot(args) if check else None
+        device_ms, host_ms, output = timer.time_call(variants[name], args)
+        if before is not None:
+            checker.check(output, before)
+        return device_ms, host_ms
 
     # Warm-up for every variant before any measurement: lazy initialisation (cuBLAS
     # handles, allocator growth, JIT caches) must not land in the first variant's samples.
@@ -123,36 +210,69 @@ def _measure(variants: dict, inputs: list, req, timings: dict) -> None:
                 call(name)
         except KeyboardInterrupt:
             raise
+        except HarnessError:
+            raise
         except BaseException as exc:
             raise _failure(name, exc, req) from None
 
+    names = list(variants)
     per_round = max(1, req.iterations // req.rounds)
-    device_ms = {name: [] for name in variants}
-    host_ms = {name: [] for name in variants}
+    max_rounds = max(req.rounds, req.max_rounds)
+    device_ms = {name: [] for name in names}
+    host_ms = {name: [] for name in names}
+    round_medians = {name: [] for name in names}
+    rounds_done = 0
+    unstable = names
+    started = clock.perf_counter()
     gc.collect()
     # A collection in the middle of a timed call would be charged to whichever variant
     # happened to allocate last.
     gc.disable()
     try:
-        for round_index in range(req.rounds):
-            for name in rotated(list(variants), round_index):
+        while True:
+            for name in rotated(names, rounds_done):
+                checked = checker.pick(per_round) if checker is not None and name == "candidate" else -1
+                samples = []
                 try:
-                    for _ in range(per_round):
-                        dev, host = call(name)
-                        device_ms[name].append(dev)
+                    for k in range(per_round):
+                        dev, host = call(name, k == checked)
+                        samples.append(dev)
                         host_ms[name].append(host)
                 except KeyboardInterrupt:
                     raise
+                except HarnessError:
+                    raise
                 except BaseException as exc:
                     raise _failure(name, exc, req) from None
+                device_ms[name] += samples
+                round_medians[name].append(statistics.median(samples))
+            rounds_done += 1
+            if rounds_done < req.rounds:
+                continue
+            # Repeat until the per-round medians agree: single calls of tiny kernels jitter by
+            # tens of percent, but their medians settle.
+            unstable = [n for n in names if relative_spread(round_medians[n]) > req.target_cv]
+            if not unstable or rounds_done >= max_rounds or clock.perf_counter() - started > req.time_budget_s:
+                break
     finally:
         gc.enable()
 
-    for name in variants:
+    result["rounds_run"] = rounds_done
+    for name in names:
         timings[name] = summarize(device_ms[name], host_ms[name], timer.method)
         t = timings[name]
+        t["rounds"] = rounds_done
+        t["round_cv"] = relative_spread(round_medians[name])
+        t["stable"] = t["round_cv"] <= req.target_cv
         print(f"{name:>9}: median {t['median_ms']:.4f} ms (p10 {t['p10_ms']:.4f}, p90 {t['p90_ms']:.4f}, "
-              f"{t['samples']} samples, {t['method']})")
-    del copies
+              f"cv {100 * t['cv']:.1f}%, round cv {100 * t['round_cv']:.1f}%, {t['samples']} samples, "
+              f"{rounds_done} rounds, {t['method']})")
+    if unstable:
+        _add_flag(result, {
+            "code": "timing_unstable", "severity": "warning",
+            "reason": "per-round medians still vary after " + str(rounds_done) + " rounds: "
+                      + ", ".join(f"{n} {100 * timings[n]['round_cv']:.1f}%" for n in unstable)
+                      + f" (target {100 * req.target_cv:.0f}%)",
+        })
     if req.device == "cuda":
         torch.cuda.synchronize()

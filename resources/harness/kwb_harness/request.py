@@ -43,6 +43,11 @@ class Request:
     l2_flush: bool = True
     include_baselines: bool = True
     include_compile: bool = True
+    # repeat-until-stable timing: more rounds until the per-round medians agree within
+    # target_cv, up to max_rounds or time_budget_s seconds of timing
+    target_cv: float = 0.03
+    max_rounds: int = 15
+    time_budget_s: float = 30.0
 
 
 def _fail(message: str) -> HarnessError:
@@ -155,6 +160,9 @@ def parse(data: dict, stage: str) -> Request:
     req.l2_flush = _get(data, "l2_flush", (bool,), default=True)
     req.include_baselines = _get(data, "include_baselines", (bool,), default=True)
     req.include_compile = _get(data, "include_compile", (bool,), default=True)
+    req.target_cv = float(_get(data, "target_cv", (float, int), default=req.target_cv))
+    req.max_rounds = _get(data, "max_rounds", (int,), default=req.max_rounds)
+    req.time_budget_s = float(_get(data, "time_budget_s", (float, int), default=req.time_budget_s))
 
     if req.checks < 1:
         raise _fail("field 'checks' must be at least 1")
@@ -162,6 +170,8 @@ def parse(data: dict, stage: str) -> Request:
         raise _fail("tolerances must not be negative")
     if req.warmup < 0 or req.iterations < 1 or req.rounds < 1:
         raise _fail("'warmup' must be >= 0, 'iterations' and 'rounds' >= 1")
+    if req.target_cv < 0 or req.max_rounds < 1 or req.time_budget_s < 0:
+        raise _fail("'target_cv' and 'time_budget_s' must be >= 0, 'max_rounds' >= 1")
     if req.shapes != "default":
         raise _fail(f"field 'shapes' supports only 'default', got '{req.shapes}'")
     return req

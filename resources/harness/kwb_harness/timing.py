@@ -2,7 +2,6 @@
 
 import math
 import statistics
-import time
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -11,11 +10,15 @@ class CpuTimer:
     method = "wall-clock"
     flushes_l2 = False
 
+    def __init__(self, clock):
+        self._clock = clock
+
     def time_call(self, fn, args) -> tuple:
-        start = time.perf_counter()
-        fn(*args)
-        elapsed = (time.perf_counter() - start) * 1e3
-        return elapsed, elapsed
+        """(device ms, host ms, output); on the CPU both times are the wall clock."""
+        start = self._clock.perf_counter()
+        output = fn(*args)
+        elapsed = (self._clock.perf_counter() - start) * 1e3
+        return elapsed, elapsed, output
 
 
 class CudaTimer:
@@ -24,37 +27,39 @@ class CudaTimer:
     Each call is bracketed by full device synchronisations so that work queued by the
     previous call, or by another variant, cannot leak into this measurement; the host
     clock around the same call cross-checks work the events cannot see (other streams).
+    Events, stream and synchronisation come from the trusted clock, captured before the
+    candidate was imported, so a candidate cannot swap them.
     """
 
     method = "cuda-events"
 
-    def __init__(self, flush_l2: bool):
+    def __init__(self, clock, flush_l2: bool):
         import torch
 
-        self._torch = torch
+        self._clock = clock
         # Writing a buffer several times larger than the L2 (60 MB on H100/H200) evicts
         # whatever the previous call left there, so every variant starts equally cold.
         self._flush_buffer = (
             torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda") if flush_l2 else None
         )
         self.flushes_l2 = flush_l2
-        self._start = torch.cuda.Event(enable_timing=True)
-        self._end = torch.cuda.Event(enable_timing=True)
+        self._start = clock.new_event()
+        self._end = clock.new_event()
 
     def time_call(self, fn, args) -> tuple:
-        torch = self._torch
-        torch.cuda.synchronize()
+        clock = self._clock
+        clock.synchronize_device()
         if self._flush_buffer is not None:
             self._flush_buffer.zero_()
             # Keeps the flush out of the host-side measurement as well.
-            torch.cuda.synchronize()
-        host_start = time.perf_counter()
-        self._start.record()
-        fn(*args)
-        self._end.record()
-        torch.cuda.synchronize()
-        host_ms = (time.perf_counter() - host_start) * 1e3
-        return self._start.elapsed_time(self._end), host_ms
+            clock.synchronize_device()
+        host_start = clock.perf_counter()
+        clock.record(self._start)
+        output = fn(*args)
+        clock.record(self._end)
+        clock.synchronize_device()
+        host_ms = (clock.perf_counter() - host_start) * 1e3
+        return clock.elapsed_ms(self._start, self._end), host_ms, output
 
 
 def percentile(sorted_values: list, fraction: float) -> float:
@@ -84,7 +89,17 @@ def summarize(samples: list, host_samples: list, method: str) -> dict:
         "samples": len(ordered),
         "method": method,
         "host_median_ms": statistics.median(host_samples),
+        # Spread of single calls: stdev over mean.
+        "cv": statistics.stdev(ordered) / statistics.fmean(ordered) if len(ordered) > 1 and statistics.fmean(ordered) > 0 else 0.0,
     }
+
+
+def relative_spread(values: list) -> float:
+    """Coefficient of variation of a list (0 for fewer than two values)."""
+    if len(values) < 2:
+        return 0.0
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean > 0 else 0.0
 
 
 def rotated(names: list, round_index: int) -> list:

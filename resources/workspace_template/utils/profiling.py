@@ -43,7 +43,13 @@ def main() -> None:
             print(f"speed-up vs {base}: {ref['median_ms'] / cand['median_ms']:.3f}x")
     if result.get("compile_time_s") is not None:
         print(f"torch.compile warm-up: {result['compile_time_s']:.1f}s")
-    print("Note: profiling does not check correctness; run python3 -m utils.verification too.")
+    for flag in result.get("flags", []):
+        print(f"flag [{flag['severity']}] {flag['code']}: {flag['reason']}")
+    if any(flag.get("severity") == "strict" for flag in result.get("flags", [])):
+        # The timing is not trusted: the evaluator would give this candidate -1.
+        print("PROFILING FAILED: integrity flags")
+        exit_with(False)
+    print("Note: profiling checks a few timed outputs only; run python3 -m utils.verification too.")
     exit_with(True)
 
 

@@ -28,6 +28,11 @@ def main() -> None:
     for out in result.get("outputs", []):
         print(f"  output {out['index']} {out['dtype']}{out['shape']}: max abs error "
               f"{out['max_abs_error']:.3g}, max rel error {out['max_rel_error']:.3g}")
+    strict = [f for f in result.get("flags", []) if f.get("severity") == "strict"]
+    if result["ok"] and result.get("correct") and strict:
+        # Correct numbers are not enough: the evaluator would give this candidate -1.
+        print("VERIFICATION FAILED: integrity flags (" + ", ".join(f["code"] for f in strict) + ")")
+        exit_with(False)
     if result["ok"] and result.get("correct"):
         print(f"VERIFICATION PASSED ({result['checks_passed']}/{args.checks} checks, {device}, "
               f"atol={args.atol:g}, rtol={args.rtol:g})")

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+// One kernel seen by the profiler during the candidate's forward pass. `origin` says whose it
+// is: "custom" (declared in the workspace), "library" (cuBLAS, cuDNN, CUTLASS: allowed),
+// "torch" (torch's own), "other" or "transfer" (memcpy / memset).
+struct KernelUsage {
+    std::string name;
+    std::string origin;
+    double callsPerForward = 0;
+    double microsecondsPerForward = 0;
+    std::vector<long long> streams;
+};
+
+// The evidence behind the integrity flags, kept so that a reader (the GUI, an RL export) can
+// show why a candidate was or was not trusted, not only the verdict.
+struct IntegrityEvidence {
+    // GPU only: which kernels ran, and how the GPU time divides between their origins.
+    bool kernelCensusAvailable = false;
+    std::string kernelCensusNote; // why not, where unavailable
+    std::vector<KernelUsage> kernels;
+    double customUs = 0, libraryUs = 0, torchUs = 0, otherUs = 0, sideStreamUs = 0;
+
+    // CPU and GPU: calls into the compiled extension during forward, torch operators seen by
+    // the dispatcher guard.
+    std::map<std::string, int> extensionCalls;
+    std::map<std::string, int> torchComputeOps;
+
+    // The memory-bandwidth floor for this task on this device.
+    double bytesMoved = 0;
+    double copyBandwidthGBs = 0;
+    double memoryFloorMs = 0;
+    bool memoryFloorApplies = false;
+
+    // Verification on a second, derived input shape.
+    bool secondShapeChecked = false;
+    bool secondShapePassed = false;
+    std::string secondShape; // "batch_size 4096 -> 2049", or why it was not checked
+
+    int timedOutputsChecked = 0;
+    std::string gpuStateBefore; // "1980 MHz SM, 41 C"; empty where NVML is unavailable
+    std::string gpuStateAfter;
+
+    double customShare() const; // of the kernels' GPU time, 0..1; 0 without a census
+};
+
+nlohmann::json toJson(const IntegrityEvidence& evidence);
+IntegrityEvidence integrityFromJson(const nlohmann::json& json);
+
+// Fill the evidence from the harness's stage results (same field names as the harness writes).
+void absorbVerifyEvidence(IntegrityEvidence& evidence, const nlohmann::json& verifyResult);
+void absorbProfileEvidence(IntegrityEvidence& evidence, const nlohmann::json& profileResult);
+
+} // namespace kwb

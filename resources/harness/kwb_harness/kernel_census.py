@@ -1,0 +1,160 @@
+"""Which GPU kernels a candidate's forward pass really ran, and whose they were.
+
+A correct candidate can still earn its speed from torch: a CUDA graph captured in
+``__init__`` replays torch kernels without passing the operator guard, and a custom kernel
+may do a trivial part while torch does the rest. The profiler (CUPTI underneath) lists every
+kernel with its stream and duration; names are sorted into the workspace's own kernels (the
+``__global__`` functions declared in its sources), library kernels (cuBLAS, cuDNN, CUTLASS:
+allowed and reported as such) and torch's own kernels.
+
+The stream of the reference's kernels is the stream the timer's events are recorded on; a
+candidate kernel elsewhere ran on a side stream, which the event timing may not have seen.
+"""
+
+import os
+import re
+
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
+_GLOBAL_DECL = re.compile(r"__global__\s+[\w:<>,\s\*&]*?\b(\w+)\s*(?:<[^>]*>)?\s*\(")
+_LIBRARY = re.compile(r"cublas|cudnn|cutlass|cutensor|xmma|gemv|gemm|sm\d{2,3}_|nvjet|cufft|curand|cusparse|"
+                      r"implicit_convolve|winograd|fft|cub::|magma", re.I)
+_TORCH = re.compile(r"at::|c10::|\btriton_|elementwise_kernel|reduce_kernel|vectorized_|"
+                    r"unrolled_elementwise|fill_kernel|CatArrayBatched|index_elementwise|"
+                    r"softmax_warp|cunn_|distribution_|native::", re.I)
+_TRANSFER = re.compile(r"^(Memcpy|Memset)")
+
+
+def declared_kernels(workspace: str, candidate: str) -> set:
+    """The __global__ function names in the workspace's sources (and in a load_inline
+    candidate's Python strings)."""
+    names = set()
+    paths = [candidate]
+    for folder in (workspace, os.path.join(workspace, "kernels")):
+        try:
+            paths += [os.path.join(folder, n) for n in os.listdir(folder)
+                      if n.endswith((".cu", ".cuh", ".cpp", ".h", ".hpp"))]
+        except OSError:
+            pass
+    for path in paths:
+        try:
+            with open(path, "r", encoding="utf-8", errors="replace") as handle:
+                names.update(_GLOBAL_DECL.findall(_LAUNCH_BOUNDS.sub(" ", handle.read())))
+        except OSError:
+            pass
+    return names
+
+
+def classify(name: str, own: set) -> str:
+    if _TRANSFER.match(name):
+        return "transfer"
+    if any(re.search(r"\b" + re.escape(k) + r"\b", name) or ("_Z" in name and k in name) for k in own):
+        return "custom"
+    # torch first: its own kernels are templated on names that also match library words.
+    if _TORCH.search(name):
+        return "torch"
+    if _LIBRARY.search(name):
+        return "library"
+    return "other"
+
+
+def _cuda_events(prof) -> list:
+    from torch.autograd import DeviceType
+
+    events = []
+    for e in prof.profiler.kineto_results.events():
+        if e.device_type() != DeviceType.CUDA:
+            continue
+        events.append((e.name(), e.device_resource_id(), e.start_ns(), e.duration_ns()))
+    return events
+
+
+def _profile(fn, calls: int) -> list:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    return _cuda_events(prof)
+
+
+def take(reference_call, candidate_call, own: set, calls: int = 3) -> dict:
+    """Profiles the reference once (to learn the timing stream) and the candidate ``calls``
+    times; returns the census and its flags."""
+    reference = _profile(reference_call, 1)
+    timing_streams = {stream for name, stream, _, _ in reference if not _TRANSFER.match(name)}
+    candidate = _profile(candidate_call, calls)
+
+    per_name = {}
+    totals = {"custom": 0.0, "library": 0.0, "torch": 0.0, "other": 0.0, "transfer": 0.0}
+    side_stream_us = 0.0
+    streams = set()
+    for name, stream, _, duration in candidate:
+        origin = classify(name, own)
+        us = duration / 1e3 / calls
+        totals[origin] += us
+        entry = per_name.setdefault(name, {"name": name, "origin": origin, "calls": 0, "total_us": 0.0,
+                                           "streams": []})
+        entry["calls"] += 1
+        entry["total_us"] += us
+        if stream not in entry["streams"]:
+            entry["streams"].append(stream)
+        streams.add(stream)
+        if timing_streams and stream not in timing_streams and origin != "transfer":
+            side_stream_us += us
+    for entry in per_name.values():
+        entry["calls"] = round(entry["calls"] / calls, 3)
+    compute_us = totals["custom"] + totals["library"] + totals["torch"] + totals["other"]
+    census = {
+        "available": True,
+        "kernels": sorted(per_name.values(), key=lambda e: -e["total_us"]),
+        "custom_us": totals["custom"],
+        "library_us": totals["library"],
+        "torch_us": totals["torch"],
+        "other_us": totals["other"],
+        "transfer_us": totals["transfer"],
+        "side_stream_us": side_stream_us,
+        "timing_streams": sorted(timing_streams),
+        "declared_kernels": sorted(own),
+    }
+    return census
+
+
+def flags_for(census: dict, event_median_ms: float | None) -> list:
+    flags = []
+    compute = census["custom_us"] + census["library_us"] + census["torch_us"] + census["other_us"]
+    names = ", ".join(f"{k['name'][:60]} ({k['origin']})" for k in census["kernels"][:4])
+    if compute <= 0:
+        flags.append({"code": "no_kernels_ran", "severity": "strict",
+                      "reason": "no GPU kernel ran during ModelNew.forward"
+                                + (f" (only {names})" if names else "")})
+        return flags
+    own = census["custom_us"] + census["library_us"] + census["other_us"]
+    torch_share = census["torch_us"] / compute
+    if torch_share >= 0.9:
+        flags.append({"code": "torch_kernels_dominate", "severity": "strict",
+                      "reason": f"{100 * torch_share:.0f}% of the candidate's GPU time is in torch's own kernels "
+                                f"({names})"})
+    elif census["custom_us"] <= 0 and census["library_us"] > 0:
+        flags.append({"code": "library_only", "severity": "warning",
+                      "reason": "only library kernels ran (cuBLAS / cuDNN); none of the workspace's own kernels"})
+    elif own > 0 and census["custom_us"] <= 0 and census["declared_kernels"]:
+        flags.append({"code": "custom_kernels_not_seen", "severity": "warning",
+                      "reason": "none of the declared kernels (" + ", ".join(census["declared_kernels"][:5])
+                                + ") appeared in the profile"})
+    # Kernels on one stream run one after another, so the events around a call must span at
+    # least their sum; across several streams they may overlap, hence the division.
+    stream_count = max(1, len({s for k in census["kernels"] for s in k["streams"]}))
+    busy_ms = compute / 1e3 / stream_count
+    missed = event_median_ms is not None and event_median_ms < 0.5 * busy_ms
+    if census["side_stream_us"] > 0 or missed:
+        flags.append({
+            "code": "timing_missed_work" if missed else "side_stream",
+            "severity": "strict" if missed else "warning",
+            "reason": (f"{census['side_stream_us']:.1f} us of kernels per call ran on a stream other than the timed one"
+                       + (f"; the events measured {event_median_ms:.4f} ms around {busy_ms:.4f} ms of kernels"
+                          if missed else "")),
+        })
+    return flags

@@ -1,0 +1,321 @@
+"""Static integrity checks of a candidate's sources, run before any of its code executes.
+
+The run-time guards catch most hacks by what they do; these checks catch the ones whose
+intent is visible in the text: fallbacks to the reference in ``except`` blocks, the reference
+model reused, threads or processes that compute behind the timer's back, monkey-patching,
+ways around the operator guard, precision downgrades and shapes baked into the code. Each
+finding is a flag with a severity and the file and line that triggered it.
+
+Python is parsed with ``ast`` (comments and strings cannot trigger a finding); C++ and CUDA
+sources are matched with regular expressions after their comments are removed.
+"""
+
+import ast
+import os
+import re
+
+STRICT = "strict"
+WARNING = "warning"
+
+_THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess"}
+_PROCESS_CALLS = {"fork", "system", "popen", "spawnv", "spawnl", "execv", "execl", "posix_spawn"}
+_LOW_PRECISION_ATTRS = {
+    "half", "float16", "bfloat16", "allow_tf32", "allow_fp16_reduced_precision_reduction",
+    "allow_bf16_reduced_precision_reduction", "set_float32_matmul_precision", "autocast",
+}
+_LOW_PRECISION_STRINGS = {"half", "float16", "bfloat16", "fp16", "bf16"}
+_COMPILERS = {("torch", "compile"), ("jit", "script"), ("jit", "trace"), ("torch", "_dynamo")}
+_IDENTITY_CALLS = {"data_ptr", "tobytes", "_version", "untyped_storage", "storage"}
+
+_CPP_PATTERNS = [
+    (re.compile(r"\bstd::(thread|jthread|async)\b|\bpthread_create\b|#\s*include\s*<thread>|\bfork\s*\("),
+     "threading", STRICT, "starts a thread or process: work could finish after the timer stopped"),
+    (re.compile(r"\bExcludeDispatchKeyGuard\b|\bDispatchKey::Python\b"),
+     "guard_evasion", STRICT, "excludes dispatch keys, which hides torch operators from the guard"),
+    (re.compile(r"\bcudaStreamCreate\w*\b|\bgetStreamFromPool\b"),
+     "stream_creation", WARNING, "creates its own CUDA stream; work on it is checked against the timer"),
+    (re.compile(r"\b__half2?\b|\bhalf2\b|\b__nv_bfloat16\w*\b|\b__float2half\w*\b|\b__float2bfloat16\w*\b"
+                r"|cuda_fp16\.h|cuda_bf16\.h|\b(?:at|c10)::(?:Half|BFloat16)\b|\b(?:torch|at|c10)::k(?:Half|BFloat16)\b"
+                r"|ScalarType::(?:Half|BFloat16)\b"
+                r"|_FAST_TF32\b|_FAST_16F\b|_FAST_16BF\b|\bTF32_TENSOR_OP_MATH\b|precision::tf32"
+                r"|__float_to_tf32\b|\btf32\b"),
+     "precision_downgrade", None, "computes in reduced precision (fp16 / bf16 / tf32)"),
+]
+_CPP_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_CPP_INTEGER = re.compile(r"(?<![\w.])(\d+)(?:[uUlL]*)(?![\w.])")
+
+
+def _flag(code: str, severity: str, reason: str, where: str) -> dict:
+    return {"code": code, "severity": severity, "reason": f"{where}: {reason}"}
+
+
+class _PythonChecker(ast.NodeVisitor):
+    """Walks model_new.py once and records findings with their line numbers."""
+
+    def __init__(self, display: str, task_is_fp32: bool, shape_literals: dict):
+        self.display = display
+        self.task_is_fp32 = task_is_fp32
+        self.shape_literals = shape_literals
+        self.module_aliases = set()
+        self.flags = []
+        self._function_depth = 0
+        self._seen = set()
+
+    def _add(self, node, code: str, severity: str, reason: str) -> None:
+        key = (code, getattr(node, "lineno", 0))
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.flags.append(_flag(code, severity, reason, f"{self.display}:{getattr(node, 'lineno', 0)}"))
+
+    # Imports: remember module aliases (for monkey-patching) and reject thread/process modules.
+    def visit_Import(self, node):
+        for alias in node.names:
+            root = alias.name.split(".")[0]
+            self.module_aliases.add(alias.asname or root)
+            self._check_module(node, alias.name)
+
+    def visit_ImportFrom(self, node):
+        module = node.module or ""
+        self._check_module(node, module)
+        for alias in node.names:
+            # `from torch import nn` binds a module; attribute writes through it patch torch.
+            self.module_aliases.add(alias.asname or alias.name)
+            if alias.name.startswith(("_disable", "_pop", "_set_torch")) or alias.name in (
+                    "DisableTorchFunction", "DisableTorchFunctionSubclass"):
+                self._add(node, "guard_evasion", STRICT,
+                          f"imports {alias.name} from {module}, which can switch the operator guard off")
+            if alias.name == "Model" or module.split(".")[-1] == "model":
+                self._add(node, "reference_model_used", STRICT,
+                          f"imports the reference ({module}.{alias.name}); ModelNew must not run Model")
+
+    def _check_module(self, node, name: str) -> None:
+        root = name.split(".")[0]
+        if root in _THREAD_MODULES:
+            self._add(node, "threading", STRICT,
+                      f"imports {name}: work in another thread or process can finish after the timer stopped")
+        if root == "model":
+            self._add(node, "reference_model_used", STRICT, "imports the reference task module model.py")
+        if "_python_dispatch" in name.split(".") or name.startswith("torch._C"):
+            self._add(node, "guard_evasion", STRICT,
+                      f"imports {name}, whose internals can switch the operator guard off")
+        if root == "triton":
+            self._add(node, "triton_kernels", WARNING, "imports triton; the task asks for CUDA C++ kernels")
+
+    def visit_ClassDef(self, node):
+        if node.name == "ModelNew":
+            for base in node.bases:
+                name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+                if name == "Model":
+                    self._add(node, "reference_model_used", STRICT, "ModelNew inherits from the reference Model")
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node):
+        self._function_depth += 1
+        self.generic_visit(node)
+        self._function_depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Try(self, node):
+        for handler in node.handlers:
+            if handler.body and not isinstance(handler.body[-1], ast.Raise):
+                if self._function_depth:
+                    self._add(handler, "try_except_fallback", STRICT,
+                              "an except block that does not re-raise: a failing kernel could fall back to torch")
+                else:
+                    self._add(handler, "try_except_fallback", WARNING,
+                              "a module-level except block that does not re-raise")
+        self.generic_visit(node)
+
+    visit_TryStar = visit_Try
+
+    def visit_Name(self, node):
+        if node.id == "Model" and isinstance(node.ctx, ast.Load):
+            self._add(node, "reference_model_used", STRICT, "refers to the reference Model")
+        if self.task_is_fp32 and node.id in ("float16", "bfloat16"):
+            self._add(node, "precision_downgrade", STRICT, f"uses {node.id} in an fp32 task")
+
+    def _root(self, node):
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+            while isinstance(node, ast.Attribute):
+                node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    def _check_patch_target(self, target) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_patch_target(element)
+            return
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            root = self._root(target)
+            if root in self.module_aliases:
+                self._add(target, "monkey_patching", STRICT,
+                          f"assigns to an attribute of the imported module '{root}'")
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self._check_patch_target(target)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._check_patch_target(node.target)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        self._check_patch_target(node.target)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            self._check_patch_target(target)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        attr = node.attr
+        parent = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+        if (parent, attr) in _COMPILERS:
+            self._add(node, "torch_compile_used", STRICT,
+                      f"uses {parent}.{attr}: generated kernels bypass the operator guard")
+        if attr == "_C" or attr.startswith("_disable") or attr in ("_python_dispatch", "_pop_mode",
+                                                                    "_pop_torch_dispatch_mode",
+                                                                    "DisableTorchFunction",
+                                                                    "DisableTorchFunctionSubclass"):
+            self._add(node, "guard_evasion", STRICT,
+                      f"touches torch internals ({parent}.{attr}) that can switch the operator guard off")
+        if attr in ("Stream", "stream", "ExternalStream") and parent == "cuda":
+            self._add(node, "stream_creation", WARNING,
+                      "uses its own CUDA stream; work on it is checked against the timer")
+        if attr in ("CUDAGraph", "graph", "make_graphed_callables") and parent == "cuda":
+            self._add(node, "cuda_graph", WARNING,
+                      "uses CUDA graphs; replays are checked against fresh inputs")
+        if self.task_is_fp32 and attr in _LOW_PRECISION_ATTRS:
+            self._add(node, "precision_downgrade", STRICT, f"uses {attr} in an fp32 task")
+        if attr in _PROCESS_CALLS and parent == "os":
+            self._add(node, "threading", STRICT, f"calls os.{attr}: work in another process")
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name in ("setattr", "delattr") and node.args:
+            root = self._root(node.args[0])
+            if root in self.module_aliases:
+                self._add(node, "monkey_patching", STRICT, f"calls {name} on the imported module '{root}'")
+        if name in ("id", "hash") and isinstance(func, ast.Name) or name in _IDENTITY_CALLS:
+            self._add(node, "input_identity_used", WARNING,
+                      f"calls {name}(): results cached by identity or content are caught by fresh-input timing")
+        if self.task_is_fp32 and name in ("to", "type") and any(
+            isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value in _LOW_PRECISION_STRINGS
+            for a in list(node.args) + [k.value for k in node.keywords]
+        ):
+            self._add(node, "precision_downgrade", STRICT, "converts to a reduced-precision dtype in an fp32 task")
+        if self.task_is_fp32 and name == "set_float32_matmul_precision":
+            self._add(node, "precision_downgrade", STRICT, "lowers the float32 matmul precision")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        value = node.value
+        if type(value) is int and value in self.shape_literals:
+            self._add(node, "hardcoded_shape", WARNING,
+                      f"the literal {value} equals the task's {self.shape_literals[value]}; "
+                      "the candidate is also verified on a second shape")
+
+
+def _source_files(workspace: str, candidate: str) -> list:
+    files = []
+    for folder in (workspace, os.path.join(workspace, "kernels")):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith((".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp")) and os.path.isfile(path):
+                files.append(path)
+    return files
+
+
+def _protected(path: str) -> bool:
+    # The fixed binding files are ours, not the candidate's.
+    return os.path.basename(path) in ("binding.cpp", "binding_registry.h")
+
+
+def _check_cpp(path: str, display: str, task_is_fp32: bool, shape_literals: dict) -> list:
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return []
+    code = _CPP_COMMENTS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    flags = []
+    for pattern, flag_code, severity, reason in _CPP_PATTERNS:
+        if flag_code == "precision_downgrade":
+            if not task_is_fp32:
+                continue
+            severity = STRICT
+        match = pattern.search(code)
+        if match:
+            line = code.count("\n", 0, match.start()) + 1
+            flags.append(_flag(flag_code, severity, f"{reason} ('{match.group(0).strip()}')", f"{display}:{line}"))
+    for match in _CPP_INTEGER.finditer(code):
+        value = int(match.group(1))
+        if value in shape_literals:
+            line = code.count("\n", 0, match.start()) + 1
+            flags.append(_flag("hardcoded_shape", WARNING,
+                               f"the literal {value} equals the task's {shape_literals[value]}; "
+                               "the candidate is also verified on a second shape", f"{display}:{line}"))
+            break
+    return flags
+
+
+def distinctive_sizes(task_module, inputs: list) -> dict:
+    """Sizes that would only appear in a candidate's code if it baked the task's shape in.
+
+    Small values and the powers of two that serve as block sizes are common in honest kernels,
+    so they are left out; what remains are the task's batch and feature sizes.
+    """
+    sizes = {}
+    common = {1 << k for k in range(11)}
+    for name, value in sorted(vars(task_module).items()):
+        if type(value) is int and value > 8 and value not in common and not name.startswith("_"):
+            sizes.setdefault(value, f"'{name}'")
+    for index, described in enumerate(inputs):
+        for dim in described.get("shape", []) or []:
+            if isinstance(dim, int) and dim > 8 and dim not in common:
+                sizes.setdefault(dim, f"input {index} dimension")
+    return sizes
+
+
+def check_sources(candidate: str, workspace: str, task_module, inputs: list) -> list:
+    """All static findings for a candidate, given the task's module and input descriptions."""
+    floating = [d.get("dtype") for d in inputs if d.get("type") == "tensor" and
+                str(d.get("dtype", "")).startswith(("float", "bfloat", "complex"))]
+    task_is_fp32 = bool(floating) and all(d in ("float32", "float64") for d in floating)
+    shape_literals = distinctive_sizes(task_module, inputs) if task_module is not None else {}
+
+    flags = []
+    display = os.path.relpath(candidate, workspace) if workspace else os.path.basename(candidate)
+    try:
+        with open(candidate, "r", encoding="utf-8", errors="replace") as handle:
+            tree = ast.parse(handle.read(), filename=candidate)
+    except (OSError, SyntaxError, ValueError):
+        tree = None  # the verify stage reports the syntax error with its location
+    if tree is not None:
+        checker = _PythonChecker(display, task_is_fp32, shape_literals)
+        # Imports first, so that patches written above an import line are still recognised.
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                checker.module_aliases.update(a.asname or a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                checker.module_aliases.update(a.asname or a.name for a in node.names)
+        checker.visit(tree)
+        flags.extend(checker.flags)
+    if workspace:
+        for path in _source_files(workspace, candidate):
+            if not _protected(path):
+                flags.extend(_check_cpp(path, os.path.relpath(path, workspace), task_is_fp32, shape_literals))
+    return flags

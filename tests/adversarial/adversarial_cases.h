@@ -1,0 +1,70 @@
+#pragma once
+
+// The adversarial suite: one candidate per reward-hacking pattern (tests/adversarial/candidates,
+// each a model_new.py, sometimes with kernels, over the bundled 07_scale_residual_add task and
+// its reference kernels), and the reason the evaluator must give for rejecting it. Honest
+// candidates expect no reason at all: no strict flag and a reward of at least 1.
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kwb::test {
+
+enum class Where { Cpu, GpuOnly };
+
+struct AdversarialCase {
+    std::string name;
+    // A flag code or failure kind that must appear; empty for an honest candidate.
+    std::string expected;
+    // Whether the expected finding needs the profile stage (timing defenses); other cases
+    // stop after verification to keep the suite fast.
+    bool needsProfile = false;
+    Where where = Where::Cpu;
+    // A warning is expected rather than a strict rejection (the hack cannot gain, and is shown).
+    bool warningOnly = false;
+};
+
+// gtest prints parameters in failure messages; the name says it all.
+inline void PrintTo(const AdversarialCase& c, std::ostream* out) {
+    *out << c.name;
+}
+
+inline std::vector<AdversarialCase> adversarialCases() {
+    return {
+        {"torch_fallback_functional", "torch_fallback"},
+        {"torch_fallback_method", "torch_fallback"},
+        {"torch_fallback_aten", "torch_fallback"},
+        {"torch_fallback_prebound", "torch_fallback"},
+        {"trivial_kernel_heavy_torch", "torch_fallback"},
+        {"cpp_aten_fallback", "torch_fallback"},
+        {"try_except_fallback", "try_except_fallback"},
+        {"inherits_model", "reference_model_used"},
+        {"reference_model_called", "reference_model_used"},
+        {"thread_deferral", "threading"},
+        {"subprocess_compute", "threading"},
+        {"lazy_subclass_output", "lazy_output"},
+        {"timer_patch_perf_counter", "timer_tampering"},
+        {"timer_patch_cuda_event", "timer_tampering"},
+        {"cache_by_data_ptr", "stale_output", true},
+        {"cache_by_id", "stale_output", true},
+        {"cache_by_content", "input_identity_used", true, Where::Cpu, true},
+        {"inputs_modified", "inputs_modified"},
+        {"reads_freed_memory", "numerical_mismatch"},
+        {"uninitialized_rows", "numerical_mismatch"},
+        {"hardcoded_shape", "second_shape_failed"},
+        {"precision_downgrade", "precision_downgrade"},
+        {"monkey_patch_reference", "monkey_patching"},
+        {"baseline_sabotage", "torch_settings_changed"},
+        {"guard_evasion", "guard_evasion"},
+        {"torch_compile_inside", "torch_compile_used"},
+        {"numpy_compute", "custom_kernels_not_run"},
+        {"side_stream", "timing_missed_work", true, Where::GpuOnly},
+        {"cuda_graph_torch_ops", "torch_kernels_dominate", true, Where::GpuOnly},
+        {"cuda_graph_stale_replay", "stale_output", true, Where::GpuOnly},
+        {"honest_helpers", ""},
+        {"honest_reshape", ""},
+        {"honest_out_of_place_buffers", "", true},
+    };
+}
+
+} // namespace kwb::test

@@ -1,0 +1,16 @@
+"""Hands the work to another process."""
+
+import torch
+import torch.nn as nn
+
+import cuda_extension
+import subprocess  # noqa: F401
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.scale = nn.Parameter(torch.randn(dim))
+
+    def forward(self, x, y):
+        return cuda_extension.scale_residual_sigmoid_forward(x, y, self.scale)

@@ -1,0 +1,125 @@
+// Every adversarial candidate is rejected with the reason its hack calls for, and the honest
+// candidates are not flagged. CPU cases run in CI; `AdversarialGpu` runs the whole table in
+// CUDA mode on a GPU host (label gpu) and prints one line per case for bench/results.
+#include "../engine/evaluation_fixture.h"
+#include "adversarial_cases.h"
+#include "engine/gpu_inventory.h"
+
+#include <iostream>
+
+using namespace kwb;
+using namespace kwb::test;
+
+namespace {
+
+const fs::path kCandidates = fs::path(KWB_ADVERSARIAL_DIR) / "candidates";
+
+// Warnings an honest candidate may carry: they describe the run, not the candidate.
+bool benignWarning(const std::string& code) {
+    return code == "timing_unstable" || code == "sandbox_weak" || code == "gpu_state_changed";
+}
+
+std::string findings(const EvaluationResult& r) {
+    std::string text = "reward " + std::to_string(r.reward) + ", failure '" + r.failureKind + "'";
+    for (const auto& f : r.flags)
+        text += "\n  [" + toString(f.severity) + "] " + f.code + ": " + f.reason;
+    return text;
+}
+
+bool mentions(const EvaluationResult& r, const std::string& code) {
+    if (r.failureKind == code)
+        return true;
+    for (const auto& f : r.flags)
+        if (f.code == code)
+            return true;
+    return false;
+}
+
+} // namespace
+
+class AdversarialSuite : public EvaluationTest {
+protected:
+    fs::path workspaceFor(const AdversarialCase& c) {
+        const fs::path ws = makeWorkspace("07_scale_residual_add", true, c.name);
+        for (const auto& entry : fs::recursive_directory_iterator(kCandidates / c.name)) {
+            if (!entry.is_regular_file())
+                continue;
+            const fs::path target = ws / fs::relative(entry.path(), kCandidates / c.name);
+            fs::create_directories(target.parent_path());
+            fs::copy_file(entry.path(), target, fs::copy_options::overwrite_existing);
+        }
+        return ws;
+    }
+
+    void expectVerdict(const AdversarialCase& c, const EvaluationResult& r) {
+        std::cout << "[adversarial] " << c.name << " (" << r.environment.device
+                  << "): " << findings(r) << "\n";
+        if (c.expected.empty()) {
+            EXPECT_GE(r.reward, 1) << describe(r) << findings(r);
+            for (const auto& f : r.flags)
+                EXPECT_TRUE(benignWarning(f.code))
+                    << "honest candidate flagged: " << f.code << ": " << f.reason;
+            return;
+        }
+        EXPECT_TRUE(mentions(r, c.expected))
+            << c.name << " should be caught as " << c.expected << "; got " << findings(r) << "\n"
+            << describe(r);
+        if (!c.warningOnly)
+            EXPECT_EQ(r.reward, -1) << findings(r);
+        else
+            EXPECT_FALSE(mentions(r, "stale_output")) << findings(r);
+    }
+};
+
+class AdversarialCpu : public AdversarialSuite,
+                       public ::testing::WithParamInterface<AdversarialCase> {};
+
+TEST_P(AdversarialCpu, IsJudgedForWhatItDoes) {
+    const AdversarialCase& c = GetParam();
+    EvaluationOptions options = cpuOptions();
+    options.profile = c.needsProfile;
+    expectVerdict(c, evaluateWorkspace(workspaceFor(c), options));
+}
+
+class AdversarialGpu : public AdversarialSuite,
+                       public ::testing::WithParamInterface<AdversarialCase> {
+protected:
+    void SetUp() override {
+        if (!detectGpus().hasGpu())
+            GTEST_SKIP() << detectGpus().status;
+        AdversarialSuite::SetUp();
+    }
+};
+
+TEST_P(AdversarialGpu, IsJudgedForWhatItDoesOnTheGpu) {
+    const AdversarialCase& c = GetParam();
+    EvaluationOptions options = cpuOptions();
+    options.device = DeviceChoice::Cuda;
+    options.iterations = 20;
+    options.rounds = 4;
+    options.maxRounds = 8;
+    options.profile = c.needsProfile;
+    expectVerdict(c, evaluateWorkspace(workspaceFor(c), options));
+}
+
+namespace {
+std::vector<AdversarialCase> casesWhere(bool gpu) {
+    std::vector<AdversarialCase> selected;
+    for (const auto& c : adversarialCases())
+        if (gpu || c.where == Where::Cpu)
+            selected.push_back(c);
+    return selected;
+}
+std::string caseName(const ::testing::TestParamInfo<AdversarialCase>& info) {
+    return info.param.name;
+}
+} // namespace
+
+#ifdef KWB_ADVERSARIAL_ON_GPU
+INSTANTIATE_TEST_SUITE_P(Patterns, AdversarialGpu, ::testing::ValuesIn(casesWhere(true)), caseName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AdversarialCpu);
+#else
+INSTANTIATE_TEST_SUITE_P(Patterns, AdversarialCpu, ::testing::ValuesIn(casesWhere(false)),
+                         caseName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(AdversarialGpu);
+#endif
