@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""A scripted LLM server for the agent tests (standard library only).
+
+It speaks OpenAI Chat Completions (/v1/chat/completions, /chat/completions) and Anthropic
+Messages (/v1/messages), streamed and whole, and serves the turns of a JSON script in order:
+
+    {"turns": [
+      {"text": "Let me look.", "tool_calls": [{"id": "call_1", "name": "ls", "arguments": {}}],
+       "usage": {"input": 30, "output": 12, "cached": 8},
+       "faults": [{"kind": "http_429", "retry_after": 1}]},
+      {"text": "Done."}]}
+
+A fault is served instead of the turn and consumes one attempt, not the turn, so the retry gets
+the real answer. Kinds: http_429 (retry_after), http_500 (status), http_401 (echoes the key it
+received, as some servers do), malformed_json, cut_stream (after_events or after_bytes;
+graceful: end the HTTP response cleanly instead of dropping the connection) and slow_tokens
+(delay seconds before each token; the answer itself is complete).
+
+Usage: scripted_llm_server.py SCRIPT LOG. It prints "PORT <n>" first and appends one JSON line
+per request (path, headers, body, turn, fault) to LOG.
+"""
+import json
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Script:
+    def __init__(self, path):
+        with open(path) as f:
+            data = json.load(f)
+        self.turns = data["turns"] if isinstance(data, dict) else data
+        self.lock = threading.Lock()
+        self.next_turn = 0
+        self.faults_served = {}
+
+    def next(self):
+        """Returns (turn index, turn, fault); the turn is None when the script is exhausted."""
+        with self.lock:
+            if self.next_turn >= len(self.turns):
+                return self.next_turn, None, None
+            index, turn = self.next_turn, self.turns[self.next_turn]
+            faults = turn.get("faults") or ([turn["fault"]] if "fault" in turn else [])
+            served = self.faults_served.get(index, 0)
+            if served < len(faults):
+                self.faults_served[index] = served + 1
+                return index, turn, faults[served]
+            self.next_turn += 1
+            return index, turn, None
+
+
+def tokens(text):
+    return re.findall(r"\S+\s*|\s+", text)
+
+
+def arguments_text(call):
+    args = call.get("arguments", {})
+    return args if isinstance(args, str) else json.dumps(args)
+
+
+def usage_of(turn):
+    usage = turn.get("usage", {})
+    return (usage.get("input", 20), usage.get("output", max(1, len(tokens(turn.get("text", ""))))),
+            usage.get("cached"))
+
+
+def error_body(api, kind, message):
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "code": None}}
+
+
+def validate(api, body, headers):
+    try:
+        return check_request(api, body, headers)
+    except (KeyError, TypeError, AttributeError) as e:
+        return "malformed request: %r" % e
+
+
+def check_request(api, body, headers):
+    """The rules the real APIs enforce that a wrong translation would break."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        return "the body must be a JSON object with a model"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages must be a non-empty list"
+    known_ids = set()
+    if api == "openai":
+        for m in messages:
+            if m.get("role") not in ("system", "user", "assistant", "tool"):
+                return "unknown role %r" % m.get("role")
+            if m["role"] == "assistant":
+                known_ids = {c["id"] for c in m.get("tool_calls", [])}
+                calls = m.get("tool_calls", [])
+                if any(not isinstance(c["function"]["arguments"], str) for c in calls):
+                    return "tool call arguments must be a JSON string"
+            if m["role"] == "tool" and m.get("tool_call_id") not in known_ids:
+                return "tool message answers unknown call %r" % m.get("tool_call_id")
+        if "stream_options" in body and not body.get("stream"):
+            return "stream_options is only allowed with stream"
+        return None
+    if "anthropic-version" not in headers:
+        return "anthropic-version header is required"
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens is required"
+    for i, m in enumerate(messages):
+        if m.get("role") != ("user" if i % 2 == 0 else "assistant"):
+            return "roles must alternate user/assistant, starting with user (message %d)" % i
+        for block in m.get("content", []):
+            if block.get("type") == "text" and not block.get("text"):
+                return "text content blocks must be non-empty"
+            if block.get("type") == "tool_result" and block.get("tool_use_id") not in known_ids:
+                return "tool_result for unknown tool_use %r" % block.get("tool_use_id")
+        known_ids = {b["id"] for b in m.get("content", []) if b.get("type") == "tool_use"}
+    return None
+
+
+def openai_reply(turn, model, stream, include_usage, index):
+    text, calls = turn.get("text", ""), turn.get("tool_calls", [])
+    finish = "tool_calls" if calls else "stop"
+    inp, out, cached = usage_of(turn)
+    usage = {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out}
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    base = {"id": "chatcmpl-%d" % index, "created": int(time.time()), "model": model}
+    if not stream:
+        message = {"role": "assistant", "content": text or None}
+        if calls:
+            message["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
+                "name": c["name"], "arguments": arguments_text(c)}} for c in calls]
+        return dict(base, object="chat.completion", usage=usage, choices=[
+            {"index": 0, "message": message, "finish_reason": finish}])
+
+    def chunk(delta, finish_reason=None):
+        return (None, dict(base, object="chat.completion.chunk", choices=[
+            {"index": 0, "delta": delta, "finish_reason": finish_reason}]))
+    # "token" marks a text delta, the unit slow_tokens delays; it goes out unnamed.
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [("token", chunk({"content": t})[1]) for t in tokens(text)]
+    for i, c in enumerate(calls):
+        events.append(chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
+                                             "function": {"name": c["name"], "arguments": ""}}]}))
+        args = arguments_text(c)
+        events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": args[k:k + 7]}}]})
+                   for k in range(0, len(args), 7)]
+    events.append(chunk({}, finish))
+    if include_usage:
+        events.append((None, dict(base, object="chat.completion.chunk", choices=[], usage=usage)))
+    return events + [(None, "[DONE]")]
+
+
+def anthropic_reply(turn, model, stream, index):
+    text, calls = turn.get("text", ""), turn.get("tool_calls", [])
+    inp, out, cached = usage_of(turn)
+    usage = {"input_tokens": inp - (cached or 0), "cache_creation_input_tokens": 0,
+             "output_tokens": out}
+    if cached is not None:
+        usage["cache_read_input_tokens"] = cached
+    blocks = [{"type": "text", "text": text}] if text else []
+    blocks += [{"type": "tool_use", "id": c["id"], "name": c["name"],
+                "input": json.loads(arguments_text(c))} for c in calls]
+    message = {"id": "msg_%d" % index, "type": "message", "role": "assistant", "model": model,
+               "content": blocks, "stop_reason": "tool_use" if calls else "end_turn",
+               "stop_sequence": None, "usage": usage}
+    if not stream:
+        return message
+
+    def delta(i, body):
+        return ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": body})
+    start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
+    events = [("message_start", {"type": "message_start", "message": start}),
+              ("ping", {"type": "ping"})]
+    for i, block in enumerate(blocks):
+        head = dict(block, text="") if block["type"] == "text" else dict(block, input={})
+        events.append(("content_block_start",
+                       {"type": "content_block_start", "index": i, "content_block": head}))
+        if block["type"] == "text":
+            events += [("token", delta(i, {"type": "text_delta", "text": t})[1])
+                       for t in tokens(text)]
+        else:
+            args = json.dumps(block["input"])
+            events += [delta(i, {"type": "input_json_delta", "partial_json": args[k:k + 7]})
+                       for k in range(0, len(args), 7)]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(("message_delta", {"type": "message_delta", "usage": {"output_tokens": out},
+                                     "delta": {"stop_reason": message["stop_reason"],
+                                               "stop_sequence": None}}))
+    return events + [("message_stop", {"type": "message_stop"})]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, as real servers do
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, status, body, headers=(), cut_after=None):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        if cut_after is not None:  # promise the whole body, send part, hang up
+            self.close_connection = True
+            data = data[:cut_after]
+        self.wfile.write(data)
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = raw.decode(errors="replace")
+        api = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai",
+               "/chat/completions": "openai"}.get(self.path.rstrip("/"))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        problem = "no endpoint %s" % self.path if api is None else validate(api, body, headers)
+        index, turn, fault = (None, None, None) if problem else self.server.script.next()
+        with self.server.log_lock, open(self.server.log_path, "a") as log:
+            log.write(json.dumps({"path": self.path, "headers": headers, "body": body,
+                                  "turn": index, "fault": fault and fault.get("kind"),
+                                  "problem": problem}) + "\n")
+        if problem or turn is None:
+            message = problem or "the script has no turn left"
+            return self.send_json(404 if api is None else 400,
+                                  error_body(api, "invalid_request_error", message))
+        try:
+            self.serve(api, body, headers, index, turn, fault or {})
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away (a cancelled request)
+
+    def serve(self, api, body, headers, index, turn, fault):
+        kind, stream = fault.get("kind"), bool(body.get("stream"))
+        if kind in ("http_429", "http_500", "http_401"):
+            return self.serve_http_error(api, headers, kind, fault)
+        if api == "openai":
+            include_usage = body.get("stream_options", {}).get("include_usage")
+            reply = openai_reply(turn, body["model"], stream, include_usage, index)
+        else:
+            reply = anthropic_reply(turn, body["model"], stream, index)
+        delay = fault.get("delay", 0) if kind == "slow_tokens" else 0
+        if not stream:
+            time.sleep(delay * len(tokens(turn.get("text", ""))))
+            broken = b'{"id": "broken", "choices": [{"mess'
+            cut = fault.get("after_bytes", 40) if kind == "cut_stream" else None
+            return self.send_json(200, broken if kind == "malformed_json" else reply,
+                                  cut_after=cut)
+        if kind == "malformed_json":
+            reply = [(reply[0][0], '{"type": "message_start", "choices": [')]
+        self.serve_stream(api, reply, kind, fault, delay)
+
+    def serve_http_error(self, api, headers, kind, fault):
+        status = fault.get("status", int(kind[5:]))
+        key = headers.get("x-api-key") or headers.get("authorization", "").replace("Bearer ", "")
+        message = {"http_429": "rate limit exceeded", "http_500": "internal server error",
+                   "http_401": "Incorrect API key provided: %s" % key}[kind]
+        error_type = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "api_error")
+        extra = [("Retry-After", str(fault["retry_after"]))] if "retry_after" in fault else []
+        self.send_json(status, error_body(api, error_type, message), extra)
+
+    def serve_stream(self, api, events, kind, fault, delay):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        cut = kind == "cut_stream"
+        sent_events = sent_bytes = 0
+        for name, data in events:
+            if cut and sent_events >= fault.get("after_events", 1 << 30):
+                break
+            if name == "token":
+                time.sleep(delay)
+                name = "content_block_delta" if api == "anthropic" else None
+            text = data if isinstance(data, str) else json.dumps(data)
+            payload = (("event: %s\n" % name if name else "") + "data: %s\n\n" % text).encode()
+            if cut and "after_bytes" in fault:
+                payload = payload[:max(0, fault["after_bytes"] - sent_bytes)]
+                if not payload:
+                    break
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+            self.wfile.flush()
+            sent_events, sent_bytes = sent_events + 1, sent_bytes + len(payload)
+        if cut and not fault.get("graceful"):
+            self.close_connection = True  # no final chunk: the client sees a broken transfer
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.script = Script(sys.argv[1])
+    server.log_path = sys.argv[2]
+    server.log_lock = threading.Lock()
+    print("PORT %d" % server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
