@@ -24,6 +24,7 @@ adversarial)
     # Four at a time: the GPU has room, and each case is mostly Python start-up and compiles.
     ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" ;;
 bundled)
+    ctest -L gpu -R "AdversarialGpu.*side_stream" -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed"
     python3 "$repo/bench/eval_bundled.py" --kwb "$build/app/cli/kwb" --precompile 8 --edit-tasks 0 \
         --iterations 40 --out "${OUT:-/tmp}/eval-bundled-integrity.json"
     ctest -L gpu -R "GpuEvaluation|GpuLaunch" --output-on-failure 2>&1 | tail -15 ;;

@@ -58,7 +58,7 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"guard_evasion", "guard_evasion"},
         {"torch_compile_inside", "torch_compile_used"},
         {"numpy_compute", "custom_kernels_not_run"},
-        {"side_stream", "timing_missed_work", true, Where::GpuOnly},
+        {"side_stream", "side_stream", true, Where::GpuOnly},
         {"cuda_graph_torch_ops", "torch_kernels_dominate", true, Where::GpuOnly},
         {"cuda_graph_stale_replay", "stale_output", true, Where::GpuOnly},
         {"honest_helpers", ""},

@@ -1,0 +1,72 @@
+"""Static checks on candidate sources: each pattern is found, honest code is not flagged."""
+import os
+import tempfile
+import types
+import unittest
+
+from kwb_harness.source_checks import check_sources
+
+FP32_INPUTS = [{"type": "tensor", "shape": [4096, 2048], "dtype": "float32"}]
+TASK = types.SimpleNamespace(batch_size=4096, dim=2048, eps=1e-5)
+
+HEADER = "import torch\nimport torch.nn as nn\nimport cuda_extension\n\n"
+HONEST = HEADER + (
+    "class ModelNew(nn.Module):\n"
+    "    def __init__(self, dim):\n"
+    "        super().__init__()\n"
+    "        self.scale = nn.Parameter(torch.randn(dim))\n"
+    "        half = dim // 2  # a variable named half is not a dtype\n"
+    "    def forward(self, x, y):\n"
+    "        assert x.shape == y.shape\n"
+    "        return cuda_extension.fused(x.contiguous(), y, self.scale)\n")
+
+
+class SourceChecksTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        os.makedirs(os.path.join(self.dir, "kernels"))
+
+    def check(self, python, cuda=None):
+        with open(os.path.join(self.dir, "model_new.py"), "w") as f:
+            f.write(python)
+        if cuda is not None:
+            with open(os.path.join(self.dir, "kernels", "k.cu"), "w") as f:
+                f.write(cuda)
+        flags = check_sources(os.path.join(self.dir, "model_new.py"), self.dir, TASK, FP32_INPUTS)
+        return {f["code"]: f["severity"] for f in flags}
+
+    def test_honest_candidate_has_no_findings(self):
+        kernel = "// __half in a comment is fine\n__global__ void k(const float* x) { int half = 1; }\n"
+        self.assertEqual(self.check(HONEST, kernel), {})
+
+    def test_patterns(self):
+        cases = {
+            "try:\n    import cuda_extension\nexcept ImportError:\n    cuda_extension = None\n": ("try_except_fallback", "warning"),
+            HONEST.replace("return cuda_extension", "try:\n            return cuda_extension") + "        except Exception:\n            return x\n": ("try_except_fallback", "strict"),
+            HEADER + "from model import Model\nclass ModelNew(Model):\n    pass\n": ("reference_model_used", "strict"),
+            HEADER + "import threading\n": ("threading", "strict"),
+            HEADER + "torch.sigmoid = lambda t: t\n": ("monkey_patching", "strict"),
+            HEADER + "setattr(torch, 'relu', None)\n": ("monkey_patching", "strict"),
+            HEADER + "def f(x):\n    return x.half()\n": ("precision_downgrade", "strict"),
+            HEADER + "torch.backends.cuda.matmul.allow_tf32 = True\n": ("precision_downgrade", "strict"),
+            HEADER + "from torch.utils._python_dispatch import _disable_current_modes\n": ("guard_evasion", "strict"),
+            HEADER + "f = torch.compile(lambda x: x)\n": ("torch_compile_used", "strict"),
+            HEADER + "s = torch.cuda.Stream()\n": ("stream_creation", "warning"),
+            HEADER + "def f(x):\n    return x.reshape(4096, -1)\n": ("hardcoded_shape", "warning"),
+            HEADER + "def f(x, c):\n    return c[x.data_ptr()]\n": ("input_identity_used", "warning"),
+        }
+        for source, (code, severity) in cases.items():
+            with self.subTest(code=code, source=source[-60:]):
+                self.assertEqual(self.check(source).get(code), severity)
+
+    def test_cuda_sources(self):
+        self.assertEqual(self.check(HONEST, "#include <cuda_fp16.h>\n__global__ void k(__half* x) {}\n")
+                         .get("precision_downgrade"), "strict")
+        self.assertEqual(self.check(HONEST, "#include <thread>\nvoid f() { std::thread t; }\n")
+                         .get("threading"), "strict")
+        self.assertEqual(self.check(HONEST, "void f() { cudaStream_t s; cudaStreamCreate(&s); }\n")
+                         .get("stream_creation"), "warning")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,80 @@
+"""Input pools, alternate shapes, the namespace guard and trusted clocks (CPU, needs torch)."""
+import types
+import unittest
+
+import torch
+
+from kwb_harness import alternate_shape
+from kwb_harness.input_pool import InputPool
+from kwb_harness.namespace_guard import NamespaceSnapshot, flags
+from kwb_harness.task_loader import ReferenceTask
+from kwb_harness.trusted import TrustedClock, tampering_flag
+
+
+def make_task():
+    module = types.SimpleNamespace(batch_size=16, dim=8)
+
+    def get_inputs():
+        return [torch.randn(module.batch_size, module.dim), torch.arange(4)]
+
+    def get_init_inputs():
+        return [module.dim]
+
+    return ReferenceTask(module, torch.nn.Identity, get_inputs, get_init_inputs)
+
+
+class InputPoolTest(unittest.TestCase):
+    def test_reused_sets_keep_buffers_but_change_content(self):
+        pool = InputPool(make_task(), 1, "cpu", "", budget_bytes=1 << 20, salt=7)
+        count = len(pool)
+        first = [pool.next() for _ in range(count)]
+        snapshots = [[t.clone() for t in s] for s in first]
+        again = pool.next()
+        self.assertIs(again, first[0])
+        self.assertFalse(torch.equal(again[0], snapshots[0][0]), "floats are rescaled on reuse")
+        self.assertTrue(torch.equal(again[1], snapshots[0][1]), "integer inputs stay valid")
+        self.assertFalse(torch.equal(first[0][0], first[1][0]), "sets differ from each other")
+
+
+class AlternateShapeTest(unittest.TestCase):
+    def test_batch_is_resized_and_restored(self):
+        task = make_task()
+        self.assertEqual(alternate_shape.options(task)[0], ["batch_size"])
+        with alternate_shape.resized(task, ["batch_size"]) as description:
+            self.assertEqual(task.get_inputs()[0].shape[0], 9)
+            self.assertIn("16 -> 9", description)
+        self.assertEqual(task.module.batch_size, 16)
+
+
+class GuardsTest(unittest.TestCase):
+    def test_rebinding_and_settings_are_found_and_torch_own_wrappers_are_not(self):
+        snapshot = NamespaceSnapshot()
+        import torch._dynamo  # noqa: F401  (rewraps torch.manual_seed itself)
+        self.assertEqual(flags(snapshot), [])
+        original = torch.nn.functional.relu
+        threads = torch.get_num_threads()
+        try:
+            torch.nn.functional.relu = lambda x: x
+            torch.set_num_threads(max(1, threads - 1) if threads > 1 else 2)
+            codes = {f["code"] for f in flags(snapshot)}
+            self.assertEqual(codes, {"monkey_patching", "torch_settings_changed"})
+        finally:
+            torch.nn.functional.relu = original
+            torch.set_num_threads(threads)
+
+    def test_trusted_clock_survives_patching_and_reports_it(self):
+        import time
+
+        clock = TrustedClock()
+        original = time.perf_counter
+        try:
+            time.perf_counter = lambda: 0.0
+            self.assertGreater(clock.perf_counter(), 0.0)
+            self.assertIn("time.perf_counter", tampering_flag(clock)["reason"])
+        finally:
+            time.perf_counter = original
+        self.assertIsNone(tampering_flag(clock))
+
+
+if __name__ == "__main__":
+    unittest.main()
