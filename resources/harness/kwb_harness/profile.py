@@ -158,6 +158,15 @@ def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, 
     """Untimed evidence about the candidate: which kernels ran (GPU) and the memory floor."""
     integrity = result["integrity"]
     candidate_ms = timings.get("candidate", {}).get("median_ms")
+    host_ms = timings.get("candidate", {}).get("host_median_ms")
+    if req.device == "cuda" and candidate_ms and host_ms and host_ms > 3 * candidate_ms + 0.1:
+        # The host clock spans the call and a full synchronisation, so it sees work the events
+        # on one stream miss. Launch overhead explains a gap of tens of microseconds, not this.
+        _add_flag(result, {
+            "code": "host_time_exceeds_events", "severity": "warning",
+            "reason": f"the host clock measured {host_ms:.4f} ms per call against {candidate_ms:.4f} ms from the "
+                      "CUDA events: work may run outside the timed stream, or the call is launch-bound",
+        })
     if req.device == "cuda":
         try:
             args = pool.next()
