@@ -116,6 +116,7 @@ class _CandidateRunner:
         self.req, self.task, self.model_new_cls = req, task, model_new_cls
         self.guard, self.counter, self.flags = guard, counter, flags
         self.forward_calls_into_extension = 0
+        self.last_stats = []
 
     def run(self, case: _ReferenceCase, determinism: bool = True) -> list:
         req, ws = self.req, self.req.workspace
@@ -136,6 +137,8 @@ class _CandidateRunner:
             self.flags.add({"code": "inputs_modified", "severity": "strict",
                             "reason": f"ModelNew.forward changed its input(s) {modified} in place"})
         comparison = compare(output, case.expected, req.atol, req.rtol)
+        # Kept for the caller: a failing check still reports how far off each output was.
+        self.last_stats = comparison.stats
         if not comparison.ok:
             raise HarnessError(comparison.kind, comparison.message)
 
@@ -214,9 +217,12 @@ def run(req, result: dict) -> None:
         runner = _CandidateRunner(req, task, model_new_cls, guard, counter, flags)
         for index, case in enumerate(cases):
             result["checks_run"] = index + 1
+            runner.last_stats = []
             try:
                 stats = runner.run(case)
             except HarnessError as exc:
+                _merge_stats(merged, runner.last_stats)
+                result["outputs"] = [merged[k] for k in sorted(merged)]
                 result["failures"].append({"check": index, "kind": exc.kind, "message": exc.message})
                 print(f"check {index} (seed {case.seed}): FAIL [{exc.kind}] {exc.message}")
                 raise
