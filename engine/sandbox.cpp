@@ -100,6 +100,11 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
         fs::create_directories(path, ec);
         wrapped.insert(wrapped.end(), {"--bind", path, path});
     }
+    for (const auto& path : policy.readOnlyOverlays) {
+        std::error_code ec;
+        if (fs::exists(path, ec))
+            wrapped.insert(wrapped.end(), {"--ro-bind", path, path});
+    }
     if (policy.allowGpu)
         for (const auto& node : nvidiaDeviceNodes())
             wrapped.insert(wrapped.end(), {"--dev-bind", node, node});

@@ -14,6 +14,9 @@ struct SandboxPolicy {
     // Paths that must stay visible although they lie in a hidden tree (the private /tmp hides
     // the host's /tmp, where a checkout, a venv or a workspace may live).
     std::vector<std::string> readOnlyPaths;
+    // Bound read-only after the writable paths, so a file or folder inside a writable tree (a
+    // workspace's protected files) stays read-only. Enforced only with bubblewrap.
+    std::vector<std::string> readOnlyOverlays;
     bool allowGpu = false; // bind the NVIDIA device nodes
     bool allowNetwork = false;
     ResourceLimits limits;

@@ -19,11 +19,6 @@ namespace {
 
 constexpr int kManifestVersion = 1;
 
-bool isProtected(const std::string& relative) {
-    return relative == "model.py" || relative.rfind("binding", 0) == 0 ||
-           relative.rfind("utils/", 0) == 0;
-}
-
 // The manifest and pristine copies live outside the workspace: an agent that can write
 // anywhere in its workspace cannot forge the hashes it is checked against.
 fs::path manifestPath(const fs::path& workspace) {
@@ -57,7 +52,7 @@ std::vector<std::string> protectedFilesIn(const fs::path& workspace) {
         const std::string relative = fs::relative(entry.path(), workspace).generic_string();
         if (relative.find("__pycache__") != std::string::npos || relative.rfind("build/", 0) == 0)
             continue;
-        if (isProtected(relative))
+        if (isProtectedWorkspacePath(relative))
             files.push_back(relative);
     }
     std::sort(files.begin(), files.end());
@@ -65,6 +60,11 @@ std::vector<std::string> protectedFilesIn(const fs::path& workspace) {
 }
 
 } // namespace
+
+bool isProtectedWorkspacePath(std::string_view relative) {
+    return relative == "model.py" || relative.rfind("binding", 0) == 0 || relative == "utils" ||
+           relative.rfind("utils/", 0) == 0;
+}
 
 WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string& directory,
                                   const WorkspaceInitOptions& options) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kwb {
@@ -42,5 +43,10 @@ ProtectedFilesCheck checkAndRestoreProtectedFiles(const std::string& directory);
 
 // True when the folder looks like a workspace (has model.py and model_new.py).
 bool isWorkspace(const std::string& directory);
+
+// The files an agent may not change, by path relative to the workspace root: the task
+// (model.py), the fixed binding (binding*) and the helpers (utils/ and everything in it).
+// The evaluator hashes exactly these; the agent's tools refuse to write them.
+bool isProtectedWorkspacePath(std::string_view relative);
 
 } // namespace kwb

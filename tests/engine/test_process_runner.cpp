@@ -6,7 +6,7 @@ using namespace kwb;
 
 TEST(ProcessRunner, CapturesOutputAndExitCode) {
     ProcessResult r =
-        runProcess({{"sh", "-c", "echo out; echo err >&2; exit 3"}, "", {}, {}, 1024, ""});
+        runProcess({{"sh", "-c", "echo out; echo err >&2; exit 3"}, "", {}, {}, 1024, "", {}, 0});
     ASSERT_TRUE(r.started) << r.startError;
     EXPECT_TRUE(r.exitedNormally);
     EXPECT_EQ(r.exitCode, 3);
@@ -17,7 +17,7 @@ TEST(ProcessRunner, CapturesOutputAndExitCode) {
 }
 
 TEST(ProcessRunner, MissingExecutableIsAClearError) {
-    ProcessResult r = runProcess({{"/nonexistent/python3"}, "", {}, {}, 1024, ""});
+    ProcessResult r = runProcess({{"/nonexistent/python3"}, "", {}, {}, 1024, "", {}, 0});
     EXPECT_FALSE(r.started);
     EXPECT_NE(r.startError.find("not found"), std::string::npos) << r.startError;
 }
@@ -48,7 +48,7 @@ TEST(ProcessRunner, FloodIsTruncatedKeepingHeadAndTail) {
 }
 
 TEST(ProcessRunner, SignalDeathIsReported) {
-    ProcessResult r = runProcess({{"sh", "-c", "kill -SEGV $$"}, "", {}, {}, 1024, ""});
+    ProcessResult r = runProcess({{"sh", "-c", "kill -SEGV $$"}, "", {}, {}, 1024, "", {}, 0});
     EXPECT_FALSE(r.exitedNormally);
     EXPECT_EQ(r.terminatingSignal, 11);
     EXPECT_NE(r.statusText().find("SIGSEGV"), std::string::npos) << r.statusText();

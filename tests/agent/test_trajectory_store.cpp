@@ -1,0 +1,538 @@
+#include "agent/episode_record.h"
+#include "agent/trajectory_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <mutex>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace kwb::agent;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+class TrajectoryStoreTest : public testing::Test {
+protected:
+    void SetUp() override {
+        std::string pattern = (fs::temp_directory_path() / "kwb-store-XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        dir_ = pattern;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::string file(const std::string& name = "store.db") const { return (dir_ / name).string(); }
+
+    std::unique_ptr<TrajectoryStore> open(TrajectoryStoreOptions options = {}) {
+        auto store = TrajectoryStore::open(file(), std::move(options));
+        EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
+        return store.ok() ? std::move(store).value() : nullptr;
+    }
+
+    fs::path dir_;
+};
+
+EpisodeRecord sampleEpisode(const std::string& task) {
+    EpisodeRecord record;
+    record.task = task;
+    record.provider = "openai at http://127.0.0.1:8000/v1";
+    record.model = "qwen-coder";
+    record.settings = {{"temperature", 0.7}, {"max_turns", 20}};
+    return record;
+}
+
+EpisodeOutcome outcome(EpisodeStatus status, std::optional<double> reward = {},
+                       json evaluation = nullptr, std::string message = {}) {
+    EpisodeOutcome out;
+    out.status = status;
+    out.reward = reward;
+    out.finalEvaluation = std::move(evaluation);
+    out.message = std::move(message);
+    return out;
+}
+
+EpisodeFilter filter(std::optional<std::string> task, std::optional<EpisodeStatus> status,
+                     int limit = 100) {
+    EpisodeFilter out;
+    out.task = std::move(task);
+    out.status = status;
+    out.limit = limit;
+    return out;
+}
+
+std::string readBytes(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+} // namespace
+
+TEST_F(TrajectoryStoreTest, CreateAppendListAndLoadRoundTrip) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    auto first = store->createEpisode(sampleEpisode("tasks/01_gelu.py"));
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    EXPECT_GT(first.value().id, 0);
+    EXPECT_EQ(first.value().status, EpisodeStatus::Running);
+    EXPECT_FALSE(first.value().startedAt.empty());
+    const EpisodeId id = first.value().id;
+
+    const Message assistant =
+        Message::assistant("compiling", {{"call_1", "compile", R"({"file":"kernel.cu"})"}});
+    ASSERT_TRUE(store
+                    ->appendEvent(id, EventKind::SystemPrompt,
+                                  messageToJson(Message::system("You write CUDA.")))
+                    .ok());
+    ASSERT_TRUE(store->appendEvent(id, EventKind::AssistantMessage, messageToJson(assistant)).ok());
+    ASSERT_TRUE(store
+                    ->appendEvent(id, EventKind::ToolResult,
+                                  messageToJson(Message::toolResult("call_1", "ok")))
+                    .ok());
+    auto evaluation = store->appendEvent(id, EventKind::Evaluation, {{"reward", 2}});
+    ASSERT_TRUE(evaluation.ok());
+    EXPECT_TRUE(fs::exists(file() + "-wal")); // WAL mode
+    EXPECT_EQ(evaluation.value().sequence, 4);
+    EXPECT_EQ(evaluation.value().episodeId, id);
+
+    auto events = store->loadEvents(id);
+    ASSERT_TRUE(events.ok()) << events.error().message;
+    ASSERT_EQ(events.value().size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i)
+        EXPECT_EQ(events.value()[i].sequence, static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(events.value()[3], evaluation.value());
+    Message reread;
+    ASSERT_TRUE(messageFromJson(events.value()[1].payload, reread));
+    EXPECT_EQ(reread, assistant);
+    EXPECT_EQ(store->loadEvents(id, 3).value().size(), 2u);
+
+    EpisodeRecord record = store->loadEpisode(id).value();
+    EXPECT_EQ(record.task, "tasks/01_gelu.py");
+    EXPECT_EQ(record.settings, sampleEpisode("").settings);
+    EXPECT_EQ(record.lastSequence, 4);
+    EXPECT_EQ(record.turns, 1); // assistant replies only
+
+    record.usage = {1200, 300, 1000};
+    record.costUsd = 0.0125;
+    auto updated = store->updateEpisode(record);
+    ASSERT_TRUE(updated.ok()) << updated.error().message;
+    EXPECT_EQ(updated.value().usage, record.usage);
+    EXPECT_EQ(updated.value().lastSequence, 4); // no status change, no event
+
+    auto finished =
+        store->finishEpisode(id, outcome(EpisodeStatus::Finished, 3.0, {{"correct", true}}));
+    ASSERT_TRUE(finished.ok()) << finished.error().message;
+    EXPECT_EQ(finished.value().status, EpisodeStatus::Finished);
+    EXPECT_EQ(finished.value().reward, 3.0);
+    EXPECT_EQ(finished.value().finalEvaluation, (json{{"correct", true}}));
+    EXPECT_FALSE(finished.value().finishedAt.empty());
+    EXPECT_GE(finished.value().wallSeconds, 0.0);
+    const auto status = store->loadEvents(id, 5).value();
+    ASSERT_EQ(status.size(), 1u);
+    EXPECT_EQ(status[0].kind, EventKind::Status);
+    EXPECT_EQ(status[0].payload["status"], "finished");
+    EXPECT_EQ(status[0].payload["previous"], "running");
+    EXPECT_FALSE(store->finishEpisode(id, {}).ok()); // already finished
+
+    auto second = store->createEpisode(sampleEpisode("tasks/02_gemm.py"));
+    ASSERT_TRUE(second.ok());
+    auto all = store->listEpisodes();
+    ASSERT_TRUE(all.ok());
+    ASSERT_EQ(all.value().size(), 2u);
+    EXPECT_EQ(all.value()[0].id, second.value().id); // newest first
+    EXPECT_EQ(all.value()[1], finished.value());
+    EXPECT_EQ(store->listEpisodes(filter("tasks/01_gelu.py", {})).value().size(), 1u);
+    EXPECT_EQ(store->listEpisodes(filter({}, EpisodeStatus::Running)).value()[0].id,
+              second.value().id);
+    EXPECT_EQ(store->listEpisodes(filter({}, {}, 1)).value().size(), 1u);
+    EXPECT_TRUE(
+        store->listEpisodes(filter("tasks/02_gemm.py", EpisodeStatus::Finished)).value().empty());
+}
+
+TEST_F(TrajectoryStoreTest, UnknownEpisodesAndDeletionGiveClearErrors) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    auto missing = store->appendEvent(42, EventKind::Error, {{"message", "x"}});
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().message,
+              "cannot append an event to episode 42: there is no such episode");
+    EXPECT_FALSE(store->loadEpisode(42).ok());
+    EXPECT_FALSE(store->loadEvents(42).ok());
+
+    const EpisodeId id = store->createEpisode(sampleEpisode("t")).value().id;
+    ASSERT_TRUE(store->appendEvent(id, EventKind::UserMessage, {{"text", "hi"}}).ok());
+    ASSERT_TRUE(store->deleteEpisode(id).ok());
+    EXPECT_FALSE(store->loadEpisode(id).ok());
+    EXPECT_FALSE(store->deleteEpisode(id).ok());
+    // Ids are never reused, so a stale id cannot name a new episode.
+    EXPECT_GT(store->createEpisode(sampleEpisode("t")).value().id, id);
+}
+
+TEST_F(TrajectoryStoreTest, ReopensTheFileAndRefusesANewerSchema) {
+    {
+        auto store = open();
+        ASSERT_TRUE(store);
+        ASSERT_TRUE(store->createEpisode(sampleEpisode("t")).ok());
+    }
+    {
+        auto store = open();
+        ASSERT_TRUE(store);
+        EXPECT_EQ(store->listEpisodes().value().size(), 1u);
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file().c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    auto newer = TrajectoryStore::open(file());
+    ASSERT_FALSE(newer.ok());
+    EXPECT_NE(newer.error().message.find("newer Kernel Workbench (schema version 99"),
+              std::string::npos)
+        << newer.error().message;
+}
+
+TEST_F(TrajectoryStoreTest, ConcurrentAppendsFromFourThreadsGetDistinctSequences) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    const EpisodeId id = store->createEpisode(sampleEpisode("t")).value().id;
+    constexpr int kThreads = 4, kEach = 50;
+    std::vector<std::vector<std::int64_t>> seen(kThreads);
+    std::atomic<int> failures = 0;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kEach; ++i) {
+                auto event = store->appendEvent(id, EventKind::ToolCall, {{"thread", t}, {"i", i}});
+                if (event.ok())
+                    seen[t].push_back(event.value().sequence);
+                else
+                    ++failures;
+            }
+        });
+    for (auto& thread : threads)
+        thread.join();
+    EXPECT_EQ(failures, 0);
+
+    std::vector<std::int64_t> all;
+    for (const auto& mine : seen) {
+        EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+        all.insert(all.end(), mine.begin(), mine.end());
+    }
+    std::sort(all.begin(), all.end());
+    ASSERT_EQ(all.size(), std::size_t{kThreads * kEach});
+    for (std::size_t i = 0; i < all.size(); ++i)
+        EXPECT_EQ(all[i], static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(store->loadEpisode(id).value().lastSequence, kThreads * kEach);
+    EXPECT_EQ(store->loadEvents(id).value().size(), std::size_t{kThreads * kEach});
+}
+
+TEST_F(TrajectoryStoreTest, TwoStoreObjectsOnOneFileWriteConcurrently) {
+    auto a = open();
+    auto b = open();
+    ASSERT_TRUE(a && b);
+    const EpisodeId shared = a->createEpisode(sampleEpisode("shared")).value().id;
+    constexpr int kEach = 100;
+    std::atomic<int> failures = 0;
+    auto writer = [&](TrajectoryStore& store, const std::string& task) {
+        auto own = store.createEpisode(sampleEpisode(task));
+        if (!own.ok()) {
+            ++failures;
+            return;
+        }
+        for (int i = 0; i < kEach; ++i) {
+            if (!store.appendEvent(shared, EventKind::ToolResult, {{"task", task}}).ok())
+                ++failures;
+            if (!store.appendEvent(own.value().id, EventKind::ToolCall, {{"i", i}}).ok())
+                ++failures;
+        }
+    };
+    std::thread first(writer, std::ref(*a), "a");
+    std::thread second(writer, std::ref(*b), "b");
+    first.join();
+    second.join();
+    EXPECT_EQ(failures, 0);
+    const auto events = b->loadEvents(shared).value();
+    ASSERT_EQ(events.size(), std::size_t{2 * kEach});
+    for (std::size_t i = 0; i < events.size(); ++i)
+        EXPECT_EQ(events[i].sequence, static_cast<std::int64_t>(i + 1));
+    EXPECT_EQ(a->listEpisodes().value().size(), 3u);
+}
+
+TEST_F(TrajectoryStoreTest, AnotherProcessWritesTheSameFileConcurrently) {
+    EpisodeId shared = 0;
+    {
+        // Closed before fork(): SQLite forbids carrying an open connection into a child.
+        auto store = open();
+        ASSERT_TRUE(store);
+        shared = store->createEpisode(sampleEpisode("shared")).value().id;
+    }
+    constexpr int kEach = 100;
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    const pid_t child = fork();
+    ASSERT_NE(child, -1);
+    if (child == 0) {
+        close(ready[1]);
+        auto own = TrajectoryStore::open(file());
+        char go = 0;
+        int failures = own.ok() && read(ready[0], &go, 1) == 1 ? 0 : 1;
+        for (int i = 0; own.ok() && i < kEach; ++i)
+            if (!own.value()->appendEvent(shared, EventKind::ToolCall, {{"from", "child"}}).ok())
+                ++failures;
+        _exit(failures == 0 ? 0 : 1);
+    }
+    close(ready[0]);
+    auto store = open();
+    ASSERT_TRUE(store);
+    ASSERT_EQ(write(ready[1], "g", 1), 1); // both start writing together
+    close(ready[1]);
+    int failures = 0;
+    for (int i = 0; i < kEach; ++i)
+        if (!store->appendEvent(shared, EventKind::ToolCall, {{"from", "parent"}}).ok())
+            ++failures;
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_EQ(failures, 0);
+    const auto events = store->loadEvents(shared).value();
+    ASSERT_EQ(events.size(), std::size_t{2 * kEach});
+    EXPECT_EQ(events.back().sequence, 2 * kEach);
+    EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                            [](const auto& e) { return e.payload["from"] == "child"; }),
+              kEach);
+}
+
+TEST_F(TrajectoryStoreTest, ForkCopiesTheEventsUpToTheStep) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    const EpisodeId source = store->createEpisode(sampleEpisode("t")).value().id;
+    for (int i = 1; i <= 5; ++i)
+        ASSERT_TRUE(store
+                        ->appendEvent(source,
+                                      i % 2 ? EventKind::AssistantMessage : EventKind::ToolResult,
+                                      {{"step", i}})
+                        .ok());
+
+    auto fork = store->forkEpisode(source, 3);
+    ASSERT_TRUE(fork.ok()) << fork.error().message;
+    EXPECT_NE(fork.value().id, source);
+    EXPECT_EQ(fork.value().parentId, source);
+    EXPECT_EQ(fork.value().forkSequence, 3);
+    EXPECT_EQ(fork.value().status, EpisodeStatus::Running);
+    EXPECT_EQ(fork.value().task, "t");
+    EXPECT_EQ(fork.value().turns, 2); // assistant messages at steps 1 and 3
+    EXPECT_EQ(fork.value().lastSequence, 3);
+
+    const auto parentEvents = store->loadEvents(source).value();
+    auto forkEvents = store->loadEvents(fork.value().id).value();
+    ASSERT_EQ(forkEvents.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(forkEvents[i].episodeId, fork.value().id);
+        forkEvents[i].episodeId = source;
+        EXPECT_EQ(forkEvents[i], parentEvents[i]);
+    }
+    EXPECT_EQ(store->appendEvent(fork.value().id, EventKind::Steering, {{"hint", "tile"}})
+                  .value()
+                  .sequence,
+              4);
+    EXPECT_EQ(store->loadEvents(source).value().size(), 5u); // the source is untouched
+
+    EXPECT_EQ(store->forkEpisode(source, 0).value().lastSequence, 0);
+    auto tooFar = store->forkEpisode(source, 9);
+    ASSERT_FALSE(tooFar.ok());
+    EXPECT_EQ(tooFar.error().message, "cannot fork episode " + std::to_string(source) +
+                                          ": it has steps 1..5, so there is no step 9");
+
+    ASSERT_TRUE(store->deleteEpisode(source).ok());
+    const auto orphan = store->loadEpisode(fork.value().id).value();
+    EXPECT_FALSE(orphan.parentId);
+    EXPECT_EQ(store->loadEvents(orphan.id).value().size(), 4u);
+}
+
+TEST_F(TrajectoryStoreTest, SubscribersHearEveryChangeInCommitOrder) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    const EpisodeId id = store->createEpisode(sampleEpisode("t")).value().id;
+
+    std::mutex mutex;
+    std::vector<std::int64_t> sequences;
+    std::vector<StoreUpdate::Kind> kinds;
+    bool readInsideCallback = true;
+    Subscription subscription = store->subscribe([&](const StoreUpdate& update) {
+        // The store's lock is not held here: reading back must not deadlock.
+        if (update.kind == StoreUpdate::Kind::EventAppended &&
+            !store->loadEvents(id, update.event.sequence).ok())
+            readInsideCallback = false;
+        std::lock_guard lock(mutex);
+        kinds.push_back(update.kind);
+        if (update.kind == StoreUpdate::Kind::EventAppended)
+            sequences.push_back(update.event.sequence);
+    });
+
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+            for (int i = 0; i < 25; ++i)
+                (void)store->appendEvent(id, EventKind::ToolCall, {{"i", i}});
+        });
+    for (auto& thread : threads)
+        thread.join();
+    EXPECT_TRUE(readInsideCallback);
+    ASSERT_EQ(sequences.size(), 100u);
+    for (std::size_t i = 0; i < sequences.size(); ++i)
+        EXPECT_EQ(sequences[i], static_cast<std::int64_t>(i + 1));
+
+    kinds.clear();
+    ASSERT_TRUE(
+        store->finishEpisode(id, outcome(EpisodeStatus::Stopped, {}, nullptr, "user pressed stop"))
+            .ok());
+    EXPECT_EQ(kinds,
+              (std::vector{StoreUpdate::Kind::EventAppended, StoreUpdate::Kind::EpisodeChanged}));
+    EXPECT_EQ(sequences.back(), 101);
+
+    subscription.reset();
+    EXPECT_FALSE(subscription.active());
+    ASSERT_TRUE(store->appendEvent(id, EventKind::Steering, {}).ok());
+    EXPECT_EQ(sequences.size(), 101u);
+}
+
+TEST_F(TrajectoryStoreTest, ACallbackMayWriteAndEndItsOwnSubscription) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    const EpisodeId id = store->createEpisode(sampleEpisode("t")).value().id;
+    std::vector<std::int64_t> heard;
+    Subscription subscription;
+    subscription = store->subscribe([&](const StoreUpdate& update) {
+        if (update.kind != StoreUpdate::Kind::EventAppended)
+            return;
+        heard.push_back(update.event.sequence);
+        if (update.event.kind == EventKind::UserMessage)
+            (void)store->appendEvent(id, EventKind::AssistantMessage, {{"text", "auto reply"}});
+        else
+            subscription.reset();
+    });
+    ASSERT_TRUE(store->appendEvent(id, EventKind::UserMessage, {{"text", "hi"}}).ok());
+    EXPECT_EQ(heard, (std::vector<std::int64_t>{1, 2}));
+    EXPECT_FALSE(subscription.active());
+    ASSERT_TRUE(store->appendEvent(id, EventKind::UserMessage, {{"text", "again"}}).ok());
+    EXPECT_EQ(heard.size(), 2u);
+}
+
+TEST_F(TrajectoryStoreTest, ANonDatabaseFileGivesAClearErrorAndStaysUntouched) {
+    const std::string garbage(8192, 'x');
+    {
+        std::ofstream out(file(), std::ios::binary);
+        out << "this is not a database\n" << garbage;
+    }
+    const std::string before = readBytes(file());
+    auto store = TrajectoryStore::open(file());
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.error().message,
+              "cannot open the trajectory store " + file() + ": file is not a database");
+    EXPECT_EQ(readBytes(file()), before);
+    EXPECT_FALSE(fs::exists(file() + "-wal"));
+}
+
+TEST_F(TrajectoryStoreTest, AnotherSqliteDatabaseIsNotTakenForAStore) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file().c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE episodes (x)", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    auto store = TrajectoryStore::open(file());
+    ASSERT_FALSE(store.ok());
+    EXPECT_NE(store.error().message.find("not a trajectory store"), std::string::npos)
+        << store.error().message;
+}
+
+TEST_F(TrajectoryStoreTest, DamagedPagesGiveErrorsNotCrashes) {
+    {
+        auto store = open();
+        ASSERT_TRUE(store);
+        const EpisodeId id = store->createEpisode(sampleEpisode("t")).value().id;
+        for (int i = 0; i < 200; ++i)
+            ASSERT_TRUE(store
+                            ->appendEvent(id, EventKind::ToolResult,
+                                          {{"output", std::string(200, 'a' + i % 26)}})
+                            .ok());
+    } // the last connection checkpoints the WAL into the file
+    const auto size = fs::file_size(file());
+    ASSERT_GT(size, 3 * 4096u);
+    {
+        std::fstream io(file(), std::ios::binary | std::ios::in | std::ios::out);
+        io.seekp(4096 + 16); // inside page 2, past page 1's header that names the schema
+        const std::string noise(3 * 4096, '\xa5');
+        io.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+    }
+    auto store = TrajectoryStore::open(file());
+    if (!store.ok()) {
+        EXPECT_FALSE(store.error().message.empty());
+        return;
+    }
+    // Whatever SQLite notices, every call answers with a value or a message.
+    auto list = store.value()->listEpisodes();
+    auto events = store.value()->loadEvents(1);
+    auto append = store.value()->appendEvent(1, EventKind::Error, {{"message", "x"}});
+    for (const std::string& message : {list.ok() ? std::string() : list.error().message,
+                                       events.ok() ? std::string() : events.error().message,
+                                       append.ok() ? std::string() : append.error().message}) {
+        if (!message.empty()) {
+            EXPECT_NE(message.find("cannot"), std::string::npos) << message;
+        }
+    }
+    EXPECT_FALSE(list.ok() && events.ok() && append.ok());
+}
+
+TEST_F(TrajectoryStoreTest, SecretsNeverReachTheFile) {
+    const std::string key = "sk-test-Zq81LmN0pQ4rS7tUv2wXy";
+    TrajectoryStoreOptions options;
+    options.secrets = {key, ""};
+    auto store = open(options);
+    ASSERT_TRUE(store);
+    EpisodeRecord record = sampleEpisode("task with " + key);
+    record.settings = {{"api_key", key}, {key, "as a key"}, {"nested", {{"list", {1, key}}}}};
+    record.provider = "openai (key " + key + ")";
+    auto created = store->createEpisode(record);
+    ASSERT_TRUE(created.ok());
+    const EpisodeId id = created.value().id;
+    EXPECT_EQ(created.value().settings["api_key"], "[redacted]");
+
+    const Message call = Message::assistant(
+        "calling", {{"c1", "shell", R"({"cmd":"curl -H 'Authorization: Bearer )" + key + "'\"}"}});
+    auto event = store->appendEvent(id, EventKind::AssistantMessage, messageToJson(call));
+    ASSERT_TRUE(event.ok());
+    EXPECT_EQ(event.value().payload.dump().find(key), std::string::npos);
+    ASSERT_TRUE(store
+                    ->appendEvent(id, EventKind::Error,
+                                  {{"message", "401: Incorrect API key provided: " + key}})
+                    .ok());
+    ASSERT_TRUE(store->appendEvent(id, EventKind::ToolResult, {{"output", key + key}}).ok());
+    record = store->loadEpisode(id).value();
+    record.model = key;
+    ASSERT_TRUE(store->updateEpisode(record).ok());
+    ASSERT_TRUE(store
+                    ->finishEpisode(
+                        id, outcome(EpisodeStatus::Failed, -1.0, {{"log", key}}, "failed: " + key))
+                    .ok());
+    auto forked = store->forkEpisode(id, 2);
+    ASSERT_TRUE(forked.ok());
+    EXPECT_EQ(store->loadEvents(id).value()[1].payload["message"],
+              "401: Incorrect API key provided: [redacted]");
+
+    auto scanFiles = [&] {
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+            const fs::path path = file() + suffix;
+            if (fs::exists(path)) {
+                EXPECT_EQ(readBytes(path).find(key), std::string::npos) << path;
+            }
+        }
+    };
+    scanFiles(); // with the WAL still open
+    store.reset();
+    scanFiles(); // after the checkpoint
+}
