@@ -408,6 +408,10 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         return finish();
     }
     r.compiled = true;
+    if (options.stopAfterCompile) {
+        r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
+        return finish();
+    }
     json extensionPath = nullptr;
     // A skipped compile (no sources: the candidate builds its own extension) reports "".
     if (compile.result.is_object() && compile.result.contains("extension_path") &&

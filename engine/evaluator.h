@@ -30,6 +30,7 @@ struct EvaluationOptions {
     double atol = 1e-2;
     double rtol = 1e-2;
     bool profile = true;
+    bool stopAfterCompile = false; // compile only (the agent's Compile tool): no verify, no reward
     bool refreshBaselines = false; // re-time eager and torch.compile even if cached
     int warmup = 3;
     int iterations = 30;

@@ -18,6 +18,8 @@ RewardDecision decideReward(const EvaluationResult& r, const RewardPolicy& polic
     if (!r.compiled)
         return {-1, "did not compile" +
                         (r.failureMessage.empty() ? std::string() : ": " + r.failureMessage)};
+    if (!r.correct && r.stage("verify") && r.stage("verify")->status == StageStatus::Skipped)
+        return {-1, "compiled; not verified (compile only)"};
     if (!r.correct)
         return {-1, "not correct" +
                         (r.failureMessage.empty() ? std::string() : ": " + r.failureMessage)};

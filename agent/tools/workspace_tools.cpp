@@ -65,32 +65,14 @@ public:
                                      " is not a workspace (model.py and model_new.py missing)");
         EvaluationOptions options = context.evaluation;
         options.profile = mode_ == Mode::Profile;
-        // The evaluator has no compile-only switch; it checks its stop token between stages, so
-        // a stop requested as the compile stage starts ends the run right after the build.
-        std::stop_source runStop;
-        std::stop_callback forward(stop, [&] { runStop.request_stop(); });
-        Evaluator::Progress progress;
-        if (mode_ == Mode::Compile)
-            progress = [&](const std::string& stage) {
-                if (stage == "compile")
-                    runStop.request_stop();
-            };
-        EvaluationResult r = cache_->get(context.python)
-                                 .evaluate(EvaluationTarget::forWorkspace(context.workspace),
-                                           options, progress, runStop.get_token());
+        options.stopAfterCompile = mode_ == Mode::Compile;
+        EvaluationResult r =
+            cache_->get(context.python)
+                .evaluate(EvaluationTarget::forWorkspace(context.workspace), options, {}, stop);
         if (stop.stop_requested())
             return ToolResult::error("cancelled");
-        std::string text;
-        if (mode_ == Mode::Compile) {
-            if (r.failureKind == "cancelled") {
-                r.failureKind.clear();
-                r.failureMessage.clear();
-                r.rewardReason = "compile only: not verified";
-            }
-            text = summarizeCompile(r);
-        } else {
-            text = summarizeEvaluation(r);
-        }
+        const std::string text =
+            mode_ == Mode::Compile ? summarizeCompile(r) : summarizeEvaluation(r);
         const char* mode = mode_ == Mode::Compile  ? "compile"
                            : mode_ == Mode::Verify ? "verify"
                                                    : "profile";
