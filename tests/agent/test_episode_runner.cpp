@@ -1,0 +1,502 @@
+// The ReAct episode loop end to end: the scripted LLM server plays the model, the real tools act on
+// a tiny pure-Python workspace, and the trajectory store keeps what happened.
+#include "agent/episode_runner.h"
+#include "agent/tools/file_tools.h"
+#include "agent/tools/workspace_tools.h"
+#include "provider_test_support.h"
+#include "tests/engine/evaluation_fixture.h"
+
+#include <atomic>
+#include <thread>
+
+using namespace kwb;
+using namespace kwb::test;
+using namespace kwb::agent;
+using namespace kwb::agent::test_support;
+using nlohmann::json;
+
+namespace {
+
+const std::string kGoodForward = "        return x * self.weight * self.factor";
+
+json toolTurn(const std::string& text, const std::string& id, const std::string& name,
+              const json& arguments) {
+    return {{"text", text},
+            {"tool_calls", {{{"id", id}, {"name", name}, {"arguments", arguments}}}}};
+}
+
+json textTurn(const std::string& text) {
+    return {{"text", text}};
+}
+
+json readSkill(const std::string& id) {
+    return toolTurn("Reading.", id, "Read", {{"file_path", "SKILL.md"}});
+}
+
+// Calls a function on the first text delta of the episode (on the runner's thread).
+class FirstDeltaSink final : public StreamSink {
+public:
+    std::function<void()> action;
+    void onTextDelta(std::string_view) override {
+        if (!fired.exchange(true) && action)
+            action();
+    }
+    std::atomic<bool> fired{false};
+};
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+class EpisodeRunnerTest : public EvaluationTest {
+protected:
+    void SetUp() override {
+        EvaluationTest::SetUp();
+        registry_.add(makeReadTool());
+        registry_.add(makeWriteTool());
+        registry_.add(makeEditTool());
+        for (auto& tool : makeWorkspaceTools())
+            registry_.add(std::move(tool));
+        auto opened = TrajectoryStore::open((root_ / "store.db").string());
+        ASSERT_TRUE(opened) << opened.error().message;
+        store_ = std::move(opened).value();
+        workspace_ = makePythonWorkspace(kTinyTask, tinyCandidate("        return x"));
+    }
+
+    std::unique_ptr<LlmProvider> start(const json& turns) {
+        server_ = std::make_unique<ScriptedLlmServer>(json{{"turns", turns}});
+        if (!server_->started())
+            return nullptr;
+        return makeProvider(settingsFor(Api::OpenAi, *server_), waits_.sleeper());
+    }
+
+    EpisodeConfig config(const fs::path& workspace) const {
+        EpisodeConfig c;
+        c.taskPath = (root_ / "pyws_task.py").string();
+        c.workspace = workspace.string();
+        c.model = "test-model";
+        c.evaluation = cpuOptions();
+        c.python = KWB_TEST_EXPECTED_PYTHON;
+        c.finalEvaluation = false;
+        return c;
+    }
+
+    std::vector<EpisodeEvent> events(EpisodeId id) const {
+        auto loaded = store_->loadEvents(id);
+        EXPECT_TRUE(loaded) << loaded.error().message;
+        return loaded ? loaded.value() : std::vector<EpisodeEvent>{};
+    }
+
+    std::vector<std::string> kinds(EpisodeId id) const {
+        std::vector<std::string> out;
+        for (const auto& e : events(id))
+            out.emplace_back(eventKindName(e.kind));
+        return out;
+    }
+
+    // The messages of the n-th request the server received, as one text.
+    std::string requestText(std::size_t n) const {
+        const auto requests = server_->requests();
+        EXPECT_GT(requests.size(), n);
+        return requests.size() > n ? requests[n]["body"]["messages"].dump() : "";
+    }
+
+    // Waits until `predicate` holds (at most 30 s).
+    template <typename Predicate>
+    static bool waitFor(Predicate predicate) {
+        for (int i = 0; i < 3000; ++i) {
+            if (predicate())
+                return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
+
+    ToolRegistry registry_;
+    std::unique_ptr<TrajectoryStore> store_;
+    std::unique_ptr<ScriptedLlmServer> server_;
+    RecordedWaits waits_;
+    fs::path workspace_;
+};
+
+} // namespace
+
+TEST_F(EpisodeRunnerTest, WritesVerifiesAndStopsWithTheFinalEvaluationsReward) {
+    const std::string candidate = tinyCandidate(kGoodForward);
+    auto provider =
+        start({toolTurn("Writing the candidate.", "call_1", "Write",
+                        {{"file_path", "model_new.py"}, {"content", candidate}}),
+               toolTurn("Verifying.", "call_2", "Verify", json::object()), textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.finalEvaluation = true;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    EXPECT_EQ(result.turns, 3);
+    EXPECT_EQ(readText(workspace_ / "model_new.py"), candidate);
+    EXPECT_EQ(steering.state(), AgentState::Stopped);
+
+    auto record = store_->loadEpisode(result.id);
+    ASSERT_TRUE(record) << record.error().message;
+    EXPECT_EQ(record.value().status, EpisodeStatus::Finished);
+    EXPECT_EQ(record.value().turns, 3);
+    EXPECT_EQ(record.value().task, c.taskPath);
+    EXPECT_GT(record.value().usage.inputTokens, 0);
+    const json& final = record.value().finalEvaluation;
+    ASSERT_TRUE(final.is_object());
+    // A correct pure-Python candidate: reward -1 with the torch_fallback flag.
+    ASSERT_TRUE(record.value().reward.has_value());
+    EXPECT_EQ(*record.value().reward, final["reward"].get<double>());
+    EXPECT_EQ(result.reward, record.value().reward);
+    EXPECT_EQ(final["reward"], -1);
+    EXPECT_TRUE(contains(final["flags"].dump(), "torch_fallback")) << final["flags"].dump();
+
+    // The events in the order they happened.
+    std::vector<std::string> steps;
+    for (const auto& kind : kinds(result.id))
+        if (steps.empty() || kind != "file_diff" || steps.back() != "file_diff")
+            steps.push_back(kind);
+    const std::vector<std::string> expected = {
+        "system_prompt", "user_message", "file_diff",   "assistant_message",
+        "tool_call",     "file_diff",    "tool_result", "assistant_message",
+        "tool_call",     "tool_result",  "evaluation",  "assistant_message",
+        "evaluation",    "status"};
+    EXPECT_EQ(steps, expected);
+    const auto all = events(result.id);
+    ASSERT_FALSE(all.empty());
+    EXPECT_TRUE(contains(all[0].payload["text"].get<std::string>(), "class Model"));
+    int evaluations = 0;
+    for (const auto& e : all) {
+        if (e.kind == EventKind::Evaluation) {
+            ++evaluations;
+            EXPECT_EQ(e.payload["reward"], -1);
+            EXPECT_EQ(e.payload["trigger"], evaluations == 1 ? "Verify" : "final");
+        }
+        if (e.kind == EventKind::FileDiff && e.payload["tool"] == "Write") {
+            EXPECT_EQ(e.payload["path"], "model_new.py");
+            EXPECT_EQ(e.payload["after"], candidate);
+            EXPECT_TRUE(contains(e.payload["diff"].get<std::string>(), "+" + kGoodForward));
+        }
+    }
+    EXPECT_EQ(evaluations, 2);
+
+    // The model saw its tool results, and the tool schemas.
+    ASSERT_EQ(server_->requests().size(), 3u);
+    for (const auto& request : server_->requests())
+        EXPECT_TRUE(request["problem"].is_null()) << request["problem"];
+    EXPECT_TRUE(contains(requestText(2), "reward -1"));
+    EXPECT_EQ(server_->requests()[0]["body"]["tools"].size(), registry_.schemas().size());
+
+    // The API key never reaches the store file.
+    store_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+        const fs::path file = root_ / (std::string("store.db") + suffix);
+        if (fs::exists(file)) {
+            EXPECT_FALSE(contains(readText(file), kTestKey)) << file;
+        }
+    }
+}
+
+TEST_F(EpisodeRunnerTest, TheTurnLimitEndsTheEpisode) {
+    auto provider =
+        start({readSkill("c1"), toolTurn("Again.", "c2", "Read", {{"file_path", "model_new.py"}}),
+               readSkill("c3"), textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.maxTurns = 2;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished);
+    EXPECT_TRUE(contains(result.message, "turn limit (2)")) << result.message;
+    EXPECT_EQ(result.turns, 2);
+    EXPECT_EQ(server_->requests().size(), 2u);
+    EXPECT_EQ(store_->loadEpisode(result.id).value().turns, 2);
+}
+
+TEST_F(EpisodeRunnerTest, PausesAfterTheStepTakesEditsAndQueuedMessagesThenResumes) {
+    auto provider = start({readSkill("c1"), textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    FirstDeltaSink observer;
+    observer.action = [&] { steering.pause(); };
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_), &observer);
+    EpisodeRunResult result;
+    std::thread thread([&] { result = runner.run(); });
+
+    ASSERT_TRUE(waitFor([&] { return steering.state() == AgentState::Paused; }));
+    EXPECT_EQ(server_->requests().size(), 1u); // the step finished, the next has not started
+    writeText(workspace_ / "model_new.py", tinyCandidate(kGoodForward));
+    EXPECT_TRUE(steering.notifyFileEdited("model_new.py"));
+    steering.injectMessage("Please also look at the weights.", SteeringController::Mode::Queue);
+    steering.resume();
+    thread.join();
+
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    const std::string second = requestText(1);
+    EXPECT_TRUE(contains(second, "The user edited model_new.py while you were paused")) << second;
+    EXPECT_TRUE(contains(second, "Please also look at the weights.")) << second;
+    std::vector<std::string> actions;
+    bool userDiff = false;
+    for (const auto& e : events(result.id)) {
+        if (e.kind == EventKind::Steering)
+            actions.push_back(e.payload["action"]);
+        if (e.kind == EventKind::FileDiff && e.payload["tool"] == "user")
+            userDiff = e.payload["after"] == tinyCandidate(kGoodForward);
+    }
+    EXPECT_EQ(json(actions).dump(), json({"paused", "resumed", "file_edited", "message"}).dump());
+    EXPECT_TRUE(userDiff);
+}
+
+TEST_F(EpisodeRunnerTest, FileEditsAreRefusedWhileRunning) {
+    SteeringController steering;
+    EXPECT_EQ(steering.state(), AgentState::Running);
+    EXPECT_FALSE(steering.notifyFileEdited("model_new.py"));
+}
+
+TEST_F(EpisodeRunnerTest, ASteeringMessageCancelsTheStreamingCallAndGoesFirst) {
+    json slow = textTurn("one two three four five six seven eight nine ten eleven twelve");
+    slow["tool_calls"] =
+        json::array({{{"id", "c1"}, {"name", "Read"}, {"arguments", {{"file_path", "SKILL.md"}}}}});
+    slow["faults"] = json::array({{{"kind", "slow_tokens"}, {"delay", 1.0}}});
+    auto provider = start({slow, textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    FirstDeltaSink observer;
+    observer.action = [&] {
+        steering.injectMessage("Use shared memory.", SteeringController::Mode::Steer);
+    };
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_), &observer);
+    const auto started = std::chrono::steady_clock::now();
+    const EpisodeRunResult result = runner.run();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(8));
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    const auto requests = server_->requests();
+    ASSERT_EQ(requests.size(), 3u);
+    EXPECT_FALSE(contains(requests[0]["body"]["messages"].dump(), "Use shared memory."));
+    const json& redone = requests[1]["body"]["messages"];
+    EXPECT_EQ(redone.back()["role"], "user");
+    EXPECT_EQ(redone.back()["content"], "Use shared memory.");
+    EXPECT_EQ(result.turns, 2); // the cancelled reply is not part of the conversation
+}
+
+TEST_F(EpisodeRunnerTest, InterruptCancelsTheStreamingCallPausesAndResumes) {
+    json slow = textTurn("one two three four five six seven eight nine ten eleven twelve");
+    slow["faults"] = json::array({{{"kind", "slow_tokens"}, {"delay", 1.0}}});
+    auto provider = start({slow, textTurn("never served")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    FirstDeltaSink observer;
+    observer.action = [&] { steering.interrupt(); };
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_), &observer);
+    EpisodeRunResult result;
+    const auto started = std::chrono::steady_clock::now();
+    std::thread thread([&] { result = runner.run(); });
+    ASSERT_TRUE(waitFor([&] { return steering.state() == AgentState::Paused; }));
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(6));
+    EXPECT_EQ(server_->requests().size(), 1u);
+    steering.resume();
+    thread.join();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    EXPECT_EQ(result.turns, 1); // the interrupted reply was dropped, the redone one kept
+    const auto requests = server_->requests();
+    ASSERT_EQ(requests.size(), 2u);
+    EXPECT_EQ(requests[1]["turn"], 0); // the slow fault consumed an attempt, not the turn
+    std::vector<std::string> actions;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::Steering)
+            actions.push_back(e.payload["action"]);
+    EXPECT_EQ(json(actions).dump(), json({"interrupted", "paused", "resumed"}).dump());
+}
+
+TEST_F(EpisodeRunnerTest, StopMidEpisodeLeavesAStoppedEpisode) {
+    json slow = textTurn("one two three four five six seven eight nine ten");
+    slow["faults"] = json::array({{{"kind", "slow_tokens"}, {"delay", 1.0}}});
+    auto provider = start({readSkill("c1"), slow, textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    struct StopOnSecondTurn final : StreamSink {
+        std::function<void()> action;
+        int count = 0;
+        void onTextDelta(std::string_view) override {
+            if (++count == 3 && action)
+                action();
+        }
+    } observer;
+    observer.action = [&] { steering.stop(); };
+    EpisodeConfig c = config(workspace_);
+    c.finalEvaluation = true; // not run after a stop
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c, &observer);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Stopped);
+    auto record = store_->loadEpisode(result.id);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record.value().status, EpisodeStatus::Stopped);
+    EXPECT_FALSE(record.value().reward.has_value());
+    EXPECT_FALSE(record.value().finishedAt.empty());
+    EXPECT_EQ(record.value().turns, 1);
+    EXPECT_EQ(steering.state(), AgentState::Stopped);
+}
+
+TEST_F(EpisodeRunnerTest, RepeatingTheSameCallIsReportedAsStuck) {
+    auto provider = start({readSkill("c1"), readSkill("c2"), readSkill("c3"), textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    int stuck = 0;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::Status &&
+            contains(e.payload.value("message", ""), "stuck: the same Read call 3 times"))
+            ++stuck;
+    EXPECT_EQ(stuck, 1);
+    EXPECT_TRUE(contains(requestText(3), "You are repeating yourself"));
+    EXPECT_FALSE(contains(requestText(2), "You are repeating yourself"));
+}
+
+TEST_F(EpisodeRunnerTest, RepeatingTheSameErrorIsReportedAsStuck) {
+    json turns = json::array();
+    for (int i = 0; i < 3; ++i)
+        turns.push_back(toolTurn("Reading.", "c" + std::to_string(i), "Read",
+                                 {{"file_path", "missing" + std::to_string(i) + "/../nope.py"}}));
+    turns.push_back(textTurn("Done."));
+    auto provider = start(turns);
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    bool stuck = false;
+    for (const auto& e : events(result.id))
+        stuck = stuck || contains(e.payload.value("message", ""), "stuck: the same error 3 times");
+    EXPECT_TRUE(stuck);
+    EXPECT_TRUE(contains(requestText(3), "You are repeating yourself"));
+}
+
+TEST_F(EpisodeRunnerTest, SixRepeatsStopTheEpisode) {
+    json turns = json::array();
+    for (int i = 0; i < 7; ++i)
+        turns.push_back(readSkill("c" + std::to_string(i)));
+    auto provider = start(turns);
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Stopped);
+    EXPECT_TRUE(contains(result.message, "stuck: the same Read call 6 times")) << result.message;
+    EXPECT_EQ(server_->requests().size(), 6u);
+}
+
+TEST_F(EpisodeRunnerTest, AForkRestoresTheFilesAndTheConversationOfItsStep) {
+    const std::string first = tinyCandidate("        return x * 2");
+    const std::string second = tinyCandidate(kGoodForward);
+    auto provider = start(
+        {toolTurn("First try.", "w1", "Write", {{"file_path", "model_new.py"}, {"content", first}}),
+         toolTurn("Second try.", "w2", "Write",
+                  {{"file_path", "model_new.py"}, {"content", second}}),
+         toolTurn("A helper.", "w3", "Write",
+                  {{"file_path", "kernels/notes.txt"}, {"content", "later"}}),
+         textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    EpisodeId parent = 0;
+    std::int64_t forkStep = 0;
+    {
+        SteeringController steering;
+        EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+        const EpisodeRunResult result = runner.run();
+        ASSERT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+        parent = result.id;
+        for (const auto& e : events(parent))
+            if (e.kind == EventKind::ToolResult && e.payload["tool_call_id"] == "w1")
+                forkStep = e.sequence;
+        ASSERT_GT(forkStep, 0);
+    }
+    ASSERT_EQ(readText(workspace_ / "model_new.py"), second);
+    ASSERT_TRUE(fs::exists(workspace_ / "kernels/notes.txt"));
+
+    auto forkProvider = start(json::array({textTurn("Forked and done.")}));
+    ASSERT_TRUE(forkProvider) << server_->startError();
+    SteeringController steering;
+    const fs::path forkDir = root_ / "fork";
+    EpisodeRunner runner(*store_, *forkProvider, registry_, steering, config(forkDir));
+    const EpisodeRunResult forked = runner.forkFrom(parent, forkStep);
+    ASSERT_EQ(forked.status, EpisodeStatus::Finished) << forked.message;
+    EXPECT_NE(forked.id, parent);
+    EXPECT_EQ(readText(forkDir / "model_new.py"), first);
+    EXPECT_FALSE(fs::exists(forkDir / "kernels/notes.txt"));
+    EXPECT_EQ(readText(forkDir / "SKILL.md"), readText(workspace_ / "SKILL.md"));
+
+    auto record = store_->loadEpisode(forked.id);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record.value().parentId, parent);
+    EXPECT_EQ(record.value().forkSequence, forkStep);
+    EXPECT_EQ(record.value().turns, 2);
+
+    const auto requests = server_->requests();
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_TRUE(requests[0]["problem"].is_null()) << requests[0]["problem"];
+    const json& messages = requests[0]["body"]["messages"];
+    ASSERT_EQ(messages.size(), 4u) << messages.dump(1);
+    EXPECT_EQ(messages[0]["role"], "system");
+    EXPECT_EQ(messages[2]["tool_calls"][0]["id"], "w1");
+    EXPECT_EQ(messages[3]["role"], "tool");
+    EXPECT_FALSE(contains(messages.dump(), "Second try."));
+}
+
+TEST_F(EpisodeRunnerTest, ARepeatedlyMalformedReplyFailsTheEpisode) {
+    json broken = textTurn("never seen");
+    broken["faults"] = json::array();
+    for (int i = 0; i < 4; ++i)
+        broken["faults"].push_back({{"kind", "malformed_json"}});
+    auto provider = start(json::array({broken}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.finalEvaluation = true; // not run after a provider failure
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Failed);
+    EXPECT_TRUE(contains(result.message, "provider error: malformed_response")) << result.message;
+    auto record = store_->loadEpisode(result.id);
+    ASSERT_TRUE(record);
+    EXPECT_EQ(record.value().status, EpisodeStatus::Failed);
+    EXPECT_FALSE(record.value().reward.has_value());
+    bool errorStored = false;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::Error)
+            errorStored = e.payload["kind"] == "malformed_response" &&
+                          !e.payload["message"].get<std::string>().empty();
+    EXPECT_TRUE(errorStored);
+}
+
+TEST_F(EpisodeRunnerTest, OldToolOutputsArePrunedOverTheBudget) {
+    json big = readSkill("c1");
+    json second = toolTurn("Next.", "c2", "Read", {{"file_path", "model_new.py"}});
+    second["usage"] = {{"input", 5000}, {"output", 10}};
+    auto provider = start({big, second, textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.contextTokenBudget = 1000;
+    c.pruning.keepRecentTurns = 1;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    const json messages = server_->requests().at(2)["body"]["messages"];
+    ASSERT_GE(messages.size(), 6u);
+    EXPECT_EQ(messages[0], server_->requests().at(0)["body"]["messages"][0]); // system kept
+    const std::string pruned = messages[3]["content"];
+    EXPECT_TRUE(contains(pruned, "[output of Read at step ")) << pruned;
+    EXPECT_TRUE(contains(pruned, " pruned: ")) << pruned;
+    EXPECT_FALSE(contains(messages[5]["content"].get<std::string>(), "pruned")); // last turn
+    // The store keeps the whole output.
+    for (const auto& e : events(result.id)) {
+        if (e.kind == EventKind::ToolResult && e.payload["tool_call_id"] == "c1") {
+            EXPECT_FALSE(contains(e.payload["text"].get<std::string>(), "pruned:"));
+        }
+    }
+}
