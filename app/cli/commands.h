@@ -13,6 +13,8 @@ void addDoctorCommand(CLI::App& app);
 void addWorkspaceCommand(CLI::App& app);
 void addEvalCommand(CLI::App& app);
 void addBaselineCommand(CLI::App& app);
+void addAgentCommand(CLI::App& app);
+void addEpisodesCommand(CLI::App& app);
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;

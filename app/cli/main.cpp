@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
     kwb::cli::addWorkspaceCommand(app);
     kwb::cli::addEvalCommand(app);
     kwb::cli::addBaselineCommand(app);
+    kwb::cli::addAgentCommand(app);
+    kwb::cli::addEpisodesCommand(app);
     kwb::cli::addDoctorCommand(app);
     app.footer("Run 'kwb SUBCOMMAND --help' for the options of one subcommand.");
 

@@ -1,0 +1,97 @@
+#include "agent/episode_export.h"
+#include "agent/trajectory_store.h"
+#include "commands.h"
+#include "engine/user_directories.h"
+#include "episode_printer.h"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+namespace kwb::cli {
+namespace {
+
+std::string storePathOr(const std::string& path) {
+    return path.empty() ? (std::filesystem::path(stateDirectory()) / "trajectories.db").string()
+                        : path;
+}
+
+std::unique_ptr<agent::TrajectoryStore> openStore(const std::string& path) {
+    auto opened = agent::TrajectoryStore::open(storePathOr(path));
+    if (!opened) {
+        std::cerr << "kwb: " << opened.error().message << "\n";
+        throw CLI::RuntimeError(kExitFailure);
+    }
+    return std::move(opened).value();
+}
+
+template <typename T>
+T orFail(agent::StoreResult<T> result) {
+    if (!result) {
+        std::cerr << "kwb: " << result.error().message << "\n";
+        throw CLI::RuntimeError(kExitFailure);
+    }
+    return std::move(result).value();
+}
+
+} // namespace
+
+void addEpisodesCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand("episodes", "List, show, export and import stored episodes");
+    cmd->require_subcommand(1);
+    auto store = std::make_shared<std::string>();
+    cmd->add_option("--store", *store, "Trajectory store (default: the state folder)");
+
+    auto* list = cmd->add_subcommand("list", "Episodes, newest first");
+    auto limit = std::make_shared<int>(50);
+    auto task = std::make_shared<std::string>();
+    list->add_option("--limit", *limit, "At most this many (0: all)");
+    list->add_option("--task", *task, "Only episodes of this task");
+    list->callback([store, limit, task] {
+        auto s = openStore(*store);
+        agent::EpisodeFilter filter;
+        filter.limit = *limit;
+        if (!task->empty())
+            filter.task = *task;
+        for (const auto& e : orFail(s->listEpisodes(filter)))
+            std::cout << e.id << "\t" << agent::episodeStatusName(e.status) << "\t"
+                      << (e.reward ? std::to_string(static_cast<int>(*e.reward)) : "-") << "\t"
+                      << e.turns << " turns\t" << e.model << "\t" << e.task << "\t" << e.startedAt
+                      << "\n";
+    });
+
+    auto* show = cmd->add_subcommand("show", "One episode and its events");
+    auto id = std::make_shared<agent::EpisodeId>(0);
+    show->add_option("id", *id, "Episode id")->required();
+    show->callback([store, id] {
+        auto s = openStore(*store);
+        const agent::EpisodeTrajectory t = orFail(s->loadTrajectory(*id));
+        printEpisodeSummary(std::cout, t.episode);
+        for (const auto& event : t.events)
+            printEvent(std::cout, event);
+    });
+
+    auto* exporting = cmd->add_subcommand("export", "Episodes to JSONL (for replay or training)");
+    auto ids = std::make_shared<std::vector<agent::EpisodeId>>();
+    auto out = std::make_shared<std::string>();
+    exporting->add_option("ids", *ids, "Episode ids")->required();
+    exporting->add_option("--out", *out, "Output file (default: standard output)");
+    exporting->callback([store, ids, out] {
+        auto s = openStore(*store);
+        const std::size_t count =
+            out->empty() ? orFail(agent::exportEpisodes(*s, *ids, std::cout))
+                         : orFail(agent::exportEpisodes(*s, *ids, std::filesystem::path(*out)));
+        std::cerr << "exported " << count << " episode(s)\n";
+    });
+
+    auto* importing = cmd->add_subcommand("import", "Episodes from a JSONL export");
+    auto file = std::make_shared<std::string>();
+    importing->add_option("file", *file, "JSONL file")->required()->check(CLI::ExistingFile);
+    importing->callback([store, file] {
+        auto s = openStore(*store);
+        for (const auto& e : orFail(agent::importEpisodes(*s, std::filesystem::path(*file))))
+            std::cout << "imported episode " << e.id << "\n";
+    });
+}
+
+} // namespace kwb::cli

@@ -1,0 +1,66 @@
+#include "episode_printer.h"
+
+#include <cstdio>
+#include <string>
+
+namespace kwb::cli {
+namespace {
+
+// Long payloads (file contents, tool output) stay readable in a terminal: first line, capped.
+std::string firstLine(const std::string& text, std::size_t limit = 110) {
+    std::string line = text.substr(0, text.find('\n'));
+    if (line.size() > limit)
+        line = line.substr(0, limit) + "...";
+    else if (line.size() < text.size())
+        line += " ...";
+    return line;
+}
+
+std::string text(const nlohmann::json& payload, const char* key) {
+    return payload.is_object() && payload.contains(key) && payload[key].is_string()
+               ? payload[key].get<std::string>()
+               : std::string();
+}
+
+std::string describe(const agent::EpisodeEvent& e) {
+    const nlohmann::json& p = e.payload;
+    switch (e.kind) {
+    case agent::EventKind::ToolCall:
+        return text(p, "name") + " " + firstLine(text(p, "arguments"));
+    case agent::EventKind::ToolResult:
+        return (p.value("tool_error", false) ? "error: " : "") + firstLine(text(p, "text"));
+    case agent::EventKind::Evaluation:
+        return "reward " + std::to_string(p.value("reward", -1)) + ": " +
+               firstLine(p.value("verdict", std::string()));
+    case agent::EventKind::FileDiff:
+        return text(p, "path");
+    default:
+        if (!text(p, "text").empty())
+            return firstLine(text(p, "text"));
+        if (!text(p, "message").empty())
+            return firstLine(text(p, "message"));
+        return firstLine(p.dump());
+    }
+}
+
+} // namespace
+
+void printEvent(std::ostream& out, const agent::EpisodeEvent& event) {
+    char head[48];
+    std::snprintf(head, sizeof head, "%5lld %-17s ", static_cast<long long>(event.sequence),
+                  std::string(agent::eventKindName(event.kind)).c_str());
+    out << head << describe(event) << "\n";
+}
+
+void printEpisodeSummary(std::ostream& out, const agent::EpisodeRecord& e) {
+    out << "episode " << e.id << " [" << agent::episodeStatusName(e.status) << "]"
+        << (e.reward ? " reward " + std::to_string(static_cast<int>(*e.reward)) : "")
+        << (e.parentId ? " fork of " + std::to_string(*e.parentId) + " at step " +
+                             std::to_string(e.forkSequence.value_or(0))
+                       : "")
+        << "\n  task " << e.task << "\n  model " << e.model << " via " << e.provider << "\n  "
+        << e.turns << " turns, " << e.usage.inputTokens << " input / " << e.usage.outputTokens
+        << " output tokens, " << e.wallSeconds << " s, started " << e.startedAt << "\n";
+}
+
+} // namespace kwb::cli

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `kwb agent` end to end against the scripted LLM server: the scripted agent writes the CUDA-Agent
+# kernel files for task 07 (with their CPU launcher), compiles, verifies and stops; the episode
+# must finish with the evaluator's reward (>= 1 in CPU mode), be listed, shown and exported, and
+# the API key must not appear in the store or the export.
+#   agent_episode.sh KWB PYTHON REPO
+set -euo pipefail
+kwb="$1"; python="$2"; repo="$3"
+tmp="$(mktemp -d)"
+trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+key="sk-test-$RANDOM$RANDOM-secret"
+solution="$repo/resources/solutions/07_scale_residual_add"
+
+"$python" - "$solution" > "$tmp/script.json" <<'PY'
+import json, os, sys
+solution = sys.argv[1]
+def write(path):
+    with open(os.path.join(solution, path)) as f:
+        return {"name": "Write", "arguments": {"file_path": path, "content": f.read()}}
+files = ["kernels/scale_residual.cu", "kernels/scale_residual_binding.cpp",
+         "kernels/scale_residual_cpu.cpp", "model_new.py"]
+turns = [{"text": "I will write the fused kernel.",
+          "tool_calls": [dict(id=f"call_{i}", **write(p)) for i, p in enumerate(files)]},
+         {"text": "Now compile and verify.", "tool_calls": [{"id": "call_v", "name": "Verify", "arguments": {}}],
+          "faults": [{"kind": "http_500", "status": 503}]},
+         {"text": "The kernel is correct. Done."}]
+print(json.dumps({"turns": turns}))
+PY
+
+"$python" "$repo/tests/agent/scripted_llm_server.py" "$tmp/script.json" "$tmp/requests.log" > "$tmp/server.out" &
+server_pid=$!
+for _ in $(seq 50); do grep -q '^PORT ' "$tmp/server.out" 2>/dev/null && break; sleep 0.1; done
+port="$(sed -n 's/^PORT //p' "$tmp/server.out")"
+[ -n "$port" ] || { echo "scripted server did not start"; exit 1; }
+
+OPENAI_API_KEY="$key" "$kwb" agent --task "$repo/resources/tasks/07_scale_residual_add.py" \
+    --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 10 \
+    --workspace "$tmp/ws" --store "$tmp/store.db" --device cpu --python "$python" | tee "$tmp/agent.out"
+
+grep -q "tool_call *Write" "$tmp/agent.out" || { echo "FAIL: no Write step shown"; exit 1; }
+grep -q "evaluation" "$tmp/agent.out" || { echo "FAIL: no evaluation step shown"; exit 1; }
+grep -Eq "^episode 1 finished: .*reward [123]$" "$tmp/agent.out" || { echo "FAIL: episode did not finish with reward >= 1"; exit 1; }
+cmp -s "$solution/model_new.py" "$tmp/ws/model_new.py" || { echo "FAIL: the agent's file was not written"; exit 1; }
+grep -q '"fault": "http_500"' "$tmp/requests.log" || { echo "FAIL: the fault was not served"; exit 1; }
+
+"$kwb" episodes --store "$tmp/store.db" list | tee "$tmp/list.out"
+grep -Eq "^1	finished	[123]	" "$tmp/list.out" || { echo "FAIL: episodes list"; exit 1; }
+"$kwb" episodes --store "$tmp/store.db" show 1 > "$tmp/show.out"
+grep -q "tool_result" "$tmp/show.out" || { echo "FAIL: episodes show"; exit 1; }
+"$kwb" episodes --store "$tmp/store.db" export 1 --out "$tmp/export.jsonl"
+[ "$(wc -l < "$tmp/export.jsonl")" -eq 1 ] || { echo "FAIL: export"; exit 1; }
+"$kwb" episodes --store "$tmp/store.db" import "$tmp/export.jsonl" | grep -q "imported episode 2" || { echo "FAIL: import"; exit 1; }
+grep -q "Bearer $key" "$tmp/requests.log" || { echo "FAIL: the key was not sent to the server"; exit 1; }
+if grep -rq "$key" "$tmp/store.db"* "$tmp/export.jsonl" "$tmp/agent.out"; then
+    echo "FAIL: the API key leaked into the store, the export or the output"; exit 1
+fi
+echo "PASS: scripted episode stored with its reward; list, show, export and import work; no key leaked"
