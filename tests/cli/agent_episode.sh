@@ -2,7 +2,7 @@
 # `kwb agent` end to end against the scripted LLM server: the scripted agent writes the CUDA-Agent
 # kernel files for task 07 (with their CPU launcher), compiles, verifies and stops; the episode
 # must finish with the evaluator's reward (>= 1 in CPU mode), be listed, shown and exported, and
-# the API key must not appear in the store or the export.
+# the API key must not appear in the store or the export. KWB_AGENT_DEVICE=cuda runs it on a GPU.
 #   agent_episode.sh KWB PYTHON REPO
 set -euo pipefail
 kwb="$1"; python="$2"; repo="$3"
@@ -35,7 +35,7 @@ port="$(sed -n 's/^PORT //p' "$tmp/server.out")"
 
 OPENAI_API_KEY="$key" "$kwb" agent --task "$repo/resources/tasks/07_scale_residual_add.py" \
     --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 10 \
-    --workspace "$tmp/ws" --store "$tmp/store.db" --device cpu --python "$python" | tee "$tmp/agent.out"
+    --workspace "$tmp/ws" --store "$tmp/store.db" --device "${KWB_AGENT_DEVICE:-cpu}" --python "$python" | tee "$tmp/agent.out"
 
 grep -q "tool_call *Write" "$tmp/agent.out" || { echo "FAIL: no Write step shown"; exit 1; }
 grep -q "evaluation" "$tmp/agent.out" || { echo "FAIL: no evaluation step shown"; exit 1; }
