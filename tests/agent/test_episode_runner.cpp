@@ -1,6 +1,7 @@
 // The ReAct episode loop end to end: the scripted LLM server plays the model, the real tools act on
 // a tiny pure-Python workspace, and the trajectory store keeps what happened.
 #include "agent/episode_runner.h"
+#include "agent/tools/bash_tools.h"
 #include "agent/tools/file_tools.h"
 #include "agent/tools/workspace_tools.h"
 #include "provider_test_support.h"
@@ -499,4 +500,50 @@ TEST_F(EpisodeRunnerTest, OldToolOutputsArePrunedOverTheBudget) {
             EXPECT_FALSE(contains(e.payload["text"].get<std::string>(), "pruned:"));
         }
     }
+}
+
+// Steering while a tool runs (not a model call): the tool's stop token is the step's.
+TEST_F(EpisodeRunnerTest, StopWhileAToolRunsEndsTheToolAndTheEpisodePromptly) {
+    for (auto& tool : makeBashTools())
+        registry_.add(std::move(tool));
+    auto provider = start({toolTurn("Waiting.", "call_1", "Bash", {{"command", "sleep 60"}}),
+                           textTurn("never served")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    EpisodeRunResult result;
+    std::thread thread([&] { result = runner.run(); });
+    ASSERT_TRUE(waitFor([&] { return steering.state() == AgentState::Tool; }));
+    const auto stopped = std::chrono::steady_clock::now();
+    steering.stop();
+    thread.join();
+    EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(20));
+    EXPECT_EQ(result.status, EpisodeStatus::Stopped) << result.message;
+    EXPECT_EQ(server_->requests().size(), 1u) << "no model call after the stop";
+    bool toolEnded = false;
+    for (const auto& e : events(result.id))
+        toolEnded |= e.kind == EventKind::ToolResult;
+    EXPECT_TRUE(toolEnded) << "the cancelled call still has its result in the record";
+}
+
+TEST_F(EpisodeRunnerTest, InterruptWhileAToolRunsPausesThenTheEpisodeGoesOn) {
+    for (auto& tool : makeBashTools())
+        registry_.add(std::move(tool));
+    auto provider = start(
+        {toolTurn("Waiting.", "call_1", "Bash", {{"command", "sleep 60"}}), textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    EpisodeRunResult result;
+    std::thread thread([&] { result = runner.run(); });
+    ASSERT_TRUE(waitFor([&] { return steering.state() == AgentState::Tool; }));
+    steering.interrupt();
+    ASSERT_TRUE(waitFor([&] { return steering.state() == AgentState::Paused; }));
+    steering.resume();
+    thread.join();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    const auto requests = server_->requests();
+    ASSERT_EQ(requests.size(), 2u);
+    // The model is told its command did not finish.
+    EXPECT_TRUE(contains(requests[1]["body"]["messages"].dump(), "call_1"));
 }
