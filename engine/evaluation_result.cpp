@@ -1,5 +1,7 @@
 #include "engine/evaluation_result.h"
 
+#include "engine/json_field.h"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -106,35 +108,23 @@ TimingStats timingFromJson(const json& j) {
     return t;
 }
 
-namespace {
-// json::value throws on a mistyped field; these readers treat one like a missing field.
-template <typename T>
-T field(const json& j, const char* key, T fallback) {
-    if (!j.is_object() || !j.contains(key))
-        return fallback;
-    try {
-        return j.at(key).get<T>();
-    } catch (const json::exception&) {
-        return fallback;
-    }
-}
-} // namespace
-
 Diagnostic diagnosticFromJson(const json& d) {
-    return {field<std::string>(d, "file", ""), field(d, "line", 0), field(d, "column", 0),
-            diagnosticSeverityFrom(field<std::string>(d, "severity", "error")),
-            field<std::string>(d, "message", "")};
+    return {jsonField<std::string>(d, "file", ""), jsonField(d, "line", 0),
+            jsonField(d, "column", 0),
+            diagnosticSeverityFrom(jsonField<std::string>(d, "severity", "error")),
+            jsonField<std::string>(d, "message", "")};
 }
 
 OutputError outputErrorFromJson(const json& o) {
-    return {field(o, "index", 0), field(o, "max_abs_error", 0.0), field(o, "max_rel_error", 0.0),
-            field(o, "shape", std::vector<std::int64_t>{}), field<std::string>(o, "dtype", "")};
+    return {jsonField(o, "index", 0), jsonField(o, "max_abs_error", 0.0),
+            jsonField(o, "max_rel_error", 0.0), jsonField(o, "shape", std::vector<std::int64_t>{}),
+            jsonField<std::string>(o, "dtype", "")};
 }
 
 IntegrityFlag flagFromJson(const json& f) {
-    return {field<std::string>(f, "code", "unknown"),
-            severityFrom(field<std::string>(f, "severity", "warning")),
-            field<std::string>(f, "reason", "")};
+    return {jsonField<std::string>(f, "code", "unknown"),
+            severityFrom(jsonField<std::string>(f, "severity", "warning")),
+            jsonField<std::string>(f, "reason", "")};
 }
 
 const StageRecord* EvaluationResult::stage(const std::string& name) const {

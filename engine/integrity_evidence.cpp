@@ -1,5 +1,7 @@
 #include "engine/integrity_evidence.h"
 
+#include "engine/json_field.h"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -7,18 +9,6 @@ using nlohmann::json;
 
 namespace kwb {
 namespace {
-
-// Mistyped or missing fields read as the fallback: harness output is outside input.
-template <typename T>
-T field(const json& j, const char* key, T fallback) {
-    if (!j.is_object() || !j.contains(key))
-        return fallback;
-    try {
-        return j.at(key).get<T>();
-    } catch (const json::exception&) {
-        return fallback;
-    }
-}
 
 const json& object(const json& j, const char* key) {
     static const json empty = json::object();
@@ -35,33 +25,33 @@ std::map<std::string, int> countsFrom(const json& j) {
 }
 
 std::string describeGpuState(const json& reading) {
-    if (!field(reading, "available", false))
+    if (!jsonField(reading, "available", false))
         return {};
     char buffer[96];
     std::snprintf(buffer, sizeof buffer, "%d MHz SM, %d MHz memory, %d C",
-                  field(reading, "sm_clock_mhz", 0), field(reading, "memory_clock_mhz", 0),
-                  field(reading, "temperature_c", 0));
+                  jsonField(reading, "sm_clock_mhz", 0), jsonField(reading, "memory_clock_mhz", 0),
+                  jsonField(reading, "temperature_c", 0));
     std::string text = buffer;
-    for (const auto& reason : field(reading, "slowdown", std::vector<std::string>{}))
+    for (const auto& reason : jsonField(reading, "slowdown", std::vector<std::string>{}))
         text += ", " + reason;
     return text;
 }
 
 void readCensus(IntegrityEvidence& e, const json& census) {
-    e.kernelCensusAvailable = field(census, "available", false);
-    e.kernelCensusNote = field<std::string>(census, "reason", "");
-    e.customUs = field(census, "custom_us", 0.0);
-    e.libraryUs = field(census, "library_us", 0.0);
-    e.torchUs = field(census, "torch_us", 0.0);
-    e.otherUs = field(census, "other_us", 0.0);
-    e.sideStreamUs = field(census, "side_stream_us", 0.0);
+    e.kernelCensusAvailable = jsonField(census, "available", false);
+    e.kernelCensusNote = jsonField<std::string>(census, "reason", "");
+    e.customUs = jsonField(census, "custom_us", 0.0);
+    e.libraryUs = jsonField(census, "library_us", 0.0);
+    e.torchUs = jsonField(census, "torch_us", 0.0);
+    e.otherUs = jsonField(census, "other_us", 0.0);
+    e.sideStreamUs = jsonField(census, "side_stream_us", 0.0);
     e.kernels.clear();
     if (census.is_object() && census.contains("kernels") && census["kernels"].is_array())
         for (const auto& k : census["kernels"])
-            e.kernels.push_back({field<std::string>(k, "name", ""),
-                                 field<std::string>(k, "origin", "other"), field(k, "calls", 0.0),
-                                 field(k, "total_us", 0.0),
-                                 field(k, "streams", std::vector<long long>{})});
+            e.kernels.push_back({jsonField<std::string>(k, "name", ""),
+                                 jsonField<std::string>(k, "origin", "other"),
+                                 jsonField(k, "calls", 0.0), jsonField(k, "total_us", 0.0),
+                                 jsonField(k, "streams", std::vector<long long>{})});
 }
 
 } // namespace
@@ -75,21 +65,21 @@ void absorbVerifyEvidence(IntegrityEvidence& e, const json& result) {
     e.extensionCalls = countsFrom(object(result, "extension_calls"));
     e.torchComputeOps = countsFrom(object(object(result, "torch_ops"), "compute"));
     const json& shape = object(result, "second_shape");
-    e.secondShapeChecked = field(shape, "checked", false);
-    e.secondShapePassed = field(shape, "passed", false);
-    e.secondShape = e.secondShapeChecked ? field<std::string>(shape, "description", "")
-                                         : field<std::string>(shape, "reason", "");
+    e.secondShapeChecked = jsonField(shape, "checked", false);
+    e.secondShapePassed = jsonField(shape, "passed", false);
+    e.secondShape = e.secondShapeChecked ? jsonField<std::string>(shape, "description", "")
+                                         : jsonField<std::string>(shape, "reason", "");
 }
 
 void absorbProfileEvidence(IntegrityEvidence& e, const json& result) {
     const json& integrity = object(result, "integrity");
     readCensus(e, object(integrity, "kernels"));
     const json& floor = object(integrity, "memory_floor");
-    e.bytesMoved = field(floor, "bytes_moved", 0.0);
-    e.copyBandwidthGBs = field(floor, "copy_bandwidth_gbs", 0.0);
-    e.memoryFloorMs = field(floor, "floor_ms", 0.0);
-    e.memoryFloorApplies = field(floor, "applies", false);
-    e.timedOutputsChecked = field(integrity, "timed_outputs_checked", 0);
+    e.bytesMoved = jsonField(floor, "bytes_moved", 0.0);
+    e.copyBandwidthGBs = jsonField(floor, "copy_bandwidth_gbs", 0.0);
+    e.memoryFloorMs = jsonField(floor, "floor_ms", 0.0);
+    e.memoryFloorApplies = jsonField(floor, "applies", false);
+    e.timedOutputsChecked = jsonField(integrity, "timed_outputs_checked", 0);
     const json& gpu = object(integrity, "gpu_state");
     e.gpuStateBefore = describeGpuState(object(gpu, "before"));
     e.gpuStateAfter = describeGpuState(object(gpu, "after"));
@@ -133,18 +123,18 @@ IntegrityEvidence integrityFromJson(const json& j) {
     e.extensionCalls = countsFrom(object(j, "extension_calls"));
     e.torchComputeOps = countsFrom(object(j, "torch_compute_ops"));
     const json& floor = object(j, "memory_floor");
-    e.bytesMoved = field(floor, "bytes_moved", 0.0);
-    e.copyBandwidthGBs = field(floor, "copy_bandwidth_gbs", 0.0);
-    e.memoryFloorMs = field(floor, "floor_ms", 0.0);
-    e.memoryFloorApplies = field(floor, "applies", false);
+    e.bytesMoved = jsonField(floor, "bytes_moved", 0.0);
+    e.copyBandwidthGBs = jsonField(floor, "copy_bandwidth_gbs", 0.0);
+    e.memoryFloorMs = jsonField(floor, "floor_ms", 0.0);
+    e.memoryFloorApplies = jsonField(floor, "applies", false);
     const json& shape = object(j, "second_shape");
-    e.secondShapeChecked = field(shape, "checked", false);
-    e.secondShapePassed = field(shape, "passed", false);
-    e.secondShape = field<std::string>(shape, "description", "");
-    e.timedOutputsChecked = field(j, "timed_outputs_checked", 0);
+    e.secondShapeChecked = jsonField(shape, "checked", false);
+    e.secondShapePassed = jsonField(shape, "passed", false);
+    e.secondShape = jsonField<std::string>(shape, "description", "");
+    e.timedOutputsChecked = jsonField(j, "timed_outputs_checked", 0);
     const json& gpu = object(j, "gpu_state");
-    e.gpuStateBefore = field<std::string>(gpu, "before", "");
-    e.gpuStateAfter = field<std::string>(gpu, "after", "");
+    e.gpuStateBefore = jsonField<std::string>(gpu, "before", "");
+    e.gpuStateAfter = jsonField<std::string>(gpu, "after", "");
     return e;
 }
 
