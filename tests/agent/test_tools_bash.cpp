@@ -2,6 +2,7 @@
 #include "agent/tools/bash_tools.h"
 #include "agent/tools/tool_registry.h"
 #include "engine/sandbox.h"
+#include "tests/test_files.h"
 
 #include <chrono>
 #include <filesystem>
@@ -18,17 +19,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string readText(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
-void writeText(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-}
+using kwb::test::readText;
+using kwb::test::writeText;
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;

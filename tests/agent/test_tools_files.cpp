@@ -3,6 +3,7 @@
 #include "agent/tools/file_tools.h"
 #include "agent/tools/tool_registry.h"
 #include "agent/tools/workspace_paths.h"
+#include "tests/test_files.h"
 
 #include <filesystem>
 #include <fstream>
@@ -16,17 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string readText(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
-void writeText(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-}
+using kwb::test::readText;
+using kwb::test::writeText;
 
 class ToolsFilesTest : public ::testing::Test {
 protected:

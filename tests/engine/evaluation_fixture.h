@@ -6,6 +6,7 @@
 #include "engine/resource_paths.h"
 #include "engine/task_catalog.h"
 #include "engine/workspace.h"
+#include "tests/test_files.h"
 
 #include <filesystem>
 #include <fstream>
@@ -16,18 +17,6 @@
 namespace kwb::test {
 
 namespace fs = std::filesystem;
-
-inline std::string readText(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-}
-
-inline void writeText(const fs::path& path, const std::string& text) {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-}
 
 // Replaces the first occurrence of `from` (which must exist) in a file.
 inline void patchFile(const fs::path& path, const std::string& from, const std::string& to) {
