@@ -3,6 +3,7 @@
 #include "engine/baseline_cache.h"
 #include "engine/content_hash.h"
 #include "engine/cuda_driver.h"
+#include "engine/fast_kernel_build.h"
 #include "engine/gpu_inventory.h"
 #include "engine/harness_stage.h"
 #include "engine/python_environment.h"
@@ -395,29 +396,65 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     if (cancelled())
         return finish();
     report("compile");
+    json kernelsDirectory = nullptr;
+    if (workspaceMode && usesFastKernels(target.candidatePath)) {
+        FastKernelBuildRequest build;
+        build.workspace = target.workspace;
+        build.arch = c.arch.empty() ? "sm_90" : c.arch;
+        build.outputDirectory = (fs::path(c.buildDirectory) / "kwb_kernels").string();
+        build.cacheDirectory = (fs::path(c.cacheDirectory) / "fast-kernels").string();
+        const auto buildStarted = std::chrono::steady_clock::now();
+        const FastKernelBuildResult built = buildFastKernels(build);
+        StageRecord record{"compile", built.ok ? StageStatus::Passed : StageStatus::Failed, 0.0,
+                           built.summary, built.log};
+        for (const Diagnostic& d : built.diagnostics)
+            r.diagnostics.push_back(d);
+        record.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - buildStarted).count();
+        r.stages.push_back(record);
+        if (!built.ok) {
+            fail(r, "compile_error", built.summary);
+            return finish();
+        }
+        r.compiled = true;
+        if (options.stopAfterCompile) {
+            r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
+            return finish();
+        }
+        if (!c.gpuAllowed) {
+            // Without a GPU the cubins cannot run; NVRTC's diagnostics above are what is left.
+            fail(r, "no_gpu",
+                 "fast-path kernels (kwb_kernels) run only on a CUDA GPU; they compiled for " +
+                     build.arch + ", but verification needs a GPU (" + gpus.status + ")");
+            return finish();
+        }
+        kernelsDirectory = build.outputDirectory;
+    }
     json compileRequest = baseRequest(c, "compile");
     compileRequest["arch"] = c.arch;
     compileRequest["extra_cflags"] = json::array();
     compileRequest["extra_cuda_cflags"] = json::array();
-    HarnessStageOutcome compile = runStage(c, "compile", compileRequest);
-    r.stages.push_back(recordFor("compile", compile));
-    absorbDiagnostics(r, compile.result);
-    if (!compile.ok) {
-        fail(r, compile.failureKind.empty() ? "compile_error" : compile.failureKind,
-             compile.failureMessage);
-        return finish();
-    }
-    r.compiled = true;
-    if (options.stopAfterCompile) {
-        r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
-        return finish();
-    }
     json extensionPath = nullptr;
-    // A skipped compile (no sources: the candidate builds its own extension) reports "".
-    if (compile.result.is_object() && compile.result.contains("extension_path") &&
-        compile.result["extension_path"].is_string() &&
-        !compile.result["extension_path"].get<std::string>().empty())
-        extensionPath = compile.result["extension_path"];
+    if (kernelsDirectory.is_null()) {
+        HarnessStageOutcome compile = runStage(c, "compile", compileRequest);
+        r.stages.push_back(recordFor("compile", compile));
+        absorbDiagnostics(r, compile.result);
+        if (!compile.ok) {
+            fail(r, compile.failureKind.empty() ? "compile_error" : compile.failureKind,
+                 compile.failureMessage);
+            return finish();
+        }
+        r.compiled = true;
+        if (options.stopAfterCompile) {
+            r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
+            return finish();
+        }
+        // A skipped compile (no sources: the candidate builds its own extension) reports "".
+        if (compile.result.is_object() && compile.result.contains("extension_path") &&
+            compile.result["extension_path"].is_string() &&
+            !compile.result["extension_path"].get<std::string>().empty())
+            extensionPath = compile.result["extension_path"];
+    }
 
     if (cancelled())
         return finish();
@@ -427,6 +464,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     verifyRequest["atol"] = options.atol;
     verifyRequest["rtol"] = options.rtol;
     verifyRequest["extension_path"] = extensionPath;
+    verifyRequest["kernels_dir"] = kernelsDirectory;
     HarnessStageOutcome verify = runStage(c, "verify", verifyRequest);
     r.stages.push_back(recordFor("verify", verify));
     absorbEnvironment(r, verify.result);
@@ -456,6 +494,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         options.refreshBaselines ? std::nullopt : loadBaseline(key);
     json profileRequest = timingRequest(c, "profile", !cached.has_value());
     profileRequest["extension_path"] = extensionPath;
+    profileRequest["kernels_dir"] = kernelsDirectory;
     HarnessStageOutcome profile = runStage(c, "profile", profileRequest);
     StageRecord profileRecord = recordFor("profile", profile);
     absorbFlags(r, profile.result);

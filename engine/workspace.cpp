@@ -101,6 +101,9 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
         fs::remove_all(dir / "utils");
         copyTree(templateDir / "utils", dir / "utils");
         copyTree(resources / "harness" / "kwb_harness", dir / "utils" / "kwb_harness");
+        // The fast-path runtime ships with every workspace, so either flavour can be chosen (or
+        // switched to) by what model_new.py imports.
+        copyTree(resources / "harness" / "kwb_kernels", dir / "utils" / "kwb_kernels");
 
         if (!options.solutionDirectory.empty()) {
             const fs::path solution = options.solutionDirectory;
@@ -109,8 +112,9 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
             if (fs::exists(solution / "kernels"))
                 copyTree(solution / "kernels", dir / "kernels");
         } else {
-            fs::copy_file(templateDir / "model_new.py.in", dir / "model_new.py",
-                          fs::copy_options::overwrite_existing);
+            fs::copy_file(templateDir /
+                              (options.fastPath ? "model_new_fast.py.in" : "model_new.py.in"),
+                          dir / "model_new.py", fs::copy_options::overwrite_existing);
         }
 
         json manifest = {{"format", "kwb-workspace"},

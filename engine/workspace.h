@@ -11,6 +11,9 @@ namespace kwb {
 struct WorkspaceInitOptions {
     std::string solutionDirectory; // start from this model_new.py + kernels/ instead of the starter
     bool overwrite = false;        // allow a non-empty target folder
+    // The fast-path flavour's starter: kernels/*.cu hold device code only (NVRTC) and
+    // model_new.py launches them with the kwb_kernels runtime; no torch-extension build.
+    bool fastPath = false;
 };
 
 struct WorkspaceInitResult {

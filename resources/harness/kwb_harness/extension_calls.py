@@ -43,6 +43,6 @@ def not_run_flag(counter: CallCounter) -> dict:
     return {
         "code": "custom_kernels_not_run",
         "severity": "strict",
-        "reason": "ModelNew.forward never called the compiled extension (cuda_extension): the output "
-                  "did not come from the workspace's kernels",
+        "reason": "ModelNew.forward never called the compiled extension (cuda_extension) nor launched "
+                  "a kwb_kernels kernel: the output did not come from the workspace's kernels",
     }

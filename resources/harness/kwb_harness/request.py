@@ -35,6 +35,8 @@ class Request:
     atol: float = 1e-2
     rtol: float = 1e-2
     extension_path: str | None = None
+    # fast path: the folder of NVRTC-compiled kernel modules the kwb_kernels runtime loads
+    kernels_dir: str | None = None
     shapes: str = "default"
     # profile / baseline
     warmup: int = 3
@@ -152,6 +154,8 @@ def parse(data: dict, stage: str) -> Request:
     req.rtol = float(_get(data, "rtol", (float, int), default=req.rtol))
     ext = _get(data, "extension_path", (str,), default="")
     req.extension_path = os.path.abspath(ext) if ext else None
+    kernels_dir = _get(data, "kernels_dir", (str,), default="")
+    req.kernels_dir = os.path.abspath(kernels_dir) if kernels_dir else None
     req.shapes = _get(data, "shapes", (str,), default="default")
 
     req.warmup = _get(data, "warmup", (int,), default=req.warmup)

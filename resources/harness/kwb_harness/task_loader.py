@@ -139,6 +139,12 @@ def load_candidate_for(req, counter=None) -> type:
     # folder instead of a per-user cache shared with unrelated runs.
     os.environ["TORCH_EXTENSIONS_DIR"] = req.build_dir
     os.makedirs(req.build_dir, exist_ok=True)
+    if req.kernels_dir:
+        # The fast path: the candidate imports the shipped kwb_kernels runtime, which loads the
+        # cubins the engine compiled; the counter sees every launch.
+        import kwb_kernels
+
+        kwb_kernels.configure(req.kernels_dir, counter)
     if req.extension_path:
         module = load_extension(req.extension_path)
         if counter is not None:

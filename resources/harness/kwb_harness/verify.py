@@ -209,7 +209,7 @@ def run(req, result: dict) -> None:
     threads_before = thread_census.snapshot()
     namespace = NamespaceSnapshot()
 
-    counter = CallCounter() if req.extension_path else None
+    counter = CallCounter() if (req.extension_path or req.kernels_dir) else None
     guard = make_guard()
     merged = {}
     try:
