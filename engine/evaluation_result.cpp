@@ -211,6 +211,7 @@ json toJson(const EvaluationResult& r) {
             {"verdict", r.verdict()},
             {"flags", flags},
             {"integrity", toJson(r.integrity)},
+            {"timeline_records", r.timelineRecordPath},
             {"environment",
              {{"device", e.device},
               {"device_name", e.deviceName},
@@ -274,6 +275,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         for (const auto& f : j.value("flags", json::array()))
             r.flags.push_back(flagFromJson(f));
         r.integrity = integrityFromJson(j.value("integrity", json::object()));
+        r.timelineRecordPath = j.value("timeline_records", "");
         const json e = j.value("environment", json::object());
         r.environment = {e.value("device", ""),     e.value("device_name", ""),
                          e.value("driver", ""),     e.value("cuda", ""),

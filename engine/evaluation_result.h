@@ -103,6 +103,8 @@ struct EvaluationResult {
     std::vector<IntegrityFlag> flags;
     IntegrityEvidence integrity;
     EnvironmentInfo environment;
+    // The profile stage's CUPTI records (kwb-cupti/1 lines), when a timeline was collected.
+    std::string timelineRecordPath;
 
     const StageRecord* stage(const std::string& name) const;
     bool hasStrictFlag() const;

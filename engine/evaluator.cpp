@@ -10,15 +10,19 @@
 #include "engine/resource_paths.h"
 #include "engine/sandbox.h"
 #include "engine/static_checks.h"
+#include "engine/timeline/injection_library.h"
 #include "engine/user_directories.h"
 #include "engine/utc_timestamp.h"
 #include "engine/workspace.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <thread>
+#include <vector>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -101,7 +105,15 @@ json baseRequest(const RunContext& c, const std::string& stage) {
             {"cache_dir", c.cacheDirectory}};
 }
 
-HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request) {
+// What one stage needs beyond the common set-up (the profile stage's timeline recording).
+struct StageExtras {
+    std::map<std::string, std::string> environment;
+    std::vector<std::string> writablePaths;
+    std::vector<std::string> readOnlyPaths;
+};
+
+HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
+                             const StageExtras& extras = {}) {
     HarnessStageSpec spec;
     spec.stage = stage;
     spec.request = std::move(request);
@@ -140,7 +152,41 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
         spec.environment["CCACHE_NOHASHDIR"] = "1";
         spec.environment["CCACHE_BASEDIR"] = c.target.workspace;
     }
+    for (const auto& [name, value] : extras.environment)
+        spec.environment[name] = value;
+    spec.sandbox.writablePaths.insert(spec.sandbox.writablePaths.end(),
+                                      extras.writablePaths.begin(), extras.writablePaths.end());
+    spec.sandbox.readOnlyPaths.insert(spec.sandbox.readOnlyPaths.end(),
+                                      extras.readOnlyPaths.begin(), extras.readOnlyPaths.end());
     return runHarnessStage(spec);
+}
+
+// Sets up the CUPTI recording of the profile stage: the record file (fresh, in a folder the
+// sandbox lets the stage write) and the injection environment. Returns why it cannot, or "".
+std::string prepareTimeline(const RunContext& c, StageExtras& extras, EvaluationResult& r) {
+    const std::string library = timeline::cuptiInjectionLibraryPath();
+    if (library.empty())
+        return "this build has no CUPTI injection library (libkwb_cupti_inject.so); "
+               "set KWB_CUPTI_INJECTION to its path";
+    fs::path records = c.options.timelineRecordPath;
+    if (records.empty()) {
+        std::string stamp = utcTimestamp();
+        std::replace(stamp.begin(), stamp.end(), ':', '-');
+        records = fs::path(c.buildDirectory) / "timelines" / (stamp + "-profile.kwbtl.jsonl");
+    }
+    records = fs::absolute(records).lexically_normal();
+    std::error_code ec;
+    fs::create_directories(records.parent_path(), ec);
+    fs::remove(records, ec); // the library appends
+    if (std::FILE* f = std::fopen(records.c_str(), "w"))
+        std::fclose(f);
+    else
+        return "cannot create the timeline record file " + records.string();
+    extras.environment = timeline::timelineEnvironment(library, records.string());
+    extras.writablePaths.push_back(records.parent_path().string());
+    extras.readOnlyPaths.push_back(fs::path(library).parent_path().string());
+    r.timelineRecordPath = records.string();
+    return {};
 }
 
 // A profile or baseline request: the timing settings are the same for both, so timings stay
@@ -490,12 +536,23 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     report("profile");
     BaselineKey key = baselineKeyFor(target.referencePath, c.device, r.environment.deviceName,
                                      r.environment.torchVersion, options);
+    StageExtras profileExtras;
+    bool timeline = false;
+    if (options.collectTimeline) {
+        std::string problem = c.gpuAllowed ? prepareTimeline(c, profileExtras, r)
+                                           : "CPU mode: CUPTI timelines need a CUDA GPU";
+        timeline = problem.empty();
+        if (!timeline)
+            r.flags.push_back({"timeline_unavailable", FlagSeverity::Warning, problem});
+    }
+    // Under the profiler the baselines run too (the timeline shows all three phases), and their
+    // times, slowed by it, stay out of the cache.
     std::optional<CachedBaseline> cached =
-        options.refreshBaselines ? std::nullopt : loadBaseline(key);
+        options.refreshBaselines || timeline ? std::nullopt : loadBaseline(key);
     json profileRequest = timingRequest(c, "profile", !cached.has_value());
     profileRequest["extension_path"] = extensionPath;
     profileRequest["kernels_dir"] = kernelsDirectory;
-    HarnessStageOutcome profile = runStage(c, "profile", profileRequest);
+    HarnessStageOutcome profile = runStage(c, "profile", profileRequest, profileExtras);
     StageRecord profileRecord = recordFor("profile", profile);
     absorbFlags(r, profile.result);
     absorbProfileEvidence(r.integrity, profile.result);
@@ -510,7 +567,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
             const CachedBaseline measured = baselineTimingsFrom(profile.result);
             r.eager = measured.eager;
             r.compiledBaseline = measured.compiled;
-            if (r.eager.available)
+            if (r.eager.available && !timeline)
                 storeBaseline(key, measured);
         }
         if (r.cpuMode)

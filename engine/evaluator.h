@@ -43,6 +43,11 @@ struct EvaluationOptions {
     bool l2Flush = true;
     std::chrono::seconds stageTimeout{600};
     std::uint64_t seed = 0; // 0: a fresh random seed per evaluation
+    // Record a CUPTI timeline of the profile stage (GPU only): the injection library writes
+    // kwb-cupti/1 records into timelineRecordPath (empty: <build>/timelines/<time>.kwbtl.jsonl).
+    // Baselines timed under the profiler run afresh and are not cached: it slows them.
+    bool collectTimeline = false;
+    std::string timelineRecordPath;
     RewardPolicy reward;
 };
 

@@ -72,6 +72,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.outputErrors.push_back({0, 1e-4, 2e-3, {8, 16}, "float32"});
     r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, "no bwrap"});
     r.environment.torchVersion = "2.11.0";
+    r.timelineRecordPath = "/ws/build/timelines/run.kwbtl.jsonl";
     r.reward = 3;
     nlohmann::json j = toJson(r);
     EvaluationResult back;
@@ -81,7 +82,18 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     EXPECT_EQ(back.stage("compile")->seconds, 1.5);
     EXPECT_EQ(back.outputErrors[0].shape, (std::vector<std::int64_t>{8, 16}));
     EXPECT_EQ(back.diagnostics[0].severity, Severity::Warning);
+    EXPECT_EQ(back.timelineRecordPath, "/ws/build/timelines/run.kwbtl.jsonl");
     EXPECT_EQ(j["version"], EvaluationResult::kFormatVersion);
+}
+
+TEST(EvaluationResult, RecordsWithoutATimelineReadBackWithAnEmptyPath) {
+    nlohmann::json j = toJson(EvaluationResult{});
+    EXPECT_EQ(j["timeline_records"], "");
+    j.erase("timeline_records"); // a record written before timelines existed
+    EvaluationResult back;
+    back.timelineRecordPath = "stale";
+    ASSERT_TRUE(fromJson(j, back));
+    EXPECT_TRUE(back.timelineRecordPath.empty());
 }
 
 TEST(EvaluationResult, RejectsForeignAndNewerDocuments) {

@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 
+from .phase_marks import finish_timeline
 from .result import write_result
 from .runner import execute
 
@@ -31,6 +32,8 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     code = main()
+    # os._exit skips atexit, where a CUPTI injection library would write its last records.
+    finish_timeline()
     sys.stdout.flush()
     sys.stderr.flush()
     # Skips interpreter teardown: after a CUDA fault or with inductor's worker pool alive,

@@ -13,7 +13,7 @@ import os
 import time
 
 from . import device as devices
-from . import gpu_monitor, kernel_census, models, roofline, values
+from . import gpu_monitor, kernel_census, models, phase_marks, roofline, values
 from .errors import CANDIDATE_RUN, CUDA_ERROR, TASK_RUN, HarnessError, describe_exception
 from .input_pool import InputPool, set_bytes
 from .memory_poison import tensor_bytes
@@ -46,9 +46,11 @@ def _use_cache_dirs(cache_dir: str) -> None:
     os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(cache_dir, "triton"))
 
 
-def _compile(ref_model, inputs: list, req, result: dict, timings: dict):
+def _compile(ref_model, inputs: list, req, result: dict, timings: dict, marks=None):
     """torch.compile's first call compiles; it counts as warm-up and is reported apart."""
     import torch
+
+    marks = marks or phase_marks.PhaseMarks("cpu")
 
     if not hasattr(torch, "compile"):
         timings["compile"] = {"available": False, "reason": f"torch {torch.__version__} has no torch.compile"}
@@ -57,8 +59,9 @@ def _compile(ref_model, inputs: list, req, result: dict, timings: dict):
         compiled = torch.compile(ref_model)
         devices.synchronize(req.device)
         started = time.perf_counter()
-        compiled(*values.clone(inputs))
-        devices.synchronize(req.device)
+        with marks.range("torch.compile first call"):
+            compiled(*values.clone(inputs))
+            devices.synchronize(req.device)
         result["compile_time_s"] = time.perf_counter() - started
     except KeyboardInterrupt:
         raise
@@ -100,6 +103,7 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
     if req.device == "cuda":
         clock.capture_cuda()
     timer = CudaTimer(clock, req.l2_flush) if req.device == "cuda" else CpuTimer(clock)
+    marks = phase_marks.PhaseMarks(req.device)
     monitor = gpu_monitor.GpuMonitor() if req.device == "cuda" else None
 
     ws = req.workspace
@@ -123,7 +127,7 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
         if include_baselines:
             variants["eager"] = ref_model
             if req.include_compile:
-                compiled = _compile(ref_model, inputs, req, result, timings)
+                compiled = _compile(ref_model, inputs, req, result, timings, marks)
                 if compiled is not None:
                     variants["compile"] = compiled
         if with_candidate:
@@ -133,7 +137,7 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
                  for i, name in enumerate(variants)}
         checker = TimedOutputCheck(ref_model, req) if with_candidate else None
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
-        _measure(variants, pools, req, timer, clock, checker, timings, result)
+        _measure(variants, pools, req, timer, clock, checker, timings, result, marks)
         gpu_after = monitor.read() if monitor else gpu_before
         result["integrity"]["gpu_state"] = {"before": gpu_before, "after": gpu_after}
         _add_flag(result, gpu_monitor.drift_flag(gpu_before, gpu_after))
@@ -168,6 +172,9 @@ def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, 
                       "CUDA events: work may run outside the timed stream, or the call is launch-bound",
         })
     if req.device == "cuda":
+        # torch's profiler takes CUPTI's buffer callbacks over: a timeline being recorded gets
+        # its records of the timed phases first.
+        phase_marks.flush_timeline()
         try:
             args = pool.next()
             census = kernel_census.take(
@@ -198,15 +205,22 @@ def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, 
         _add_flag(result, roofline.floor_flag(candidate_ms, floor_ms, bytes_moved, bandwidth))
 
 
-def _measure(variants: dict, pools: dict, req, timer, clock, checker, timings: dict, result: dict) -> None:
+def _measure(variants: dict, pools: dict, req, timer, clock, checker, timings: dict, result: dict,
+             marks=None) -> None:
     import statistics
 
     import torch
 
-    def call(name: str, check: bool = False):
+    marks = marks or phase_marks.PhaseMarks("cpu")
+
+    def call(name: str, check: bool = False, mark: str | None = None):
         args = pools[name].next()
         before = snapshot(args) if check else None
-        device_ms, host_ms, output = timer.time_call(variants[name], args)
+        if mark is None:
+            device_ms, host_ms, output = timer.time_call(variants[name], args)
+        else:
+            with marks.range(mark):
+                device_ms, host_ms, output = timer.time_call(variants[name], args)
         if before is not None:
             checker.check(output, before)
         return device_ms, host_ms
@@ -215,8 +229,9 @@ def _measure(variants: dict, pools: dict, req, timer, clock, checker, timings: d
     # handles, allocator growth, JIT caches) must not land in the first variant's samples.
     for name in variants:
         try:
-            for _ in range(req.warmup):
-                call(name)
+            with marks.range(f"warmup {name}"):
+                for _ in range(req.warmup):
+                    call(name)
         except KeyboardInterrupt:
             raise
         except HarnessError:
@@ -243,10 +258,12 @@ def _measure(variants: dict, pools: dict, req, timer, clock, checker, timings: d
                 checked = checker.pick(per_round) if checker is not None and name == "candidate" else -1
                 samples = []
                 try:
-                    for k in range(per_round):
-                        dev, host = call(name, k == checked)
-                        samples.append(dev)
-                        host_ms[name].append(host)
+                    with marks.range(name):
+                        for k in range(per_round):
+                            dev, host = call(name, k == checked,
+                                             f"iteration {len(device_ms[name]) + k}" if marks.enabled else None)
+                            samples.append(dev)
+                            host_ms[name].append(host)
                 except KeyboardInterrupt:
                     raise
                 except HarnessError:
