@@ -1,8 +1,8 @@
 #include "engine/nvrtc_compiler.h"
 
+#include "engine/diagnostics/compiler_log.h"
+
 #include <nvrtc.h>
-#include <regex>
-#include <sstream>
 
 namespace kwb {
 namespace {
@@ -31,29 +31,15 @@ std::string fetchLog(nvrtcProgram program) {
     return log;
 }
 
+// NVRTC calls this between its stages (front end, NVVM, ptxas); returning 1 cancels the compile.
+int stopRequested(void* payload, void*) {
+    return static_cast<const std::stop_token*>(payload)->stop_requested() ? 1 : 0;
+}
+
 } // namespace
 
 std::vector<Diagnostic> parseNvrtcLog(const std::string& log) {
-    static const std::regex pattern(
-        R"(^(.*?)\((\d+)\): (catastrophic error|error|warning|remark|note)(?: #[0-9A-Za-z-]+)?: (.*)$)");
-    std::vector<Diagnostic> diagnostics;
-    std::istringstream lines(log);
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::smatch match;
-        if (!std::regex_match(line, match, pattern))
-            continue;
-        Diagnostic d;
-        d.file = match[1];
-        d.line = std::stoi(match[2]);
-        const std::string kind = match[3];
-        d.severity = kind == "warning"                      ? Severity::Warning
-                     : (kind == "remark" || kind == "note") ? Severity::Note
-                                                            : Severity::Error;
-        d.message = match[4];
-        diagnostics.push_back(std::move(d));
-    }
-    return diagnostics;
+    return diagnostics::parseCompilerLog(log);
 }
 
 std::string nvrtcVersion() {
@@ -75,6 +61,9 @@ NvrtcResult compileWithNvrtc(const NvrtcRequest& request) {
     Program program(raw);
     for (const auto& expression : request.nameExpressions)
         nvrtcAddNameExpression(program.get(), expression.c_str());
+    if (request.stop.stop_possible())
+        nvrtcSetFlowCallback(program.get(), stopRequested,
+                             const_cast<std::stop_token*>(&request.stop));
 
     std::vector<std::string> options = {"--gpu-architecture=" + request.arch, "--std=c++17",
                                         "-default-device", "-lineinfo"};
@@ -86,6 +75,10 @@ NvrtcResult compileWithNvrtc(const NvrtcRequest& request) {
     nvrtcResult rc = nvrtcCompileProgram(program.get(), static_cast<int>(optionPointers.size()),
                                          optionPointers.data());
     result.log = fetchLog(program.get());
+    if (rc == NVRTC_ERROR_CANCELLED) {
+        result.cancelled = true;
+        return result;
+    }
     result.diagnostics = parseNvrtcLog(result.log);
     if (rc != NVRTC_SUCCESS) {
         if (result.diagnostics.empty())

@@ -2,6 +2,7 @@
 
 #include "engine/diagnostic.h"
 
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,13 @@ struct NvrtcRequest {
     std::string arch = "sm_90";         // a real arch yields a cubin; compute_XX only PTX
     std::vector<std::string> extraOptions;
     std::vector<std::string> nameExpressions; // e.g. "saxpy<float>", resolved to lowered names
+    // Checked by NVRTC's flow callback between compiler stages, so a stale compile ends early.
+    std::stop_token stop{};
 };
 
 struct NvrtcResult {
     bool success = false;
+    bool cancelled = false; // `stop` was requested and NVRTC gave up (no output, no diagnostics)
     std::string log;
     std::vector<Diagnostic> diagnostics;
     std::string ptx;
@@ -28,7 +32,8 @@ struct NvrtcResult {
 // any machine with the toolkit.
 NvrtcResult compileWithNvrtc(const NvrtcRequest& request);
 
-// Parses NVRTC's log ("file(12): error: text") into diagnostics; other lines are ignored.
+// Parses NVRTC's log ("file(12): error: text" and the caret line under it, which gives the
+// column) into diagnostics; other lines are ignored.
 std::vector<Diagnostic> parseNvrtcLog(const std::string& log);
 
 // The NVRTC library's own version, e.g. "13.0".

@@ -139,6 +139,8 @@ std::string ProcessResult::statusText() const {
         return "could not start: " + startError;
     if (!limitExceeded.empty())
         return "killed: " + limitExceeded + " exceeded";
+    if (cancelled)
+        return "cancelled after " + std::to_string(elapsed.count()) + " ms (process group killed)";
     if (timedOut)
         return "timed out after " + std::to_string(elapsed.count()) + " ms (process group killed)";
     if (exitedNormally)
@@ -297,7 +299,11 @@ ProcessResult runProcess(const ProcessSpec& spec) {
                 pfds[count++] = {fd, POLLIN, 0};
         if (stdinFd >= 0)
             pfds[count++] = {stdinFd, POLLOUT, 0};
-        int waitMs = spec.maxDescendants > 0 ? 20 : 200;
+        if (spec.stop.stop_requested()) {
+            result.cancelled = true;
+            break;
+        }
+        int waitMs = spec.maxDescendants > 0 || spec.stop.stop_possible() ? 20 : 200;
         if (spec.timeout) {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
@@ -341,10 +347,10 @@ ProcessResult runProcess(const ProcessSpec& spec) {
         }
     }
 
-    if (result.timedOut || !result.limitExceeded.empty())
+    if (result.timedOut || result.cancelled || !result.limitExceeded.empty())
         kill(-pid, SIGKILL);
     while (!childExited) {
-        const bool killed = result.timedOut || !result.limitExceeded.empty();
+        const bool killed = result.timedOut || result.cancelled || !result.limitExceeded.empty();
         pid_t waited = waitpid(pid, &status, killed ? 0 : WNOHANG);
         if (waited == pid) {
             childExited = true;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct ProcessSpec {
     // Watchdog on the number of live descendants. Unlike RLIMIT_NPROC it also holds for root and
     // for children that left the process group; exceeding it kills the whole tree.
     std::size_t maxDescendants = 0;
+    // A stop request kills the process group within about 20 ms (the result says `cancelled`),
+    // so a stale compile gives way to the newest one.
+    std::stop_token stop{};
 };
 
 struct ProcessResult {
@@ -49,12 +53,15 @@ struct ProcessResult {
     bool exitedNormally = false;
     int terminatingSignal = 0;
     bool timedOut = false;
+    bool cancelled = false;    // killed because spec.stop was requested
     std::string limitExceeded; // "process limit (N)" when the watchdog killed the tree
     CapturedOutput out;
     CapturedOutput err;
     std::chrono::milliseconds elapsed{0};
 
-    bool succeeded() const { return started && exitedNormally && exitCode == 0 && !timedOut; }
+    bool succeeded() const {
+        return started && exitedNormally && exitCode == 0 && !timedOut && !cancelled;
+    }
     // One line a user can act on: "exit code 2", "killed by signal 11 (SIGSEGV)", "timed out".
     std::string statusText() const;
 };

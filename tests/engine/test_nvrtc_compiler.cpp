@@ -41,9 +41,10 @@ TEST(NvrtcCompiler, ErrorsBecomeDiagnosticsWithLines) {
     const Diagnostic& d = r.diagnostics.front();
     EXPECT_EQ(d.file, "kernels/broken.cu");
     EXPECT_EQ(d.line, 3);
+    EXPECT_EQ(d.column, 12); // from the caret under the echoed source line
     EXPECT_EQ(d.severity, Severity::Error);
     EXPECT_NE(d.message.find("undefined_name"), std::string::npos) << d.message;
-    EXPECT_EQ(formatDiagnostic(d).rfind("kernels/broken.cu:3: error: ", 0), 0u)
+    EXPECT_EQ(formatDiagnostic(d).rfind("kernels/broken.cu:3:12: error: ", 0), 0u)
         << formatDiagnostic(d);
 }
 
