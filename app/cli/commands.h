@@ -13,6 +13,7 @@ void addDoctorCommand(CLI::App& app);
 void addWorkspaceCommand(CLI::App& app);
 void addEvalCommand(CLI::App& app);
 void addBaselineCommand(CLI::App& app);
+void addTimelineCommand(CLI::App& app);
 void addAgentCommand(CLI::App& app);
 void addEpisodesCommand(CLI::App& app);
 

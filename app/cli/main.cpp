@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     kwb::cli::addWorkspaceCommand(app);
     kwb::cli::addEvalCommand(app);
     kwb::cli::addBaselineCommand(app);
+    kwb::cli::addTimelineCommand(app);
     kwb::cli::addAgentCommand(app);
     kwb::cli::addEpisodesCommand(app);
     kwb::cli::addDoctorCommand(app);
