@@ -1,0 +1,27 @@
+#include "widgets/timeline_colors.h"
+
+#include <cstdint>
+
+namespace kwb::ui {
+
+QColor colorForName(std::string_view name) {
+    // FNV-1a: stable across platforms and Qt versions, unlike qHash's seeded hashing.
+    std::uint64_t hash = 1469598103934665603ull;
+    for (const char c : name) {
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 1099511628211ull;
+    }
+    const int hue = static_cast<int>(hash % 360);
+    const int saturation = 110 + static_cast<int>((hash >> 16) % 60);
+    const int value = 200 + static_cast<int>((hash >> 24) % 40);
+    // Quantised to 8-bit RGB: exactly the colour a pixel of the drawn box reads back as.
+    return QColor(QColor::fromHsv(hue, saturation, value).rgb());
+}
+
+QColor textColorOn(const QColor& background) {
+    const double luminance =
+        0.299 * background.redF() + 0.587 * background.greenF() + 0.114 * background.blueF();
+    return luminance > 0.55 ? QColor(20, 20, 20) : QColor(245, 245, 245);
+}
+
+} // namespace kwb::ui
