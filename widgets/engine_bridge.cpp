@@ -1,5 +1,8 @@
 #include "widgets/engine_bridge.h"
 
+#include "agent/episode_export.h"
+#include "agent/trajectory_store.h"
+
 #include <QMetaObject>
 #include <QPointer>
 
@@ -84,6 +87,56 @@ void EngineBridge::requestPythonProbe(const QString& interpreterPath) {
                 path.empty() ? kwb::detectPython(std::string()) : kwb::probePython(path));
         },
         [this](std::shared_ptr<const kwb::PythonProbe> probe) { emit pythonProbeReady(probe); });
+}
+
+void EngineBridge::requestEpisodeList(const QString& storePath) {
+    const std::string path = storePath.toStdString();
+    post<std::shared_ptr<const EpisodeListSnapshot>>(
+        QStringLiteral("episode-list"),
+        [path](std::stop_token) {
+            return std::make_shared<const EpisodeListSnapshot>(readEpisodeList(path));
+        },
+        [this](std::shared_ptr<const EpisodeListSnapshot> snapshot) {
+            emit episodeListReady(snapshot);
+        });
+}
+
+void EngineBridge::requestEpisodes(const QString& storePath, const std::vector<qint64>& ids,
+                                   const QString& purpose) {
+    const std::string path = storePath.toStdString();
+    const std::vector<agent::EpisodeId> wanted(ids.begin(), ids.end());
+    post<std::shared_ptr<const EpisodeSetSnapshot>>(
+        QStringLiteral("episodes:") + purpose,
+        [path, wanted](std::stop_token) {
+            return std::make_shared<const EpisodeSetSnapshot>(readEpisodes(path, wanted));
+        },
+        [this, purpose](std::shared_ptr<const EpisodeSetSnapshot> snapshot) {
+            emit episodesReady(snapshot, purpose);
+        });
+}
+
+void EngineBridge::requestEpisodeExport(const QString& storePath, const std::vector<qint64>& ids,
+                                        const QString& file) {
+    const std::string path = storePath.toStdString();
+    const std::string target = file.toStdString();
+    const std::vector<agent::EpisodeId> wanted(ids.begin(), ids.end());
+    post<std::pair<bool, QString>>(
+        QStringLiteral("episode-export"),
+        [path, target, wanted](std::stop_token) {
+            auto store = agent::TrajectoryStore::open(path);
+            if (!store)
+                return std::pair{false, QString::fromStdString(store.error().message)};
+            auto written = agent::exportEpisodes(*store.value(), wanted,
+                                                 std::filesystem::path(target));
+            if (!written)
+                return std::pair{false, QString::fromStdString(written.error().message)};
+            return std::pair{true, QStringLiteral("exported %1 episode(s) to %2")
+                                       .arg(written.value())
+                                       .arg(QString::fromStdString(target))};
+        },
+        [this](std::pair<bool, QString> outcome) {
+            emit episodeExportDone(outcome.first, outcome.second);
+        });
 }
 
 } // namespace kwb::ui

@@ -3,6 +3,7 @@
 #include "engine/job_queue.h"
 #include "engine/system_report.h"
 #include "engine/task_catalog.h"
+#include "widgets/store_reader.h"
 
 #include <QHash>
 #include <QObject>
@@ -30,6 +31,13 @@ public:
     void requestSystemReport(const QString& configuredPython);
     void requestTaskList(const QString& directory);
     void requestPythonProbe(const QString& interpreterPath);
+    // The trajectory store (store_reader.h). Episode sets are tagged by `purpose` ("open",
+    // "replay", "aggregate"), so opening one episode does not cancel an aggregate being read.
+    void requestEpisodeList(const QString& storePath);
+    void requestEpisodes(const QString& storePath, const std::vector<qint64>& ids,
+                         const QString& purpose);
+    void requestEpisodeExport(const QString& storePath, const std::vector<qint64>& ids,
+                              const QString& file);
 
     bool isBusy() const { return inFlight_ > 0; }
 
@@ -37,6 +45,10 @@ signals:
     void systemReportReady(std::shared_ptr<const kwb::SystemReport> report);
     void taskListReady(std::shared_ptr<const kwb::ui::TaskListSnapshot> snapshot);
     void pythonProbeReady(std::shared_ptr<const kwb::PythonProbe> probe);
+    void episodeListReady(std::shared_ptr<const kwb::ui::EpisodeListSnapshot> snapshot);
+    void episodesReady(std::shared_ptr<const kwb::ui::EpisodeSetSnapshot> snapshot,
+                       const QString& purpose);
+    void episodeExportDone(bool ok, const QString& message);
     void busyChanged(bool busy);
 
 private:

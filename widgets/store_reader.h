@@ -1,0 +1,35 @@
+#pragma once
+
+#include "agent/episode_record.h"
+#include "widgets/episode_snapshot.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kwb::ui {
+
+// The GUI's reads of the trajectory store. They block on SQLite, so they run on the engine
+// thread only (EngineBridge); each opens its own connection, which SQLite's WAL mode lets read
+// while an agent writes the same file.
+
+struct EpisodeListSnapshot {
+    std::string storePath;
+    std::vector<agent::EpisodeRecord> episodes; // newest first, as the store lists them
+    std::string error;                          // empty when the read worked
+};
+
+struct EpisodeSetSnapshot {
+    std::vector<EpisodeSnapshotPtr> episodes; // in the order asked for
+    std::string error;
+};
+
+// The default store of the GUI and `kwb agent`: <state folder>/trajectories.db.
+std::string defaultTrajectoryStorePath();
+
+// A missing file is an empty list, not an error: browsing must not create a store.
+EpisodeListSnapshot readEpisodeList(const std::string& storePath);
+EpisodeSetSnapshot readEpisodes(const std::string& storePath,
+                                const std::vector<agent::EpisodeId>& ids);
+
+} // namespace kwb::ui
