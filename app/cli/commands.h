@@ -16,6 +16,7 @@ void addBaselineCommand(CLI::App& app);
 void addTimelineCommand(CLI::App& app);
 void addAgentCommand(CLI::App& app);
 void addEpisodesCommand(CLI::App& app);
+void addNvrtcCommand(CLI::App& app);
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     kwb::cli::addTimelineCommand(app);
     kwb::cli::addAgentCommand(app);
     kwb::cli::addEpisodesCommand(app);
+    kwb::cli::addNvrtcCommand(app);
     kwb::cli::addDoctorCommand(app);
     app.footer("Run 'kwb SUBCOMMAND --help' for the options of one subcommand.");
 

@@ -88,20 +88,28 @@ void DiagnosticsService::run(std::stop_token threadStop) {
         check.arch = request.arch;
         check.includeDirs = options_.includeDirs;
         check.wantSass = options_.wantSass;
-        auto result = std::make_shared<const KernelCheckResult>(options_.check(check, stop));
+        check.syntaxOnly = options_.syntaxFirst;
+        for (bool done = false; !done;) {
+            auto result = std::make_shared<const KernelCheckResult>(options_.check(check, stop));
+            // The full compile follows only a clean syntax-only pass.
+            done = !result->syntaxOnly || result->errorCount() > 0;
+            check.syntaxOnly = false;
 
-        lock.lock();
-        const bool newest = latest_[path] == request.generation && !result->cancelled &&
-                            !stop.stop_requested() && !threadStop.stop_requested();
-        if (result->cancelled || stop.stop_requested())
-            ++cancelled_;
-        if (newest) {
+            lock.lock();
+            const bool newest = latest_[path] == request.generation && !result->cancelled &&
+                                !stop.stop_requested() && !threadStop.stop_requested();
+            if (result->cancelled || stop.stop_requested())
+                ++cancelled_;
+            if (!newest) {
+                lock.unlock();
+                break;
+            }
             // Delivered outside the lock, so the callback may submit again. runningStop_ stays
             // set meanwhile, so waitIdle() returns only after the delivery.
             lock.unlock();
             callback_(path, request.generation, std::move(result));
-            lock.lock();
         }
+        lock.lock();
         runningStop_.reset();
         runningPath_.clear();
     }

@@ -19,6 +19,11 @@ namespace kwb::diagnostics {
 // what is waiting for that file and cancels its compile in flight (NVRTC's flow callback, or
 // killing nvcc's process group), and only a result whose generation is still the newest for its
 // file is delivered. One worker thread, one compile at a time.
+//
+// With `syntaxFirst` a device-code file is checked in two steps under one generation: NVRTC's
+// front end alone (a result with syntaxOnly set: the diagnostics, fast), then, when that found
+// no error and nothing newer arrived, the full compile (PTX, resources). A file with errors, or
+// one that takes nvcc, gets a single, final delivery.
 class DiagnosticsService {
 public:
     // Called on the worker thread, never under the service's lock. `generation` is the value
@@ -32,6 +37,7 @@ public:
         // A compile starts once its file has been quiet this long, so a burst of keystrokes
         // costs one compile. 0 starts at once (tests).
         std::chrono::milliseconds debounce{150};
+        bool syntaxFirst = true;
         bool wantSass = false;
         std::vector<std::string> includeDirs;
         CheckFunction check = checkKernelSource; // replaceable for tests
@@ -50,7 +56,8 @@ public:
     // Blocks until nothing waits and nothing compiles (tests, benchmarks).
     void waitIdle();
 
-    // Compiles started and compiles that ended cancelled, since construction.
+    // Requests taken up by the worker (one or two compiles each), and compiles that ended
+    // cancelled, since construction.
     std::uint64_t startedCount() const;
     std::uint64_t cancelledCount() const;
 

@@ -54,7 +54,11 @@ void checkWithNvrtc(const KernelCheckRequest& request, const std::string& arch,
     nvrtc.source = request.text;
     nvrtc.fileName = shownName.empty() ? "kernel.cu" : shownName;
     nvrtc.arch = arch;
-    nvrtc.extraOptions = {"-Xptxas", "-v"};
+    result.syntaxOnly = request.syntaxOnly;
+    if (request.syntaxOnly)
+        nvrtc.extraOptions = {"-fdevice-syntax-only"};
+    else
+        nvrtc.extraOptions = {"-Xptxas", "-v"};
     for (const auto& dir : sourceIncludeDirs(request))
         nvrtc.extraOptions.push_back("-I" + dir);
     for (const auto& dir : toolkit().includeDirs)
@@ -69,6 +73,8 @@ void checkWithNvrtc(const KernelCheckRequest& request, const std::string& arch,
     for (Diagnostic& d : result.diagnostics)
         if (d.file.empty())
             d.file = request.path; // ptxas's messages name no file
+    if (request.syntaxOnly)
+        return; // NVRTC hands out a PTX stub after a syntax-only run; it means nothing
     result.ptx = compiled.ptx;
     if (compiled.success)
         result.kernels = collectResourceUsage(compiled.log, compiled.ptx, arch);
@@ -171,6 +177,7 @@ KernelCheckResult checkKernelSource(const KernelCheckRequest& request, std::stop
                                         : missingIncludeError(result);
         if (missing) {
             result.compilePath = CompilePath::Nvcc;
+            result.syntaxOnly = false;
             result.pathReason = "NVRTC: " + formatDiagnostic(*missing) + "; retried with nvcc";
             result.diagnostics.clear();
             result.kernels.clear();

@@ -40,9 +40,11 @@ double msSince(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// One full compile per request, at once.
 DiagnosticsService::Options immediate() {
     DiagnosticsService::Options options;
     options.debounce = std::chrono::milliseconds(0);
+    options.syntaxFirst = false;
     return options;
 }
 
@@ -68,7 +70,7 @@ TEST(DiagnosticsService, RapidSubmitsDeliverOnlyTheLast) {
 
 TEST(DiagnosticsService, DebounceCoalescesABurstIntoOneCompile) {
     Inbox inbox;
-    DiagnosticsService::Options options;
+    DiagnosticsService::Options options = immediate();
     options.debounce = std::chrono::milliseconds(150);
     DiagnosticsService service(inbox.callback(), options);
     for (int i = 0; i < 5; ++i) {
@@ -80,6 +82,58 @@ TEST(DiagnosticsService, DebounceCoalescesABurstIntoOneCompile) {
     std::lock_guard lock(inbox.mutex);
     ASSERT_EQ(inbox.items.size(), 1u);
     EXPECT_NE(inbox.items[0].result->ptx.find("4;"), std::string::npos);
+}
+
+TEST(DiagnosticsService, SyntaxFirstDeliversDiagnosticsThenResources) {
+    Inbox inbox;
+    DiagnosticsService::Options options = immediate();
+    options.syntaxFirst = true;
+    DiagnosticsService service(inbox.callback(), options);
+
+    const std::uint64_t clean = service.submit("k.cu", kernelWithValue(5), "sm_90");
+    service.waitIdle();
+    {
+        std::lock_guard lock(inbox.mutex);
+        ASSERT_EQ(inbox.items.size(), 2u);
+        const auto& quick = *inbox.items[0].result;
+        const auto& full = *inbox.items[1].result;
+        EXPECT_EQ(inbox.items[0].generation, clean);
+        EXPECT_EQ(inbox.items[1].generation, clean);
+        EXPECT_TRUE(quick.syntaxOnly);
+        EXPECT_TRUE(quick.success);
+        EXPECT_TRUE(quick.kernels.empty());
+        EXPECT_TRUE(quick.ptx.empty());
+        EXPECT_FALSE(full.syntaxOnly);
+        ASSERT_EQ(full.kernels.size(), 1u);
+        EXPECT_GT(full.kernels[0].registers, 0);
+        inbox.items.clear();
+    }
+
+    // Errors found by the front end are final: the full compile would only repeat them.
+    service.submit("k.cu", "__global__ void k(int* x) {\n    x[0] = nope;\n}\n", "sm_90");
+    service.waitIdle();
+    {
+        std::lock_guard lock(inbox.mutex);
+        ASSERT_EQ(inbox.items.size(), 1u);
+        const auto& broken = *inbox.items[0].result;
+        EXPECT_TRUE(broken.syntaxOnly);
+        ASSERT_EQ(broken.errorCount(), 1) << broken.log;
+        EXPECT_EQ(formatDiagnostic(broken.diagnostics[0]),
+                  "k.cu:2:12: error: identifier \"nope\" is undefined");
+        inbox.items.clear();
+    }
+
+    // A file that takes nvcc has no syntax-only step.
+    service.submit("host.cu",
+                   "#include <cuda_runtime.h>\n" + kernelWithValue(3) +
+                       "void launch(int* x) { k<<<1, 32>>>(x); }\n",
+                   "sm_90");
+    service.waitIdle();
+    std::lock_guard lock(inbox.mutex);
+    ASSERT_EQ(inbox.items.size(), 1u);
+    EXPECT_FALSE(inbox.items[0].result->syntaxOnly);
+    EXPECT_EQ(inbox.items[0].result->compilePath, CompilePath::Nvcc);
+    EXPECT_EQ(inbox.items[0].result->kernels.size(), 1u);
 }
 
 TEST(DiagnosticsService, FilesDoNotCancelEachOther) {
