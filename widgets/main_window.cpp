@@ -13,6 +13,7 @@
 #include "widgets/task_browser.h"
 #include "widgets/task_list_model.h"
 #include "widgets/theme.h"
+#include "widgets/timeline_pane.h"
 
 #include <QAction>
 #include <QApplication>
@@ -51,13 +52,9 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
                                       "this task."),
                                    this),
                 Qt::RightDockWidgetArea);
-    timelineDock_ = addPane("dock.timeline", tr("Timeline"),
-                            new EmptyStatePane(tr("No profile yet"),
-                                               tr("CUPTI kernel timelines of eager, torch.compile "
-                                                  "and the candidate appear here after a profiled "
-                                                  "evaluation on a GPU."),
-                                               this),
-                            Qt::BottomDockWidgetArea);
+    timelinePane_ = new TimelinePane(this);
+    timelineDock_ =
+        addPane("dock.timeline", tr("Timeline"), timelinePane_, Qt::BottomDockWidgetArea);
     rewardsDock_ = addPane("dock.rewards", tr("Rewards"),
                            new EmptyStatePane(tr("No evaluations yet"),
                                               tr("Milestone rewards and speed-ups over eager and "

@@ -17,6 +17,7 @@ class LogPane;
 class SystemStatusBar;
 class TaskBrowser;
 class TaskListModel;
+class TimelinePane;
 
 // The workbench window: dockable panes around the candidate editors. It owns no engine state;
 // everything it shows arrives as snapshots from the EngineBridge.
@@ -40,6 +41,7 @@ public:
     CandidateEditors* candidateEditors() const { return candidates_; }
     SystemStatusBar* systemStatusBar() const { return statusBar_; }
     TaskListModel* taskListModel() const { return taskModel_; }
+    TimelinePane* timelinePane() const { return timelinePane_; }
     QList<QDockWidget*> docks() const;
 
 signals:
@@ -71,6 +73,7 @@ private:
     SystemStatusBar* statusBar_;
     QDockWidget* tasksDock_ = nullptr;
     QDockWidget* referenceDock_ = nullptr;
+    TimelinePane* timelinePane_ = nullptr;
     QDockWidget* timelineDock_ = nullptr;
     QDockWidget* rewardsDock_ = nullptr;
     QDockWidget* agentDock_ = nullptr;

@@ -5,6 +5,7 @@
 #include "widgets/main_window.h"
 #include "widgets/system_status_bar.h"
 #include "widgets/task_list_model.h"
+#include "widgets/timeline_pane.h"
 
 #include <QDockWidget>
 #include <QFile>
@@ -94,6 +95,15 @@ private slots:
         for (const char* expected : {"dock.tasks", "dock.reference", "dock.agent", "dock.timeline",
                                      "dock.rewards", "dock.log"})
             QVERIFY2(names.contains(expected), expected);
+    }
+
+    void timelineDockHoldsTheTimelinePaneInItsEmptyState() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        QCOMPARE(window.findChild<QDockWidget*>("dock.timeline")->widget(),
+                 static_cast<QWidget*>(window.timelinePane()));
+        QVERIFY(window.timelinePane()->showsEmptyState());
     }
 
     void dockLayoutIsSavedAndRestored() {
