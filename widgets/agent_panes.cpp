@@ -7,8 +7,6 @@
 #include "widgets/run_list_model.h"
 #include "widgets/runs_browser.h"
 
-#include <QPointer>
-
 namespace kwb::ui {
 
 AgentPanes::AgentPanes(EngineBridge& bridge, const QString& storePath, QWidget* parentWidget)
@@ -63,11 +61,22 @@ AgentPanes::AgentPanes(EngineBridge& bridge, const QString& storePath, QWidget* 
 }
 
 AgentPanes::~AgentPanes() {
-    // The panes live in docks (or a test's window) that outlast this object, but the agent pane
-    // uses the controller, which dies with it: the widgets go first.
-    for (QPointer<QWidget> widget :
-         {QPointer<QWidget>(agent_), QPointer<QWidget>(rewards_), QPointer<QWidget>(runs_)})
-        delete widget.data();
+    // The agent pane uses the controller, which dies with this object: the panes go first.
+    delete agent_.data();
+    delete rewards_.data();
+    delete runs_.data();
+}
+
+AgentPane* AgentPanes::agentPane() const {
+    return agent_.data();
+}
+
+RewardsPane* AgentPanes::rewardsPane() const {
+    return rewards_.data();
+}
+
+RunsBrowser* AgentPanes::runsBrowser() const {
+    return runs_.data();
 }
 
 void AgentPanes::refreshRuns() {

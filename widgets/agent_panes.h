@@ -4,6 +4,7 @@
 #include "widgets/store_reader.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
 #include <vector>
 
@@ -26,9 +27,9 @@ public:
     AgentPanes(EngineBridge& bridge, const QString& storePath, QWidget* parentWidget);
     ~AgentPanes() override;
 
-    AgentPane* agentPane() const { return agent_; }
-    RewardsPane* rewardsPane() const { return rewards_; }
-    RunsBrowser* runsBrowser() const { return runs_; }
+    AgentPane* agentPane() const;
+    RewardsPane* rewardsPane() const;
+    RunsBrowser* runsBrowser() const;
     RunListModel* runListModel() const { return runModel_; }
     AgentSessionController* controller() const { return controller_; }
     const QString& storePath() const { return storePath_; }
@@ -50,9 +51,10 @@ private:
     QString storePath_;
     AgentSessionController* controller_;
     RunListModel* runModel_;
-    AgentPane* agent_;
-    RewardsPane* rewards_;
-    RunsBrowser* runs_;
+    // Guarded: the window may delete its docks, and with them these panes, before this object.
+    QPointer<AgentPane> agent_;
+    QPointer<RewardsPane> rewards_;
+    QPointer<RunsBrowser> runs_;
     bool listed_ = false;
 };
 

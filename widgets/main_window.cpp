@@ -4,11 +4,15 @@
 #include "engine/resource_paths.h"
 #include "engine/task_catalog.h"
 #include "kwb/version.h"
+#include "widgets/agent_pane.h"
+#include "widgets/agent_panes.h"
 #include "widgets/candidate_editors.h"
 #include "widgets/code_editor.h"
-#include "widgets/empty_state_pane.h"
 #include "widgets/log_pane.h"
+#include "widgets/rewards_pane.h"
+#include "widgets/runs_browser.h"
 #include "widgets/settings_dialog.h"
+#include "widgets/store_reader.h"
 #include "widgets/system_status_bar.h"
 #include "widgets/task_browser.h"
 #include "widgets/task_list_model.h"
@@ -44,23 +48,17 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     tasksDock_ = addPane("dock.tasks", tr("Tasks"), taskBrowser_, Qt::LeftDockWidgetArea);
     referenceDock_ =
         addPane("dock.reference", tr("Reference — model.py"), reference_, Qt::LeftDockWidgetArea);
+    // The agent, rewards and runs panes share the store that `kwb agent` writes by default.
+    agentPanes_ =
+        new AgentPanes(bridge_, QString::fromStdString(defaultTrajectoryStorePath()), this);
     agentDock_ =
-        addPane("dock.agent", tr("Agent"),
-                new EmptyStatePane(tr("No agent session"),
-                                   tr("Agent sessions stream their conversation, tool calls "
-                                      "and evaluations here once an agent is started on "
-                                      "this task."),
-                                   this),
-                Qt::RightDockWidgetArea);
+        addPane("dock.agent", tr("Agent"), agentPanes_->agentPane(), Qt::RightDockWidgetArea);
+    runsDock_ =
+        addPane("dock.runs", tr("Runs"), agentPanes_->runsBrowser(), Qt::LeftDockWidgetArea);
     timelinePane_ = new TimelinePane(this);
     timelineDock_ =
         addPane("dock.timeline", tr("Timeline"), timelinePane_, Qt::BottomDockWidgetArea);
-    rewardsDock_ = addPane("dock.rewards", tr("Rewards"),
-                           new EmptyStatePane(tr("No evaluations yet"),
-                                              tr("Milestone rewards and speed-ups over eager and "
-                                                 "torch.compile are plotted here, one point per "
-                                                 "evaluation."),
-                                              this),
+    rewardsDock_ = addPane("dock.rewards", tr("Rewards"), agentPanes_->rewardsPane(),
                            Qt::BottomDockWidgetArea);
     logDock_ = addPane("dock.log", tr("Log"), log_, Qt::BottomDockWidgetArea);
     placeDocksByDefault();
@@ -68,6 +66,10 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
 
     connect(taskBrowser_, &TaskBrowser::taskActivated, this,
             [this](const QString& path) { openTask(path); });
+    connect(agentPanes_, &AgentPanes::logMessage, this, [this](const QString& text, bool problem) {
+        log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
+    });
+    agentPanes_->refreshRuns();
     connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
 
@@ -102,6 +104,8 @@ void MainWindow::placeDocksByDefault() {
     addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
     addDockWidget(Qt::LeftDockWidgetArea, referenceDock_);
     splitDockWidget(tasksDock_, referenceDock_, Qt::Horizontal);
+    tabifyDockWidget(tasksDock_, runsDock_);
+    tasksDock_->raise();
     addDockWidget(Qt::RightDockWidgetArea, agentDock_);
     addDockWidget(Qt::BottomDockWidgetArea, timelineDock_);
     tabifyDockWidget(timelineDock_, rewardsDock_);
@@ -112,7 +116,8 @@ void MainWindow::placeDocksByDefault() {
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {tasksDock_, referenceDock_, agentDock_, timelineDock_, rewardsDock_, logDock_};
+    return {tasksDock_,   referenceDock_, agentDock_, timelineDock_,
+            rewardsDock_, logDock_,       runsDock_};
 }
 
 void MainWindow::buildMenus() {
@@ -196,6 +201,7 @@ bool MainWindow::openTask(const QString& path) {
                 .arg(QString::fromStdString(task.id)));
     }
     taskBrowser_->selectTask(currentTaskPath_);
+    agentPanes_->agentPane()->setTaskPath(currentTaskPath_);
     settings_.setLastTaskPath(currentTaskPath_);
     log_->append(LogLevel::Info,
                  tr("Opened task %1 (%2)").arg(QString::fromStdString(task.id), currentTaskPath_));

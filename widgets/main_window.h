@@ -11,6 +11,7 @@ class QDockWidget;
 
 namespace kwb::ui {
 
+class AgentPanes;
 class CandidateEditors;
 class CodeEditor;
 class LogPane;
@@ -41,6 +42,7 @@ public:
     CandidateEditors* candidateEditors() const { return candidates_; }
     SystemStatusBar* systemStatusBar() const { return statusBar_; }
     TaskListModel* taskListModel() const { return taskModel_; }
+    AgentPanes* agentPanes() const { return agentPanes_; }
     TimelinePane* timelinePane() const { return timelinePane_; }
     QList<QDockWidget*> docks() const;
 
@@ -78,6 +80,8 @@ private:
     QDockWidget* rewardsDock_ = nullptr;
     QDockWidget* agentDock_ = nullptr;
     QDockWidget* logDock_ = nullptr;
+    AgentPanes* agentPanes_ = nullptr;
+    QDockWidget* runsDock_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     std::shared_ptr<const kwb::SystemReport> systemReport_;
     bool taskListLoaded_ = false;

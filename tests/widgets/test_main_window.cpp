@@ -1,12 +1,19 @@
+#include "agent/trajectory_store.h"
 #include "engine/resource_paths.h"
+#include "widgets/agent_pane.h"
+#include "widgets/agent_panes.h"
 #include "widgets/app_settings.h"
 #include "widgets/candidate_editors.h"
 #include "widgets/code_editor.h"
 #include "widgets/main_window.h"
+#include "widgets/rewards_pane.h"
+#include "widgets/run_list_model.h"
+#include "widgets/runs_browser.h"
 #include "widgets/system_status_bar.h"
 #include "widgets/task_list_model.h"
 #include "widgets/timeline_pane.h"
 
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QSignalSpy>
@@ -93,7 +100,7 @@ private slots:
             QVERIFY(dock->widget() != nullptr);
         }
         for (const char* expected : {"dock.tasks", "dock.reference", "dock.agent", "dock.timeline",
-                                     "dock.rewards", "dock.log"})
+                                     "dock.rewards", "dock.log", "dock.runs"})
             QVERIFY2(names.contains(expected), expected);
     }
 
@@ -104,6 +111,36 @@ private slots:
         QCOMPARE(window.findChild<QDockWidget*>("dock.timeline")->widget(),
                  static_cast<QWidget*>(window.timelinePane()));
         QVERIFY(window.timelinePane()->showsEmptyState());
+    }
+
+    void agentRewardsAndRunsDocksShowTheDefaultStore() {
+        QTemporaryDir dir;
+        // The state folder holds the store `kwb agent` writes; the GUI lists the same file.
+        qputenv("KWB_STATE_DIR", dir.filePath("state").toUtf8());
+        QVERIFY(QDir().mkpath(dir.filePath("state")));
+        {
+            auto store = kwb::agent::TrajectoryStore::open(
+                dir.filePath("state/trajectories.db").toStdString());
+            QVERIFY(store);
+            kwb::agent::EpisodeRecord record;
+            record.task = "01_gelu.py";
+            record.model = "m";
+            QVERIFY(store.value()->createEpisode(record));
+        }
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        qunsetenv("KWB_STATE_DIR");
+        AgentPanes* panes = window.agentPanes();
+        QCOMPARE(window.findChild<QDockWidget*>("dock.agent")->widget(),
+                 static_cast<QWidget*>(panes->agentPane()));
+        QCOMPARE(window.findChild<QDockWidget*>("dock.rewards")->widget(),
+                 static_cast<QWidget*>(panes->rewardsPane()));
+        QCOMPARE(window.findChild<QDockWidget*>("dock.runs")->widget(),
+                 static_cast<QWidget*>(panes->runsBrowser()));
+        QTRY_VERIFY_WITH_TIMEOUT(panes->hasEpisodeList(), 30000);
+        QCOMPARE(panes->runListModel()->rowCount(), 1);
+        QVERIFY(window.openTask(bundledTask("01_gelu.py")));
+        QCOMPARE(panes->agentPane()->startRequest().taskPath, window.currentTaskPath());
     }
 
     void dockLayoutIsSavedAndRestored() {
