@@ -12,6 +12,7 @@
 #include "engine/static_checks.h"
 #include "engine/timeline/injection_library.h"
 #include "engine/user_directories.h"
+#include "engine/warm_worker.h"
 #include "engine/utc_timestamp.h"
 #include "engine/workspace.h"
 
@@ -106,6 +107,13 @@ json baseRequest(const RunContext& c, const std::string& stage) {
 }
 
 // What one stage needs beyond the common set-up (the profile stage's timeline recording).
+bool warmWorkerWanted(const EvaluationOptions& options) {
+    const char* forced = std::getenv("KWB_WARM_WORKER");
+    if (forced && *forced)
+        return std::string(forced) == "1";
+    return options.warmWorker;
+}
+
 struct StageExtras {
     std::map<std::string, std::string> environment;
     std::vector<std::string> writablePaths;
@@ -158,7 +166,7 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
                                       extras.writablePaths.begin(), extras.writablePaths.end());
     spec.sandbox.readOnlyPaths.insert(spec.sandbox.readOnlyPaths.end(),
                                       extras.readOnlyPaths.begin(), extras.readOnlyPaths.end());
-    return runHarnessStage(spec);
+    return warmWorkerWanted(c.options) ? WarmWorkerPool::shared().run(spec) : runHarnessStage(spec);
 }
 
 // Sets up the CUPTI recording of the profile stage: the record file (fresh, in a folder the

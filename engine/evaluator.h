@@ -42,6 +42,9 @@ struct EvaluationOptions {
     std::chrono::seconds timingBudget{20};
     bool l2Flush = true;
     std::chrono::seconds stageTimeout{600};
+    // Run the Python stages in a warm worker (WarmWorkerPool: torch imported once, one forked
+    // child per stage) instead of a fresh interpreter each. Also on when KWB_WARM_WORKER=1.
+    bool warmWorker = false;
     std::uint64_t seed = 0; // 0: a fresh random seed per evaluation
     // Record a CUPTI timeline of the profile stage (GPU only): the injection library writes
     // kwb-cupti/1 records into timelineRecordPath (empty: <build>/timelines/<time>.kwbtl.jsonl).

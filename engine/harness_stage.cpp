@@ -20,45 +20,9 @@ std::string lastLines(const std::string& text, std::size_t maxChars) {
 
 } // namespace
 
-HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
-    HarnessStageOutcome outcome;
-    std::error_code ec;
-    fs::create_directories(spec.scratchDirectory, ec);
-    const fs::path requestFile = fs::path(spec.scratchDirectory) / (spec.stage + "-request.json");
-    const fs::path resultFile = fs::path(spec.scratchDirectory) / (spec.stage + "-result.json");
-    fs::remove(resultFile, ec);
-    {
-        std::ofstream out(requestFile);
-        out << spec.request.dump(2);
-        if (!out) {
-            outcome.failureKind = "internal";
-            outcome.failureMessage = "cannot write " + requestFile.string();
-            return outcome;
-        }
-    }
-
-    SandboxPolicy policy = spec.sandbox;
-    policy.writablePaths.push_back(spec.scratchDirectory);
-    SandboxedCommand command =
-        sandboxCommand({spec.python, "-m", "kwb_harness", spec.stage, "--request",
-                        requestFile.string(), "--result", resultFile.string()},
-                       spec.workingDirectory, policy);
-    command.spec.timeout = spec.timeout;
-    command.spec.outputLimitBytes = 128 * 1024;
-    command.spec.environmentOverrides = spec.environment;
-    command.spec.environmentOverrides["PYTHONPATH"] =
-        (fs::path(resourceRoot()) / "harness").string();
-    command.spec.environmentOverrides["PYTHONDONTWRITEBYTECODE"] = "1";
-    command.spec.environmentOverrides["PYTHONUNBUFFERED"] = "1";
-    outcome.sandboxed = command.isolated;
-    outcome.sandboxWarning = command.warning;
-
-    ProcessResult process = runProcess(command.spec);
-    outcome.seconds = static_cast<double>(process.elapsed.count()) / 1000.0;
-    outcome.log = process.out.text;
-    if (!process.err.text.empty())
-        outcome.log += (outcome.log.empty() ? "" : "\n") + process.err.text;
-
+HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const ProcessResult& process,
+                                      const std::filesystem::path& resultFile,
+                                      HarnessStageOutcome outcome) {
     std::ifstream in(resultFile);
     if (in) {
         outcome.result = nlohmann::json::parse(in, nullptr, false);
@@ -116,12 +80,72 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
         const auto& error = outcome.result.value("error", nlohmann::json::object());
         outcome.failureKind = error.is_object() ? error.value("kind", "internal") : "internal";
         outcome.failureMessage = error.is_object() ? error.value("message", "") : "";
-        if (outcome.failureKind == "internal" && outcome.failureMessage.find("No module named 'torch'") != std::string::npos) {
+        if (outcome.failureKind == "internal" &&
+            outcome.failureMessage.find("No module named 'torch'") != std::string::npos) {
             outcome.failureKind = "python_missing";
             outcome.failureMessage = "the task Python " + spec.python + " cannot import torch";
         }
     }
     return outcome;
+}
+
+bool writeStageRequest(const HarnessStageSpec& spec, fs::path& requestFile, fs::path& resultFile,
+                       std::string& error) {
+    std::error_code ec;
+    fs::create_directories(spec.scratchDirectory, ec);
+    requestFile = fs::path(spec.scratchDirectory) / (spec.stage + "-request.json");
+    resultFile = fs::path(spec.scratchDirectory) / (spec.stage + "-result.json");
+    fs::remove(resultFile, ec);
+    std::ofstream out(requestFile);
+    out << spec.request.dump(2);
+    if (!out) {
+        error = "cannot write " + requestFile.string();
+        return false;
+    }
+    return true;
+}
+
+SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
+                                const std::vector<std::string>& pythonArguments,
+                                const std::string& writableScratch) {
+    SandboxPolicy policy = spec.sandbox;
+    policy.writablePaths.push_back(writableScratch);
+    std::vector<std::string> argv = {spec.python};
+    argv.insert(argv.end(), pythonArguments.begin(), pythonArguments.end());
+    SandboxedCommand command = sandboxCommand(argv, spec.workingDirectory, policy);
+    command.spec.timeout = spec.timeout;
+    command.spec.outputLimitBytes = 128 * 1024;
+    command.spec.environmentOverrides = spec.environment;
+    command.spec.environmentOverrides["PYTHONPATH"] =
+        (fs::path(resourceRoot()) / "harness").string();
+    command.spec.environmentOverrides["PYTHONDONTWRITEBYTECODE"] = "1";
+    command.spec.environmentOverrides["PYTHONUNBUFFERED"] = "1";
+    return command;
+}
+
+HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
+    HarnessStageOutcome outcome;
+    fs::path requestFile, resultFile;
+    if (!writeStageRequest(spec, requestFile, resultFile, outcome.failureMessage)) {
+        outcome.failureKind = "internal";
+        return outcome;
+    }
+
+    SandboxedCommand command =
+        harnessCommand(spec,
+                       {"-m", "kwb_harness", spec.stage, "--request", requestFile.string(),
+                        "--result", resultFile.string()},
+                       spec.scratchDirectory);
+    outcome.sandboxed = command.isolated;
+    outcome.sandboxWarning = command.warning;
+
+    ProcessResult process = runProcess(command.spec);
+    outcome.seconds = static_cast<double>(process.elapsed.count()) / 1000.0;
+    outcome.log = process.out.text;
+    if (!process.err.text.empty())
+        outcome.log += (outcome.log.empty() ? "" : "\n") + process.err.text;
+
+    return interpretStageRun(spec, process, resultFile, std::move(outcome));
 }
 
 } // namespace kwb

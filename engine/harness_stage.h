@@ -4,6 +4,7 @@
 #include "engine/sandbox.h"
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,5 +37,24 @@ struct HarnessStageOutcome {
 };
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);
+
+// The sandboxed `python ARGS...` a stage runs as, with the harness on PYTHONPATH and the
+// stage's environment; `writableScratch` is added to the writable paths.
+SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
+                                const std::vector<std::string>& pythonArguments,
+                                const std::string& writableScratch);
+
+// Writes spec.request to <scratch>/<stage>-request.json and removes a stale result; returns the
+// (request, result) paths, or an error message in `error`.
+bool writeStageRequest(const HarnessStageSpec& spec, std::filesystem::path& requestFile,
+                       std::filesystem::path& resultFile, std::string& error);
+
+// Turns how a stage process ended, plus the result file it wrote, into an outcome. Shared by
+// the cold path (one process per stage) and the warm worker (one forked child per stage), so
+// both report crashes, timeouts and harness errors identically. `outcome` carries what the
+// caller already knows (log, sandbox state, seconds).
+HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const ProcessResult& process,
+                                      const std::filesystem::path& resultFile,
+                                      HarnessStageOutcome outcome);
 
 } // namespace kwb

@@ -61,6 +61,12 @@ private:
     std::string tail_;
 };
 
+void setNonBlocking(int fd) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+} // namespace
+
 std::vector<std::string> mergedEnvironment(const std::map<std::string, std::string>& overrides) {
     std::map<std::string, std::string> merged;
     for (char** entry = environ; entry && *entry; ++entry) {
@@ -92,12 +98,6 @@ void applyLimits(const ResourceLimits& limits) {
     set(RLIMIT_NOFILE, limits.openFiles);
     set(RLIMIT_FSIZE, limits.fileSizeBytes);
 }
-
-void setNonBlocking(int fd) {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
-} // namespace
 
 std::vector<int> descendantPids(int root) {
     std::map<int, std::vector<int>> children;

@@ -70,6 +70,13 @@ struct ProcessResult {
 // lets it block on a full pipe or an inherited stdin.
 ProcessResult runProcess(const ProcessSpec& spec);
 
+// The current environment with `overrides` applied, as "KEY=value" strings for execve.
+std::vector<std::string> mergedEnvironment(const std::map<std::string, std::string>& overrides);
+
+// setrlimit for every non-zero limit. Called in a forked child before exec, so it uses only
+// async-signal-safe calls.
+void applyLimits(const ResourceLimits& limits);
+
 // Pids of every live descendant of `root` (children, grandchildren, ...), from /proc.
 std::vector<int> descendantPids(int root);
 

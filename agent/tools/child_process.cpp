@@ -18,21 +18,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs in the forked child: only async-signal-safe calls.
-void applyLimits(const ResourceLimits& limits) {
-    auto set = [](int resource, std::uint64_t value) {
-        if (value == 0)
-            return;
-        rlimit limit{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
-        setrlimit(resource, &limit);
-    };
-    set(RLIMIT_CPU, limits.cpuSeconds);
-    set(RLIMIT_AS, limits.addressSpaceBytes);
-    set(RLIMIT_NPROC, limits.maxProcesses);
-    set(RLIMIT_NOFILE, limits.openFiles);
-    set(RLIMIT_FSIZE, limits.fileSizeBytes);
-}
-
 void closeAll(std::initializer_list<int> fds) {
     for (int fd : fds)
         if (fd >= 0)
@@ -138,7 +123,7 @@ void ChildProcess::ownerLoop(ChildSpec spec) {
     }
     if (pid == 0) {
         setpgid(0, 0);
-        applyLimits(spec.limits);
+        kwb::applyLimits(spec.limits); // the engine's, shared with runProcess
         // Dispositions and the mask survive exec; the child starts from the defaults.
         sigset_t none;
         sigemptyset(&none);

@@ -31,13 +31,17 @@ def set_bytes(inputs: list) -> int:
 
 
 class InputPool:
+    @staticmethod
+    def seeds(seed: int, salt: int, per_set_bytes: int, budget_bytes: int) -> list:
+        """The seeds of a pool's input sets (the warm worker pre-generates them)."""
+        count = max(2, min(_MAX_SETS, budget_bytes // max(1, per_set_bytes)))
+        return [seed + salt + 7919 * i for i in range(count)]
+
     def __init__(self, task, seed: int, device: str, workspace: str, budget_bytes: int, salt: int):
         first = models.make_inputs(task, seed + salt, device, workspace)
-        per_set = max(1, set_bytes(first))
-        count = max(2, min(_MAX_SETS, budget_bytes // per_set))
-        self._sets = [first] + [
-            models.make_inputs(task, seed + salt + 7919 * i, device, workspace) for i in range(1, count)
-        ]
+        seeds = self.seeds(seed, salt, set_bytes(first), budget_bytes)
+        count = len(seeds)
+        self._sets = [first] + [models.make_inputs(task, s, device, workspace) for s in seeds[1:]]
         self._uses = [0] * count
         self._next = 0
         # Not seeded from the evaluation seed: the candidate must not be able to predict it.

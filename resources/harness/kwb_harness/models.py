@@ -5,6 +5,7 @@ this lives in one place.
 """
 
 import inspect
+import os
 
 from . import values
 from .errors import (
@@ -117,7 +118,7 @@ def candidate_model(model_new_cls, task, init: list, ref_model, seed: int, devic
     return model
 
 
-def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> list:
+def _generate_inputs(task, seed: int, workspace: str | None) -> list:
     values.seed_all(seed + 1)
     try:
         inputs = task.get_inputs()
@@ -127,7 +128,66 @@ def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> l
         raise HarnessError(TASK_RUN, "get_inputs() raised " + describe_exception(exc, workspace)) from None
     if not isinstance(inputs, (list, tuple)):
         raise HarnessError(TASK_RUN, f"get_inputs() must return a list or tuple, got {type(inputs).__name__}")
-    return values.to_device(list(inputs), device)
+    return list(inputs)
+
+
+# CPU inputs by (task file, its content, its size globals, seed), filled by the warm worker's
+# server process (fork_server.py) before it forks a stage. A forked stage inherits them and
+# skips get_inputs(); a cold stage process starts with it empty.
+_cpu_input_cache = {}
+
+
+def _task_key(task, seed: int):
+    module = task.module
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            content = handle.read()
+    except OSError:
+        return None
+    # Sizes are module globals (alternate_shape changes them for the second shape).
+    scalars = tuple(sorted((k, v) for k, v in vars(module).items()
+                           if not k.startswith("__") and type(v) in (int, float, bool, str)))
+    return (os.path.abspath(path), hash(content), scalars, seed)
+
+
+def warmable(task) -> bool:
+    """Whether get_inputs() can run in a process that must not touch CUDA: a task that
+    mentions a device in its source might create its inputs on the GPU."""
+    try:
+        with open(task.module.__file__, "r", encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except (OSError, AttributeError, TypeError):
+        return False
+    return "cuda" not in text and "device" not in text
+
+
+def cpu_inputs(task, seed: int, workspace: str | None = None) -> list:
+    """The task's inputs for ``seed`` on the CPU, generated once per process (cached)."""
+    key = _task_key(task, seed)
+    if key is not None and key in _cpu_input_cache:
+        return _cpu_input_cache[key]
+    inputs = _generate_inputs(task, seed, workspace)
+    if key is not None:
+        _cpu_input_cache[key] = inputs
+    return inputs
+
+
+def cached_input_bytes() -> int:
+    from .input_pool import set_bytes
+
+    return sum(set_bytes(inputs) for inputs in _cpu_input_cache.values())
+
+
+def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> list:
+    key = _task_key(task, seed) if _cpu_input_cache else None
+    if key is not None and key in _cpu_input_cache:
+        values.seed_all(seed + 1)  # the RNG ends where a generating call would start it
+        cached = _cpu_input_cache[key]
+        return values.clone(cached) if device == "cpu" else values.to_device(cached, device)
+    return values.to_device(_generate_inputs(task, seed, workspace), device)
 
 
 def run_model(model, inputs: list, device: str, role: str, workspace: str | None = None, guard=None,

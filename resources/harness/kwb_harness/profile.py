@@ -29,6 +29,27 @@ from .trusted import TrustedClock, tampering_flag
 _POOL_BUDGET = {"cuda": 2 << 30, "cpu": 128 << 20}
 
 
+def _salt(variant_index: int) -> int:
+    return 101 * (variant_index + 1)
+
+
+def pool_budget(device: str) -> int:
+    return _POOL_BUDGET[device]
+
+
+def pool_salts(req, with_candidate: bool = True) -> list:
+    """The input-pool salts of the variants a request times, in timing order (eager,
+    compile, candidate), for the warm worker to pre-generate their inputs."""
+    names = []
+    if req.include_baselines or not with_candidate:
+        names.append("eager")
+        if req.include_compile:
+            names.append("compile")
+    if with_candidate:
+        names.append("candidate")
+    return [_salt(i) for i in range(len(names))]
+
+
 def _failure(name: str, exc: BaseException, req) -> HarnessError:
     text = describe_exception(exc, req.workspace)
     if name == "candidate":
@@ -132,8 +153,8 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
                     variants["compile"] = compiled
         if with_candidate:
             variants["candidate"] = new_model
-        budget = _POOL_BUDGET[req.device]
-        pools = {name: InputPool(task, seed, req.device, ws, budget, salt=101 * (i + 1))
+        budget = pool_budget(req.device)
+        pools = {name: InputPool(task, seed, req.device, ws, budget, salt=_salt(i))
                  for i, name in enumerate(variants)}
         checker = TimedOutputCheck(ref_model, req) if with_candidate else None
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}

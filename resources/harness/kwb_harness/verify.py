@@ -190,6 +190,11 @@ def _check_second_shape(runner: _CandidateRunner, case, result: dict) -> None:
     print(f"second shape ({case.description}): PASS")
 
 
+def check_seeds(req) -> list:
+    """One seed per check (the warm worker pre-generates their inputs)."""
+    return [req.seed + index * 1000 for index in range(req.checks)]
+
+
 def run(req, result: dict) -> None:
     result.update(checks_run=0, checks_passed=0, correct=False, outputs=[], failures=[], flags=[],
                   torch_ops={}, extension_calls={}, second_shape={})
@@ -203,7 +208,7 @@ def run(req, result: dict) -> None:
     # Everything the reference contributes is computed before the candidate is imported.
     # Running it also starts torch's thread pools and lazy state, so that only the candidate's
     # own threads count as new in the census below.
-    seeds = [req.seed + index * 1000 for index in range(req.checks)]
+    seeds = check_seeds(req)
     cases = [_ReferenceCase(req, task, seed) for seed in seeds]
     shape_case = _second_shape_case(req, task, req.seed, result)
     threads_before = thread_census.snapshot()

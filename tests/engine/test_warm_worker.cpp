@@ -1,0 +1,95 @@
+// The warm evaluation worker (one forked child per stage from a server with torch imported)
+// must give the same outcomes as cold stage processes, and nothing a candidate does may reach
+// the next evaluation through the shared server.
+#include "engine/warm_worker.h"
+#include "tests/engine/evaluation_fixture.h"
+
+namespace kwb::test {
+namespace {
+
+const char* kHonestForward = "        return x * self.weight * self.factor";
+
+class WarmWorkerTest : public EvaluationTest {
+protected:
+    EvaluationOptions warmOptions() {
+        EvaluationOptions options = cpuOptions();
+        options.warmWorker = true;
+        options.profile = false;
+        return options;
+    }
+    int started() const { return WarmWorkerPool::shared().workersStarted(); }
+};
+
+TEST_F(WarmWorkerTest, ServesSeveralEvaluationsFromOneServer) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward));
+    const int before = started();
+    EvaluationResult first = evaluateWorkspace(ws, warmOptions());
+    EXPECT_TRUE(first.correct) << describe(first);
+    EXPECT_EQ(first.checksPassed, 2);
+    EvaluationResult second = evaluateWorkspace(ws, warmOptions());
+    EXPECT_TRUE(second.correct) << describe(second);
+    // inspect, verify and both runs' stages: one server.
+    EXPECT_EQ(started() - before, 1);
+    EXPECT_GE(WarmWorkerPool::shared().workers(), 1u);
+}
+
+TEST_F(WarmWorkerTest, TamperingDiesWithItsChild) {
+    // The candidate rebinds torch functions and the clock at import. In a shared interpreter
+    // that would poison every later evaluation; in a forked child it ends with the child.
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask, tinyCandidate(kHonestForward, "import time\ntorch.mul = lambda *a, **k: None\n"
+                                                 "time.perf_counter = lambda: 0.0\n"));
+    EvaluationResult tampered = evaluateWorkspace(ws, warmOptions());
+    bool flagged = false;
+    for (const auto& flag : tampered.flags)
+        flagged |= flag.code == "monkey_patching" || flag.code == "timer_tampering";
+    EXPECT_TRUE(flagged) << describe(tampered);
+    EXPECT_EQ(tampered.reward, -1);
+
+    writeText(ws / "model_new.py", tinyCandidate(kHonestForward));
+    EvaluationResult clean = evaluateWorkspace(ws, warmOptions());
+    EXPECT_TRUE(clean.correct) << describe(clean);
+    for (const auto& flag : clean.flags) {
+        EXPECT_NE(flag.code, "monkey_patching") << flag.reason;
+        EXPECT_NE(flag.code, "timer_tampering") << flag.reason;
+    }
+}
+
+TEST_F(WarmWorkerTest, CrashAndTimeoutAreReportedAndTheServerKeepsServing) {
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        ctypes.string_at(0)\n        return x", "import ctypes\n"));
+    EvaluationResult crashed = evaluateWorkspace(ws, warmOptions());
+    EXPECT_EQ(crashed.failureKind, "crashed") << describe(crashed);
+    EXPECT_NE(crashed.failureMessage.find("SIGSEGV"), std::string::npos) << crashed.failureMessage;
+    const int afterCrash = started();
+
+    writeText(ws / "model_new.py", tinyCandidate("        while True:\n            pass"));
+    EvaluationOptions options = warmOptions();
+    options.stageTimeout = std::chrono::seconds(8);
+    EvaluationResult hung = evaluateWorkspace(ws, options);
+    EXPECT_EQ(hung.failureKind, "timeout") << describe(hung);
+    EXPECT_NE(hung.failureMessage.find("verify"), std::string::npos);
+
+    writeText(ws / "model_new.py", tinyCandidate(kHonestForward));
+    EvaluationResult fine = evaluateWorkspace(ws, warmOptions());
+    EXPECT_TRUE(fine.correct) << describe(fine);
+    // The timeout used its own stage timeout, so that run had a server of its own; the
+    // default-timeout server that saw the crash served the last run without a restart.
+    EXPECT_LE(started() - afterCrash, 1);
+}
+
+TEST_F(WarmWorkerTest, OutputFloodIsCappedLikeAColdStage) {
+    const fs::path ws =
+        makePythonWorkspace(kTinyTask, tinyCandidate("        sys.stdout.write('spam ' * 2000000)\n"
+                                                     "        sys.stdout.flush()\n" +
+                                                         std::string(kHonestForward),
+                                                     "import sys\n"));
+    EvaluationResult r = evaluateWorkspace(ws, warmOptions());
+    EXPECT_TRUE(r.correct) << describe(r);
+    for (const auto& stage : r.stages)
+        EXPECT_LT(stage.log.size(), 300u * 1024) << stage.name;
+}
+
+} // namespace
+} // namespace kwb::test
