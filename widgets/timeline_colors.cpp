@@ -11,9 +11,12 @@ QColor colorForName(std::string_view name) {
         hash ^= static_cast<unsigned char>(c);
         hash *= 1099511628211ull;
     }
-    const int hue = static_cast<int>(hash % 360);
-    const int saturation = 110 + static_cast<int>((hash >> 16) % 60);
-    const int value = 200 + static_cast<int>((hash >> 24) % 40);
+    // 24 hues 15 degrees apart, three brightness and two saturation steps: neighbouring names
+    // that land on close hues still differ in shade, which a continuous hue would not give.
+    hash ^= hash >> 29; // fold the high bits in; FNV's low bits alone vary too little
+    const int hue = static_cast<int>(hash % 24) * 15;
+    const int saturation = 105 + 55 * static_cast<int>((hash >> 8) % 2);
+    const int value = 190 + 25 * static_cast<int>((hash >> 16) % 3);
     // Quantised to 8-bit RGB: exactly the colour a pixel of the drawn box reads back as.
     return QColor(QColor::fromHsv(hue, saturation, value).rgb());
 }

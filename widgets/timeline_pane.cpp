@@ -93,10 +93,13 @@ TimelinePane::TimelinePane(QWidget* parent)
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->verticalHeader()->hide();
+    // Numbers stay readable; the name column takes what is left and can be dragged wider.
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(KernelStatisticsModel::Name,
-                                                     QHeaderView::Stretch);
+                                                     QHeaderView::Interactive);
+    table_->horizontalHeader()->resizeSection(KernelStatisticsModel::Name, 260);
     table_->setWordWrap(false);
-    table_->setTextElideMode(Qt::ElideMiddle);
+    table_->setTextElideMode(Qt::ElideRight);
     details_ = new QPlainTextEdit(content);
     details_->setReadOnly(true);
     details_->setPlaceholderText(tr("Click a kernel to see its launch and resources."));
@@ -109,6 +112,8 @@ TimelinePane::TimelinePane(QWidget* parent)
     split->addWidget(side);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
+    split->setSizes({3000, 1000}); // proportions: the timeline gets three quarters
+    side->setSizes({600, 400});
 
     auto* contentLayout = new QVBoxLayout(content);
     contentLayout->setContentsMargins(2, 2, 2, 2);

@@ -6,8 +6,9 @@
 #include "widgets/timeline_lane_layout.h"
 #include "widgets/timeline_viewport.h"
 
-#include <QBrush>
 #include <QColor>
+#include <QLineF>
+#include <QPen>
 #include <QRegularExpression>
 #include <QWidget>
 #include <optional>
@@ -55,6 +56,9 @@ public:
     QColor colorOfName(std::uint32_t nameId) const;
     // Items drawn in the last frame, folded blocks counted once: the benchmark's sanity check.
     std::size_t lastFrameItemCount() const { return lastFrameItems_; }
+
+    QSize sizeHint() const override { return {900, 300}; }
+    QSize minimumSizeHint() const override { return {300, 120}; }
 
     // Renders into any paint device (the benchmark and tests paint into a QImage).
     void paintTimeline(QPainter& painter);
@@ -114,7 +118,8 @@ private:
     std::vector<std::uint8_t> matches_;
     bool filterActive_ = false;
     FilterMode filterMode_ = FilterMode::Dim;
-    QBrush hatch_;
+    QPen hatchPen_;
+    std::vector<QLineF> hatchLines_;
 
     std::optional<TimelineHit> hovered_;
     std::optional<TimelineHit> selected_;
