@@ -110,6 +110,8 @@ AgentPane::AgentPane(AgentSessionController& controller, QWidget* parent)
     QFont bold = header_->font();
     bold.setBold(true);
     status_->setFont(bold);
+    status_->setWordWrap(true);
+    meters_->setWordWrap(true);
     meters_->setToolTip(tr("Tokens are the provider's reported usage for this episode. Context "
                            "is estimated at about 4 characters per token. Cost uses list prices "
                            "for known hosted models and is n/a for others."));
@@ -117,10 +119,8 @@ AgentPane::AgentPane(AgentSessionController& controller, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(header_);
-    auto* statusRow = new QHBoxLayout;
-    statusRow->addWidget(status_, 1);
-    statusRow->addWidget(meters_);
-    layout->addLayout(statusRow);
+    layout->addWidget(status_);
+    layout->addWidget(meters_);
     layout->addWidget(view_, 1);
 
     replayBar_ = new QWidget(this);
@@ -151,6 +151,8 @@ AgentPane::AgentPane(AgentSessionController& controller, QWidget* parent)
 
     layout->addWidget(buildSteeringBar());
     layout->addWidget(buildStartForm());
+    connect(startToggle_, &QToolButton::toggled, startForm_, &QWidget::setVisible);
+    startToggle_->setChecked(true);
 
     connect(&controller_, &AgentSessionController::episodeUpdated, this, &AgentPane::onLiveUpdate);
     connect(&controller_, &AgentSessionController::agentStateChanged, this,
@@ -199,6 +201,11 @@ QWidget* AgentPane::buildSteeringBar() {
     connect(fork_, &QPushButton::clicked, this, &AgentPane::forkFromSelection);
     buttons->addStretch(1);
     buttons->addWidget(fork_);
+    startToggle_ = new QToolButton(bar);
+    startToggle_->setText(tr("New episode…"));
+    startToggle_->setToolTip(tr("Show or hide the form that starts an agent episode"));
+    startToggle_->setCheckable(true);
+    buttons->addWidget(startToggle_);
     grid->addLayout(buttons);
 
     auto* messageRow = new QHBoxLayout;
@@ -223,6 +230,7 @@ QWidget* AgentPane::buildSteeringBar() {
 
 QWidget* AgentPane::buildStartForm() {
     auto* box = new QGroupBox(tr("New episode"), this);
+    startForm_ = box;
     auto* form = new QFormLayout(box);
     task_ = new QLineEdit(box);
     task_->setPlaceholderText(tr("Open a task first"));
@@ -309,6 +317,8 @@ void AgentPane::setShown(EpisodeSnapshotPtr episode, Mode mode) {
     shown_ = std::move(episode);
     model_->setSnapshot(shown_);
     replayBar_->setVisible(mode == Mode::Replay);
+    // The form folds away while an episode is read, and is there when nothing is shown.
+    startToggle_->setChecked(!shown_);
     refreshStatus();
     emit episodeShown(shown_);
 }

@@ -8,6 +8,7 @@
 
 class QAction;
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QListView;
@@ -97,6 +98,8 @@ private:
     QLineEdit* apiKeyEnv_;
     QSpinBox* maxTurns_;
     QPushButton* start_;
+    QGroupBox* startForm_;
+    QToolButton* startToggle_;
 
     Mode mode_ = Mode::Empty;
     EpisodeSnapshotPtr shown_;

@@ -107,6 +107,7 @@ void AgentPanes::onEpisodes(std::shared_ptr<const EpisodeSetSnapshot> set, const
     }
     if (set->episodes.empty())
         return;
+    runs_->selectEpisode(set->episodes.front()->record.id);
     if (purpose == QLatin1String("replay"))
         agent_->startReplay(set->episodes.front());
     else

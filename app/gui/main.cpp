@@ -1,6 +1,8 @@
 // kernel-workbench: the desktop GUI.
 #include "engine/resource_paths.h"
 #include "kwb/version.h"
+#include "widgets/agent_pane.h"
+#include "widgets/agent_panes.h"
 #include "widgets/app_settings.h"
 #include "widgets/main_window.h"
 #include "widgets/task_list_model.h"
@@ -9,6 +11,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -69,7 +72,15 @@ int main(int argc, char** argv) {
     QCommandLineOption settingsOption(
         "settings", "Use this INI file for settings instead of the user's.", "FILE");
     QCommandLineOption themeOption("theme", "Override the theme: dark or light.", "NAME");
-    parser.addOptions({taskOption, screenshotOption, sizeOption, settingsOption, themeOption});
+    QCommandLineOption viewOption(
+        "view",
+        "Bring this pane to the front: tasks, reference, agent, runs, timeline, rewards, log.",
+        "NAME");
+    QCommandLineOption episodeOption(
+        "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",
+        "ID");
+    parser.addOptions({taskOption, screenshotOption, sizeOption, settingsOption, themeOption,
+                       viewOption, episodeOption});
     parser.process(app);
 
     const bool screenshot = parser.isSet(screenshotOption);
@@ -106,6 +117,20 @@ int main(int argc, char** argv) {
         });
     }
 
+    if (parser.isSet(viewOption)) {
+        auto* dock = window.findChild<QDockWidget*>("dock." + parser.value(viewOption));
+        if (!dock) {
+            std::fprintf(stderr, "kernel-workbench: unknown view '%s'\n",
+                         qPrintable(parser.value(viewOption)));
+            return 2;
+        }
+        dock->show();
+        dock->raise();
+    }
+    const qint64 episode = parser.value(episodeOption).toLongLong();
+    if (episode > 0)
+        window.agentPanes()->openEpisode(episode);
+
     if (!screenshot) {
         window.show();
         return app.exec();
@@ -123,7 +148,8 @@ int main(int argc, char** argv) {
     const bool complete = waitUntil(
         [&] {
             return window.hasSystemReport() && window.hasTaskList() &&
-                   !window.currentTaskPath().isEmpty();
+                   !window.currentTaskPath().isEmpty() &&
+                   (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode());
         },
         120000);
     if (!complete)
@@ -135,7 +161,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(out));
         return 1;
     }
-    std::printf("screenshot: %s (%dx%d, task %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()),
-                width, height, qPrintable(window.currentTaskPath()));
+    QString shown = QStringLiteral("task ") + window.currentTaskPath();
+    if (parser.isSet(viewOption))
+        shown += QStringLiteral(", view ") + parser.value(viewOption);
+    if (const auto episodeShown = window.agentPanes()->agentPane()->shownEpisode())
+        shown += QStringLiteral(", episode %1 shown").arg(episodeShown->record.id);
+    std::printf("screenshot: %s (%dx%d, %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()),
+                width, height, qPrintable(shown));
     return 0;
 }

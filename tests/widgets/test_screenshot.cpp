@@ -1,5 +1,7 @@
+#include "agent/trajectory_store.h"
 #include "engine/resource_paths.h"
 
+#include <QDir>
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -44,6 +46,37 @@ private slots:
         QVERIFY(bad.waitForFinished(60000));
         QCOMPARE(bad.exitCode(), 2);
         QVERIFY(bad.readAllStandardError().contains("not found"));
+    }
+
+    void viewBringsAPaneForwardAndEpisodeOpensAStoredOne() {
+        QTemporaryDir dir;
+        QVERIFY(QDir().mkpath(dir.filePath("state")));
+        {
+            auto store = kwb::agent::TrajectoryStore::open(
+                dir.filePath("state/trajectories.db").toStdString());
+            QVERIFY(store);
+            kwb::agent::EpisodeRecord record;
+            record.task = "01_gelu.py";
+            record.model = "m";
+            QVERIFY(store.value()->createEpisode(record));
+        }
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert("KWB_STATE_DIR", dir.filePath("state"));
+        QProcess app;
+        app.setProcessEnvironment(environment);
+        app.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("r.png"), "--view", "rewards",
+                                       "--episode", "1", "--size", "1280x800"});
+        QVERIFY(app.waitForFinished(180000));
+        QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+        const QByteArray printed = app.readAllStandardOutput();
+        QVERIFY2(printed.contains("view rewards, episode 1 shown"), printed.constData());
+        QCOMPARE(QImage(dir.filePath("r.png")).size(), QSize(1280, 800));
+
+        QProcess bad;
+        bad.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("b.png"), "--view", "nope"});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("unknown view"));
     }
 };
 
