@@ -161,8 +161,16 @@ int main(int argc, char** argv) {
     const double plotWidth = view.viewport().plotWidth();
     std::vector<SequenceResult> results;
 
-    results.push_back(runSequence("whole run (all 1M visible, redrawn)", view, image, frames,
-                                  [&](int) { view.resetZoom(); }));
+    // Two windows a pixel apart, alternating, so every frame folds all 1M kernels afresh.
+    results.push_back(
+        runSequence("whole run (all 1M visible), fold recomputed", view, image, frames, [&](int i) {
+            const double shift = (i % 2) * extent / plotWidth;
+            view.setViewRange(shift, extent * 0.999 + shift);
+        }));
+    // A hover or selection repaint: the window does not move, the folds are reused.
+    view.resetZoom();
+    results.push_back(runSequence("whole run, repaint in place (hover)", view, image, frames,
+                                  [&](int) { view.update(); }));
     results.push_back(runSequence("pan, 1/8 of the run visible", view, image, frames, [&](int i) {
         const double span = extent / 8.0;
         const double t0 = (extent - span) * (0.5 + 0.5 * std::sin(i * 0.05));

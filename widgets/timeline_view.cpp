@@ -78,6 +78,7 @@ void TimelineView::setTimeline(kwb::timeline::TimelineSnapshot timeline) {
     shortNames_.clear();
     shortNameWidths_.clear();
     matches_.clear();
+    folds_.clear(); // a new snapshot may reuse the old one's address
     filterActive_ = false;
     if (!timeline_) {
         layout_.clear();
@@ -457,11 +458,23 @@ void TimelineView::paintTimeline(QPainter& painter) {
     painter.save();
     painter.setClipRect(QRectF(kLabelWidth, TimelineLaneLayout::kRulerHeight, width() - kLabelWidth,
                                height() - TimelineLaneLayout::kRulerHeight));
-    for (const LaneRow& row : layout_.rows()) {
+    // Hover, selection, filter and scroll repaint without moving in time: reuse the folds.
+    const FoldKey key{viewport_.t0(), viewport_.t1(), viewport_.plotWidth(), timeline_.get()};
+    if (!(key == foldKey_) || folds_.size() != layout_.rows().size()) {
+        foldKey_ = key;
+        folds_.assign(layout_.rows().size(), {});
+        foldValid_.assign(layout_.rows().size(), 0);
+    }
+    for (std::size_t i = 0; i < layout_.rows().size(); ++i) {
+        const LaneRow& row = layout_.rows()[i];
         const double top = layout_.screenTop(row);
         if (top + row.height < TimelineLaneLayout::kRulerHeight || top > height())
             continue;
-        paintRow(painter, row, top);
+        if (!foldValid_[i]) {
+            foldRow(*timeline_, row, viewport_, kDefaultFoldPixels, folds_[i]);
+            foldValid_[i] = 1;
+        }
+        paintRow(painter, row, top, folds_[i]);
     }
     if (hovered_)
         outline(painter, *hovered_, pal.color(QPalette::Text), 1.0);
@@ -473,9 +486,9 @@ void TimelineView::paintTimeline(QPainter& painter) {
     paintOverlays(painter);
 }
 
-void TimelineView::paintRow(QPainter& painter, const LaneRow& row, double top) {
-    foldRow(*timeline_, row, viewport_, kDefaultFoldPixels, scratch_);
-    lastFrameItems_ += scratch_.size();
+void TimelineView::paintRow(QPainter& painter, const LaneRow& row, double top,
+                            const std::vector<FoldedItem>& items) {
+    lastFrameItems_ += items.size();
     const auto& events = rowEvents(*timeline_, row);
     const double plotLeft = viewport_.plotLeft() - 2.0;
     const double plotRight = viewport_.plotLeft() + viewport_.plotWidth() + 2.0;
@@ -484,7 +497,7 @@ void TimelineView::paintRow(QPainter& painter, const LaneRow& row, double top) {
     const bool hide = filterActive_ && filterMode_ == FilterMode::Hide;
     const QColor foldedFiltered(150, 150, 150, 90);
     hatchLines_.clear();
-    for (const FoldedItem& item : scratch_) {
+    for (const FoldedItem& item : items) {
         // Clamp before converting: at deep zoom an off-screen end is far beyond int range.
         const double x0 = std::max(viewport_.xOf(static_cast<double>(item.startNs)), plotLeft);
         const double x1 = std::min(viewport_.xOf(static_cast<double>(item.endNs)), plotRight);

@@ -96,7 +96,8 @@ private:
     void navigated();
     void updateHover(QPointF pos);
     void clickAt(QPointF pos);
-    void paintRow(QPainter& painter, const LaneRow& row, double top);
+    void paintRow(QPainter& painter, const LaneRow& row, double top,
+                  const std::vector<FoldedItem>& items);
     void paintLabels(QPainter& painter);
     void paintRuler(QPainter& painter);
     void paintOverlays(QPainter& painter);
@@ -106,7 +107,17 @@ private:
     kwb::timeline::TimelineSnapshot timeline_;
     TimelineViewport viewport_;
     TimelineLaneLayout layout_;
-    std::vector<FoldedItem> scratch_;
+    // The fold of each row for the window it was computed for; rows fold lazily when visible.
+    struct FoldKey {
+        double t0 = 0.0;
+        double t1 = 0.0;
+        double plotWidth = 0.0;
+        const kwb::timeline::KernelTimeline* timeline = nullptr;
+        bool operator==(const FoldKey&) const = default;
+    };
+    FoldKey foldKey_;
+    std::vector<std::vector<FoldedItem>> folds_;
+    std::vector<std::uint8_t> foldValid_;
 
     // Per name, computed once per timeline so a frame does no hashing or string work.
     std::vector<QColor> colors_;

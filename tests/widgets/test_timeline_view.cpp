@@ -97,6 +97,22 @@ private slots:
         QVERIFY(view.nameMatchesFilter(0));
     }
 
+    void repaintsReuseFoldsOnlyForTheSameWindowAndSnapshot() {
+        TimelineView view;
+        view.resize(1150, 200);
+        view.setTimeline(twoKernels());
+        const int y = static_cast<int>(view.laneLayout().rows().at(0).top) + 3;
+        const int inGap = static_cast<int>(view.viewport().xOf(5500));
+        QCOMPARE(renderOf(view).pixelColor(inGap, y), view.palette().color(QPalette::Base));
+        // Same extent, same window, but a kernel in the former gap: the new fold must be drawn.
+        view.setTimeline(
+            kwb::testing::makeStreamTimeline({{1000, 5000}, {5200, 5800}, {6000, 9000}}, 3));
+        QCOMPARE(renderOf(view).pixelColor(inGap, y), view.colorOfName(1)); // span 1 is "k1"
+        view.zoomToRange(0, 4000); // a new window folds again: the gap kernel is off screen
+        QCOMPARE(renderOf(view).pixelColor(static_cast<int>(view.viewport().xOf(3250)), y),
+                 view.colorOfName(0));
+    }
+
     void drawsFoldedBlocksAndDroppedCounts() {
         kwb::testing::SyntheticSpec spec;
         spec.kernels = 200'000;
