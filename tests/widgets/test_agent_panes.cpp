@@ -188,7 +188,8 @@ private slots:
             {"turns",
              {toolTurn("Reading the skill file.", "call_1", "Read", {{"file_path", "SKILL.md"}}),
               slow,
-              {{"text", "Done."}, {"usage", {{"input", 500}, {"output", 5}}}}}}});
+              {{"text", "Done."}, {"usage", {{"input", 500}, {"output", 5}}}},
+              {{"text", "Forked: done differently."}}}}});
         QVERIFY2(server.started(), server.startError().c_str());
 
         QTemporaryDir dir;
@@ -276,6 +277,33 @@ private slots:
         QFile storeFile(storePath);
         QVERIFY(storeFile.open(QIODevice::ReadOnly));
         QVERIFY(!storeFile.readAll().contains("sk-test-live-key"));
+
+        // Fork from the Read result: a new episode with the parent's steps up to there, which
+        // the pane follows live.
+        const auto parent = agent->shownEpisode();
+        int readResult = -1;
+        for (int row = 0; row < conversation->rowCount(); ++row)
+            if (conversation->index(row)
+                    .data(ConversationModel::TitleRole)
+                    .toString()
+                    .startsWith(QLatin1String("Read result")))
+                readResult = row;
+        QVERIFY(readResult > 0);
+        agent->conversationView()->setCurrentIndex(conversation->index(readResult));
+        QVERIFY(agent->forkButton()->isEnabled());
+        const qint64 step =
+            conversation->index(readResult).data(ConversationModel::SequenceRole).toLongLong();
+        request.taskPath = QString::fromStdString(parent->record.task);
+        QVERIFY(panes.controller()->fork(parent->record.id, step, request));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kTimeoutMs);
+        QVERIFY2(finished[1][0].toString().contains(QLatin1String("finished")),
+                 qPrintable(finished[1][0].toString()));
+        const auto fork = agent->shownEpisode();
+        QVERIFY(fork->record.id != parent->record.id);
+        QCOMPARE(fork->record.parentId, std::optional<kwb::agent::EpisodeId>(parent->record.id));
+        QCOMPARE(fork->events[std::size_t(readResult)]->sequence, step); // the copied prefix
+        QVERIFY(hasRow(QStringLiteral("Steering: forked from episode")));
+        QCOMPARE(panes.runListModel()->rowCount(), 2);
     }
 };
 
