@@ -15,6 +15,7 @@
 #include "widgets/run_list_model.h"
 #include "widgets/runs_browser.h"
 
+#include <QAbstractItemModelTester>
 #include <QAction>
 #include <QComboBox>
 #include <QFile>
@@ -213,6 +214,11 @@ private slots:
         request.finalEvaluation = false; // no Python evaluation: this test is about the panes
 
         ConversationModel* conversation = agent->conversationModel();
+        // The models stay consistent while the live episode inserts and changes rows.
+        QAbstractItemModelTester conversationTester(
+            conversation, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester runsTester(panes.runListModel(),
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy inserted(conversation, &QAbstractItemModel::rowsInserted);
         QSignalSpy finished(panes.controller(), &AgentSessionController::sessionFinished);
         QVERIFY(panes.controller()->start(request));
