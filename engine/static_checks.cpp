@@ -32,11 +32,12 @@ StaticCheckReport runStaticChecks(const std::string& referencePath,
         return report;
     }
     static const std::regex usesExtension(
-        R"(\bimport\s+cuda_extension\b|\bload_inline\s*\(|\bcpp_extension\s*\.\s*load\s*\()");
+        R"(\bimport\s+cuda_extension\b|\bload_inline\s*\(|\bcpp_extension\s*\.\s*load\s*\(|)"
+        R"(\bimport\s+kwb_kernels\b|\bfrom\s+kwb_kernels\b)");
     if (!std::regex_search(candidate, usesExtension))
         report.flags.push_back({"no_custom_extension", FlagSeverity::Warning,
                                 workspaceMode
-                                    ? "model_new.py does not import cuda_extension"
+                                    ? "model_new.py imports neither cuda_extension nor kwb_kernels"
                                     : "the candidate builds no extension (no load_inline)"});
     (void)referencePath;
     return report;

@@ -67,6 +67,7 @@ void addEvalCommand(CLI::App& app) {
     auto noProfile = std::make_shared<bool>(false);
     auto refresh = std::make_shared<bool>(false);
     auto threshold = std::make_shared<double>(1.05);
+    auto fast = std::make_shared<bool>(false);
     cmd->add_option("workspace", *target, "Workspace folder, or a reference .py with --candidate")
         ->required();
     cmd->add_option("--candidate", *candidate,
@@ -79,9 +80,25 @@ void addEvalCommand(CLI::App& app) {
     cmd->add_option("--threshold", *threshold,
                     "Speed-up a milestone needs (1.05: more than 5% faster)")
         ->check(CLI::Range(1.0, 100.0));
+    cmd->add_flag("--fast", *fast,
+                  "The instant loop: run the stages in a warm worker (torch imported once, a "
+                  "forked child per stage) with quick-feedback timing (3 checks, at most 5 "
+                  "rounds or 3 s) unless those options are given");
     addCommonOptions(cmd, *o);
-    cmd->callback([o, target, candidate, noProfile, refresh, threshold] {
+    cmd->callback([cmd, o, target, candidate, noProfile, refresh, threshold, fast] {
+        if (*fast) {
+            // Quick feedback while editing; explicit options still win.
+            if (cmd->count("--checks") == 0)
+                o->checks = 3;
+            if (cmd->count("--max-rounds") == 0)
+                o->maxRounds = 5;
+            if (cmd->count("--timing-budget") == 0)
+                o->timingBudget = 3;
+            if (cmd->count("--target-cv") == 0)
+                o->targetCv = 0.05;
+        }
         EvaluationOptions options = toOptions(*o);
+        options.warmWorker = *fast;
         options.reward.speedupThreshold = *threshold;
         options.profile = !*noProfile;
         options.refreshBaselines = *refresh;

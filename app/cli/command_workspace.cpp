@@ -3,6 +3,7 @@
 #include "engine/workspace.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
 namespace kwb::cli {
@@ -18,6 +19,7 @@ void addWorkspaceCommand(CLI::App& app) {
     auto directory = std::make_shared<std::string>();
     auto withSolution = std::make_shared<bool>(false);
     auto force = std::make_shared<bool>(false);
+    auto fast = std::make_shared<bool>(false);
     init->add_option("task", *task, "KernelBench task file (model.py)")
         ->required()
         ->check(CLI::ExistingFile);
@@ -25,16 +27,31 @@ void addWorkspaceCommand(CLI::App& app) {
     init->add_flag("--with-solution", *withSolution,
                    "Start from the task's bundled reference solution");
     init->add_flag("--force", *force, "Overwrite a non-empty folder");
-    init->callback([task, directory, withSolution, force] {
+    init->add_flag("--fast", *fast,
+                   "Fast-path flavour: device-only kernels/*.cu compiled by NVRTC, launched from "
+                   "model_new.py through kwb_kernels (no torch-extension build)");
+    init->callback([task, directory, withSolution, force, fast] {
         WorkspaceInitOptions options;
         options.overwrite = *force;
+        options.fastPath = *fast;
         if (*withSolution) {
             TaskInfo info = readTaskInfo(*task);
-            if (info.solutionDirectory.empty()) {
-                std::cerr << "kwb: " << *task << " has no bundled reference solution\n";
+            std::string solution = info.solutionDirectory;
+            if (*fast && !solution.empty()) {
+                // solutions/<id> -> solutions_fast/<id>
+                const std::filesystem::path regular = solution;
+                solution =
+                    (regular.parent_path().parent_path() / "solutions_fast" / regular.filename())
+                        .string();
+                if (!std::filesystem::exists(std::filesystem::path(solution) / "model_new.py"))
+                    solution.clear();
+            }
+            if (solution.empty()) {
+                std::cerr << "kwb: " << *task << " has no bundled " << (*fast ? "fast-path " : "")
+                          << "reference solution\n";
                 throw CLI::RuntimeError(kExitUsage);
             }
-            options.solutionDirectory = info.solutionDirectory;
+            options.solutionDirectory = solution;
         }
         WorkspaceInitResult result = initWorkspace(*task, *directory, options);
         if (!result.ok) {

@@ -26,7 +26,7 @@ def _declare(lib) -> None:
     lib.cuModuleUnload.argtypes = [ctypes.c_void_p]
     lib.cuFuncSetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
     lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
-        ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     lib.cuGetErrorName.argtypes = [CUresult, ctypes.POINTER(ctypes.c_char_p)]
     lib.cuGetErrorString.argtypes = [CUresult, ctypes.POINTER(ctypes.c_char_p)]

@@ -40,14 +40,33 @@ def kernels_directory() -> str:
 
 
 def _current_device_and_stream():
+    """(device index, raw stream handle) of torch's current device and stream. A launch is
+    often shorter than its Python overhead, so this takes torch's raw accessors when they
+    exist instead of building Stream objects."""
     import torch
 
+    raw_device = getattr(torch._C, "_cuda_getDevice", None)
+    raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw_device is not None and raw_stream is not None and torch.cuda.is_initialized():
+        index = raw_device()
+        return index, raw_stream(index)
     if not torch.cuda.is_available():
         raise cu.CudaDriverError("the fast-path kernels need a CUDA GPU; none is available to torch")
     index = torch.cuda.current_device()
-    # cudaSetDevice makes the device's primary context (torch's) current on this thread.
-    torch.cuda.set_device(index)
     return index, torch.cuda.current_stream(index).cuda_stream
+
+
+def _ensure_context(device_index: int) -> int:
+    context = cu.current_context()
+    if not context:
+        import torch
+
+        # cudaSetDevice makes the device's primary context (torch's) current on this thread.
+        torch.cuda.set_device(device_index)
+        context = cu.current_context()
+    if not context:
+        raise cu.CudaDriverError("no CUDA context is current; torch has not initialised the device")
+    return context
 
 
 class Kernel:
@@ -55,7 +74,7 @@ class Kernel:
         self._module = module
         self._entry = entry
         self.name = entry["name"]
-        self._opted_in = {}  # context -> dynamic shared bytes already allowed
+        self._opted_in = {}  # device index -> dynamic shared bytes already allowed
 
     @property
     def params(self) -> list:
@@ -68,17 +87,18 @@ class Kernel:
         if not isinstance(shared_mem, int) or shared_mem < 0:
             raise ValueError(f"kernel {self.name}: shared_mem must be a non-negative int")
         device_index, stream = _current_device_and_stream()
-        function, context = self._module._function(self._entry["symbol"])
-        if shared_mem > _STATIC_SHARED_LIMIT and self._opted_in.get(context, 0) < shared_mem:
+        function = self._module._function(self._entry["symbol"], device_index)
+        if shared_mem > _STATIC_SHARED_LIMIT and self._opted_in.get(device_index, 0) < shared_mem:
             cu.check(cu.driver().cuFuncSetAttribute(
                 function, cu.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem),
                 f"allowing {shared_mem} bytes of dynamic shared memory for {self.name}")
-            self._opted_in[context] = shared_mem
+            self._opted_in[device_index] = shared_mem
         pointers, holders = pack(self._entry, tuple(args), device_index)
-        cu.check(cu.driver().cuLaunchKernel(function, *grid3, *block3, shared_mem, ctypes.c_void_p(stream),
-                                            pointers, None),
-                 f"launching {self.name} (grid {grid3}, block {block3}, shared {shared_mem} B)")
+        result = cu.driver().cuLaunchKernel(function, grid3[0], grid3[1], grid3[2], block3[0], block3[1],
+                                            block3[2], shared_mem, stream, pointers, None)
         del holders
+        if result != 0:
+            cu.check(result, f"launching {self.name} (grid {grid3}, block {block3}, shared {shared_mem} B)")
         if _counter is not None:
             _counter.calls[self.name] += 1
 
@@ -99,7 +119,8 @@ class KernelModule:
         except OSError as exc:
             raise manifests.ManifestError(f"cannot read {cubin_path}: {exc}") from None
         self._kernels = {entry["name"]: Kernel(self, entry) for entry in self._manifest["kernels"]}
-        self._loaded = {}  # context -> (module handle, {symbol: function})
+        self._loaded = {}  # context -> module handle
+        self._functions = {}  # (device index, symbol) -> function handle
         self._lock = threading.Lock()
 
     @property
@@ -116,26 +137,26 @@ class KernelModule:
         raise AttributeError(f"kernels/{self.__dict__.get('stem', '?')}.cu has no kernel '{name}' "
                              f"(it has: {', '.join(sorted(kernels)) or 'none'})")
 
-    def _function(self, symbol: str):
-        context = cu.current_context()
-        if not context:
-            raise cu.CudaDriverError("no CUDA context is current; torch has not initialised the device")
+    def _function(self, symbol: str, device_index: int):
+        # Modules live in a context; torch uses each device's primary context, so the device
+        # index names it. Looked up on every launch, hence the dictionary first.
+        function = self._functions.get((device_index, symbol))
+        if function is not None:
+            return function
         with self._lock:
-            loaded = self._loaded.get(context)
-            if loaded is None:
+            context = _ensure_context(device_index)
+            handle = self._loaded.get(context)
+            if handle is None:
                 handle = ctypes.c_void_p()
                 image = ctypes.create_string_buffer(self._image, len(self._image))
                 cu.check(cu.driver().cuModuleLoadData(ctypes.byref(handle), image),
                          f"loading kernels/{self.stem}.cu (compiled for {self.arch or 'an unknown arch'})")
-                loaded = (handle, {})
-                self._loaded[context] = loaded
-            functions = loaded[1]
-            if symbol not in functions:
-                function = ctypes.c_void_p()
-                cu.check(cu.driver().cuModuleGetFunction(ctypes.byref(function), loaded[0], symbol.encode()),
-                         f"finding {symbol} in kernels/{self.stem}.cu")
-                functions[symbol] = function
-            return functions[symbol], context
+                self._loaded[context] = handle
+            function = ctypes.c_void_p()
+            cu.check(cu.driver().cuModuleGetFunction(ctypes.byref(function), handle, symbol.encode()),
+                     f"finding {symbol} in kernels/{self.stem}.cu")
+            self._functions[(device_index, symbol)] = function
+            return function
 
 
 _modules = {}

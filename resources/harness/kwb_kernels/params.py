@@ -28,7 +28,7 @@ def _range(kind: str) -> tuple:
 def _tensor_pointer(value, where: str, device_index: int) -> ctypes.c_uint64:
     if not value.is_cuda:
         raise TypeError(f"{where}: a {value.device} tensor was given; kernels need CUDA tensors")
-    if value.device.index != device_index:
+    if value.get_device() != device_index:
         raise TypeError(f"{where}: the tensor is on cuda:{value.device.index} but the launch runs on "
                         f"cuda:{device_index}")
     return ctypes.c_uint64(value.data_ptr())
@@ -80,9 +80,7 @@ def pack(kernel: dict, args: tuple, device_index: int):
         raise TypeError(f"kernel {kernel['name']} takes {len(params)} argument(s), {len(args)} given")
     holders = [convert(value, param, f"kernel {kernel['name']}, argument {index}", device_index)
                for index, (value, param) in enumerate(zip(args, params))]
-    pointers = (ctypes.c_void_p * max(1, len(holders)))()
-    for index, holder in enumerate(holders):
-        pointers[index] = ctypes.cast(ctypes.pointer(holder), ctypes.c_void_p)
+    pointers = (ctypes.c_void_p * max(1, len(holders)))(*[ctypes.addressof(h) for h in holders])
     return pointers, holders
 
 
