@@ -6,6 +6,8 @@
 #   bench/gpu_instant_loop.sh timeline     the CUPTI GPU tests, `kwb timeline` on a bundled task,
 #                                          and the CUPTI overhead benchmark
 #   bench/gpu_instant_loop.sh adversarial  the whole adversarial table through the warm worker
+#   bench/gpu_instant_loop.sh quick        the fast loop with phase times, and the warm worker's
+#                                          three stale_output cases
 # Output goes to stdout (and raw files to $OUT) for bench/results/.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
@@ -62,6 +64,14 @@ timeline)
     "$kwb" timeline "$out/tl" --out "$out/trace.json" --records "$out/records.jsonl" 2>&1 | tail -n 25
     python3 -c "import json,sys; t=json.load(open('$out/trace.json')); print('trace events:', len(t['traceEvents']))"
     bash "$repo/bench/cupti_overhead.sh" 3 07_scale_residual_add 05_gemm_bias_relu 2>&1 | tail -n 20
+    ;;
+quick)
+    # The fast loop only, with the harness's phase times, then the three adversarial cases that
+    # had missed stale_output through the warm worker.
+    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits "${EDITS:-8}" --root "$out/loop" \
+        --json "$out/edit-loop-quick.json" 2>&1 | tee "$out/edit-loop-quick.log" | tail -n 40
+    (cd "$build" && KWB_WARM_WORKER=1 ctest -L gpu -R "AdversarialGpu.*(cache_by_data_ptr|cache_by_id|cuda_graph_stale_replay)" \
+        -j 3 2>&1 | grep -E "Passed|Failed|tests passed")
     ;;
 adversarial)
     cd "$build" || exit 1

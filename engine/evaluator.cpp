@@ -12,8 +12,8 @@
 #include "engine/static_checks.h"
 #include "engine/timeline/injection_library.h"
 #include "engine/user_directories.h"
-#include "engine/warm_worker.h"
 #include "engine/utc_timestamp.h"
+#include "engine/warm_worker.h"
 #include "engine/workspace.h"
 
 #include <algorithm>
@@ -34,6 +34,21 @@ namespace {
 std::uint64_t freshSeed() {
     std::random_device device;
     return (static_cast<std::uint64_t>(device()) << 20 ^ device()) % 1000000007ULL + 1;
+}
+
+bool warmWorkerWanted(const EvaluationOptions& options) {
+    const char* forced = std::getenv("KWB_WARM_WORKER");
+    if (forced && *forced)
+        return std::string(forced) == "1";
+    return options.warmWorker;
+}
+
+// One seed for every warm evaluation of this process that did not ask for one: the warm
+// worker's server then already holds the task's inputs for it (hand edits re-evaluate the same
+// task again and again). Fresh inputs per evaluation stay the rule for cold runs and RL.
+std::uint64_t sessionSeed() {
+    static const std::uint64_t seed = freshSeed();
+    return seed;
 }
 
 std::string uniqueRunId() {
@@ -63,7 +78,7 @@ RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions
     c.target = target;
     c.options = options;
     c.python = python;
-    c.seed = options.seed ? options.seed : freshSeed();
+    c.seed = options.seed ? options.seed : warmWorkerWanted(options) ? sessionSeed() : freshSeed();
     c.cacheDirectory = cacheDirectory();
     c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
     r.seed = c.seed;
@@ -107,13 +122,6 @@ json baseRequest(const RunContext& c, const std::string& stage) {
 }
 
 // What one stage needs beyond the common set-up (the profile stage's timeline recording).
-bool warmWorkerWanted(const EvaluationOptions& options) {
-    const char* forced = std::getenv("KWB_WARM_WORKER");
-    if (forced && *forced)
-        return std::string(forced) == "1";
-    return options.warmWorker;
-}
-
 struct StageExtras {
     std::map<std::string, std::string> environment;
     std::vector<std::string> writablePaths;

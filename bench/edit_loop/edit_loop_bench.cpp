@@ -30,6 +30,7 @@ struct Sample {
     int reward = -1;
     double speedupEager = 0;
     std::string failure;
+    std::string phases; // the harness's "phase times:" lines of verify and profile
 };
 
 std::string readText(const fs::path& path) {
@@ -66,6 +67,10 @@ Sample measure(const kwb::Evaluator& evaluator, const fs::path& ws,
             s.verify += stage.seconds;
         else if (stage.name == "profile")
             s.profile += stage.seconds;
+        std::istringstream lines(stage.log);
+        for (std::string line; std::getline(lines, line);)
+            if (line.rfind("phase times:", 0) == 0)
+                s.phases += "  " + stage.name + " " + line + "\n";
     }
     s.other = s.total - s.compile - s.verify - s.profile;
     s.reward = r.reward;

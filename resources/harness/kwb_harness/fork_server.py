@@ -90,6 +90,10 @@ def _child(message: dict) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
+        # The command line a cold stage has (`python -m kwb_harness STAGE ...`): nothing the
+        # candidate can read about its process should tell a warm stage from a cold one.
+        sys.argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py"), message["stage"],
+                    "--request", message["request"], "--result", message["result"]]
         # The result file is small; it may be written past the log's size limit.
         from .result import write_result
         from .runner import execute

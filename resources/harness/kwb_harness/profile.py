@@ -19,6 +19,7 @@ from .input_pool import InputPool, set_bytes
 from .memory_poison import tensor_bytes
 from .namespace_guard import NamespaceSnapshot
 from .namespace_guard import flags as namespace_flags
+from .phase_clock import PhaseClock
 from .output_check import TimedOutputCheck, snapshot
 from .task_loader import load_candidate_for, load_reference
 from .timing import CpuTimer, CudaTimer, relative_spread, rotated, summarize
@@ -128,11 +129,14 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
     monitor = gpu_monitor.GpuMonitor() if req.device == "cuda" else None
 
     ws = req.workspace
+    phases = PhaseClock()
     task = load_reference(req.reference, ws)
+    phases.mark("load task")
     # A candidate could also sabotage the baselines timed beside it (torch.set_num_threads(1),
     # cuDNN off) or rebind torch functions; compared once the timing is over.
     namespace = NamespaceSnapshot() if with_candidate else None
     model_new_cls = load_candidate_for(req) if with_candidate else None
+    phases.mark("candidate import")
 
     # The same models as verify's first check.
     seed = req.seed
@@ -154,11 +158,14 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
         if with_candidate:
             variants["candidate"] = new_model
         budget = pool_budget(req.device)
+        phases.mark("models")
         pools = {name: InputPool(task, seed, req.device, ws, budget, salt=_salt(i))
                  for i, name in enumerate(variants)}
+        phases.mark("input pools")
         checker = TimedOutputCheck(ref_model, req) if with_candidate else None
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
         _measure(variants, pools, req, timer, clock, checker, timings, result, marks)
+        phases.mark("timing")
         gpu_after = monitor.read() if monitor else gpu_before
         result["integrity"]["gpu_state"] = {"before": gpu_before, "after": gpu_after}
         _add_flag(result, gpu_monitor.drift_flag(gpu_before, gpu_after))
@@ -167,6 +174,8 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
             _add_flag(result, checker.flag)
             _add_flag(result, tampering_flag(clock))
             _examine_candidate(ref_model, new_model, pools["candidate"], inputs, req, clock, timings, result)
+            phases.mark("kernel census and memory floor")
+    result["phase_seconds"] = phases.report()
     if namespace is not None:
         for flag in namespace_flags(namespace):
             _add_flag(result, flag)

@@ -19,6 +19,7 @@ from .memory_poison import poison_free_memory, tensor_bytes
 from .namespace_guard import NamespaceSnapshot
 from .namespace_guard import flags as namespace_flags
 from .op_guard import fallback_flag, make_guard
+from .phase_clock import PhaseClock
 from .task_loader import load_candidate_for, load_reference
 from .trusted import TrustedClock, tampering_flag
 
@@ -199,18 +200,24 @@ def run(req, result: dict) -> None:
     result.update(checks_run=0, checks_passed=0, correct=False, outputs=[], failures=[], flags=[],
                   torch_ops={}, extension_calls={}, second_shape={})
     devices.configure(req.device)
+    phases = PhaseClock()
     devices.require(req.device)
+    devices.synchronize(req.device)  # creates the CUDA context now, so it is timed on its own
+    phases.mark("cuda context")
     clock = TrustedClock()
     flags = _Flags(result)
     ws = req.workspace
     task = load_reference(req.reference, ws)
+    phases.mark("load task")
 
     # Everything the reference contributes is computed before the candidate is imported.
     # Running it also starts torch's thread pools and lazy state, so that only the candidate's
     # own threads count as new in the census below.
     seeds = check_seeds(req)
     cases = [_ReferenceCase(req, task, seed) for seed in seeds]
+    phases.mark("references")
     shape_case = _second_shape_case(req, task, req.seed, result)
+    phases.mark("second-shape reference")
     threads_before = thread_census.snapshot()
     namespace = NamespaceSnapshot()
 
@@ -219,6 +226,7 @@ def run(req, result: dict) -> None:
     merged = {}
     try:
         model_new_cls = load_candidate_for(req, counter)
+        phases.mark("candidate import")
         runner = _CandidateRunner(req, task, model_new_cls, guard, counter, flags)
         for index, case in enumerate(cases):
             result["checks_run"] = index + 1
@@ -238,11 +246,14 @@ def run(req, result: dict) -> None:
             print(f"check {index} (seed {case.seed}): PASS, max abs error {worst:.3g}")
             cases[index] = None  # its models and tensors are not needed any more
             gc.collect()
+        phases.mark("checks")
         _check_second_shape(runner, shape_case, result)
+        phases.mark("second shape")
         if counter is not None and runner.forward_calls_into_extension == 0:
             flags.add(not_run_flag(counter))
         result["correct"] = True
     finally:
+        result["phase_seconds"] = phases.report()
         # Found even when a check failed: a tampered timer or a fallback matters either way.
         result["torch_ops"] = {"compute": dict(guard.compute_ops), "allowed": dict(guard.allowed_ops)}
         if counter is not None:
