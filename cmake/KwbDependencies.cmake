@@ -23,6 +23,8 @@ endif()
 if(KWB_BUILD_GUI)
     find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Test)
     find_package(QScintilla REQUIRED)
+    # dtl (libdtl-dev): header-only line diff for the editors' diff view.
+    find_path(KWB_DTL_INCLUDE_DIR dtl/dtl.hpp REQUIRED)
 endif()
 
 if(KWB_BUILD_TESTS)
