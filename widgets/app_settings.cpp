@@ -10,6 +10,7 @@ const char* kPython = "python/interpreter";
 const char* kWorkspaceRoot = "workspace/root";
 const char* kTheme = "ui/theme";
 const char* kLastTask = "ui/lastTask";
+const char* kVerifyOnSave = "editor/verifyOnSave";
 const char* kGeometry = "ui/geometry";
 const char* kState = "ui/dockState";
 } // namespace
@@ -59,6 +60,14 @@ Theme AppSettings::theme() const {
 
 void AppSettings::setTheme(Theme theme) {
     settings_->setValue(kTheme, themeName(theme));
+}
+
+bool AppSettings::verifyOnSave() const {
+    return settings_->value(kVerifyOnSave, true).toBool();
+}
+
+void AppSettings::setVerifyOnSave(bool enabled) {
+    settings_->setValue(kVerifyOnSave, enabled);
 }
 
 QString AppSettings::lastTaskPath() const {

@@ -36,6 +36,10 @@ public:
     QString lastTaskPath() const;
     void setLastTaskPath(const QString& path);
 
+    // Ctrl+S in the candidate editors also verifies and profiles the workspace (fast path).
+    bool verifyOnSave() const;
+    void setVerifyOnSave(bool enabled);
+
     QByteArray windowGeometry() const;
     QByteArray windowState() const;
     void setWindowLayout(const QByteArray& geometry, const QByteArray& state);

@@ -3,9 +3,11 @@
 #include "widgets/code_editor.h"
 #include "widgets/empty_state_pane.h"
 
+#include <QAction>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QSaveFile>
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -15,7 +17,16 @@ namespace kwb::ui {
 CandidateEditors::CandidateEditors(Theme theme, QWidget* parent)
     : QWidget(parent), theme_(theme), banner_(new QLabel(this)), tabs_(new QTabWidget(this)),
       empty_(new EmptyStatePane(tr("No candidate yet"), QString(), this)),
-      stack_(new QStackedWidget(this)) {
+      stack_(new QStackedWidget(this)), save_(new QAction(tr("&Save"), this)) {
+    // Scoped to the editors, so Ctrl+S elsewhere (a dialog, the message box) is not a save.
+    save_->setShortcut(QKeySequence::Save);
+    save_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(save_);
+    connect(save_, &QAction::triggered, this, [this] {
+        QString error;
+        if (!saveCurrentFile(&error))
+            emit saveFailed(error);
+    });
     banner_->setWordWrap(true);
     banner_->setContentsMargins(8, 4, 8, 4);
     banner_->setAutoFillBackground(true);
@@ -42,6 +53,8 @@ void CandidateEditors::clearTabs() {
 void CandidateEditors::showCandidate(const QString& directory, bool readOnly,
                                      const QString& banner) {
     clearTabs();
+    directory_ = directory;
+    readOnly_ = readOnly;
     QDir root(directory);
     QStringList files;
     if (root.exists(QStringLiteral("model_new.py")))
@@ -74,6 +87,8 @@ void CandidateEditors::showCandidate(const QString& directory, bool readOnly,
 
 void CandidateEditors::showNoCandidate(const QString& explanation) {
     clearTabs();
+    directory_.clear();
+    readOnly_ = true;
     banner_->hide();
     delete empty_;
     empty_ = new EmptyStatePane(tr("No candidate yet"), explanation, this);
@@ -100,6 +115,54 @@ CodeEditor* CandidateEditors::editorForFile(const QString& relativePath) const {
         if (tabs_->tabText(i) == relativePath)
             return qobject_cast<CodeEditor*>(tabs_->widget(i));
     return nullptr;
+}
+
+bool CandidateEditors::saveCurrentFile(QString* error) {
+    auto fail = [error](const QString& reason) {
+        if (error)
+            *error = reason;
+        return false;
+    };
+    auto* editor = qobject_cast<CodeEditor*>(tabs_->currentWidget());
+    if (directory_.isEmpty() || !editor || tabs_->currentIndex() == stepChangesTab())
+        return fail(tr("No candidate file is open to save."));
+    if (readOnly_ || editor->isReadOnly())
+        return fail(tr("%1 is read-only here; open a workspace (File > Open Workspace…) to edit.")
+                        .arg(editor->objectName()));
+    const QString relative = editor->objectName();
+    QSaveFile file(QDir(directory_).filePath(relative));
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+        return fail(tr("Cannot write %1: %2").arg(file.fileName(), file.errorString()));
+    file.write(editor->text().toUtf8());
+    if (!file.commit())
+        return fail(tr("Cannot write %1: %2").arg(file.fileName(), file.errorString()));
+    editor->setModified(false);
+    emit fileSaved(directory_, relative);
+    return true;
+}
+
+int CandidateEditors::stepChangesTab() const {
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (tabs_->widget(i)->property("stepChanges").toBool())
+            return i;
+    return -1;
+}
+
+void CandidateEditors::showStepChanges(const QString& title, const QString& diffText) {
+    if (const int old = stepChangesTab(); old >= 0) {
+        QWidget* page = tabs_->widget(old);
+        tabs_->removeTab(old);
+        page->deleteLater();
+    }
+    if (title.isEmpty())
+        return;
+    auto* view = new CodeEditor(SourceLanguage::PlainText, theme_, tabs_);
+    view->setSource(diffText);
+    view->setReadOnly(true);
+    view->setProperty("stepChanges", true);
+    view->setObjectName(QStringLiteral("step-changes"));
+    tabs_->setCurrentIndex(tabs_->addTab(view, title));
+    stack_->setCurrentWidget(tabs_);
 }
 
 } // namespace kwb::ui

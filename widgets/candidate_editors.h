@@ -4,6 +4,7 @@
 
 #include <QWidget>
 
+class QAction;
 class QLabel;
 class QStackedWidget;
 class QTabWidget;
@@ -26,15 +27,34 @@ public:
 
     QStringList openFiles() const; // tab titles, e.g. "model_new.py", "kernels/gelu.cu"
     CodeEditor* editorForFile(const QString& relativePath) const;
+    QString directory() const { return directory_; } // empty when no candidate is shown
+    bool isReadOnly() const { return readOnly_; }
+
+    // Writes the current tab back to its file (Ctrl+S). False, with a reason in `error`, when
+    // nothing editable is open or the write fails.
+    bool saveCurrentFile(QString* error = nullptr);
+    QAction* saveAction() const { return save_; }
+
+    // A read-only tab with what one agent step changed (the store keeps diffs per step, not the
+    // files themselves). Replaces an earlier step's tab; an empty title removes it.
+    void showStepChanges(const QString& title, const QString& diffText);
+    int stepChangesTab() const; // -1 when none
+
+signals:
+    void fileSaved(const QString& directory, const QString& relativePath);
+    void saveFailed(const QString& reason);
 
 private:
     void clearTabs();
 
     Theme theme_;
+    QString directory_;
+    bool readOnly_ = true;
     QLabel* banner_;
     QTabWidget* tabs_;
     EmptyStatePane* empty_;
     QStackedWidget* stack_;
+    QAction* save_;
 };
 
 } // namespace kwb::ui

@@ -2,9 +2,11 @@
 
 #include "agent/episode_export.h"
 #include "agent/trajectory_store.h"
+#include "engine/timeline/timeline_builder.h"
 
 #include <QMetaObject>
 #include <QPointer>
+#include <fstream>
 
 namespace kwb::ui {
 
@@ -137,6 +139,69 @@ void EngineBridge::requestEpisodeExport(const QString& storePath, const std::vec
         [this](std::pair<bool, QString> outcome) {
             emit episodeExportDone(outcome.first, outcome.second);
         });
+}
+
+namespace {
+
+struct EvaluationOutcome {
+    std::shared_ptr<const kwb::EvaluationResult> result;
+    kwb::timeline::TimelineSnapshot timeline;
+};
+
+kwb::timeline::TimelineSnapshot loadTimeline(const std::string& recordPath) {
+    std::ifstream in(recordPath);
+    if (!in)
+        return {};
+    kwb::timeline::TimelineBuilder builder;
+    for (std::string line; std::getline(in, line);)
+        builder.addLine(line);
+    return builder.finish();
+}
+
+} // namespace
+
+quint64 EngineBridge::latestEvaluationId() const {
+    return latestId_.value(QStringLiteral("evaluate"));
+}
+
+quint64 EngineBridge::requestEvaluation(const QString& workspace,
+                                        const kwb::EvaluationOptions& options,
+                                        const QString& python) {
+    const QString tag = QStringLiteral("evaluate");
+    const std::string directory = workspace.toStdString();
+    const std::string interpreter = python.toStdString();
+    // Progress is posted from the engine thread; the id is filled in before the UI thread can
+    // run any of those posts, since it is busy here until post() returns.
+    auto idSlot = std::make_shared<std::atomic<quint64>>(0);
+    QPointer<EngineBridge> self(this);
+    auto onStage = [self, idSlot, tag](const std::string& stage) {
+        const QString name = QString::fromStdString(stage);
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, idSlot, tag, name] {
+                if (self && self->latestId_.value(tag) == idSlot->load())
+                    emit self->evaluationProgress(idSlot->load(), name);
+            },
+            Qt::QueuedConnection);
+    };
+    post<EvaluationOutcome>(
+        tag,
+        [directory, interpreter, options, onStage](std::stop_token stop) {
+            kwb::Evaluator evaluator(interpreter);
+            auto result = std::make_shared<const kwb::EvaluationResult>(evaluator.evaluate(
+                kwb::EvaluationTarget::forWorkspace(directory), options, onStage, stop));
+            EvaluationOutcome outcome{result, {}};
+            if (!result->timelineRecordPath.empty() && !stop.stop_requested())
+                outcome.timeline = loadTimeline(result->timelineRecordPath);
+            return outcome;
+        },
+        [this, idSlot](EvaluationOutcome outcome) {
+            emit evaluationReady(idSlot->load(), outcome.result);
+            if (outcome.timeline)
+                emit evaluationTimelineReady(idSlot->load(), outcome.timeline);
+        });
+    idSlot->store(latestId_.value(tag));
+    return idSlot->load();
 }
 
 } // namespace kwb::ui

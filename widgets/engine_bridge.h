@@ -1,8 +1,10 @@
 #pragma once
 
+#include "engine/evaluator.h"
 #include "engine/job_queue.h"
 #include "engine/system_report.h"
 #include "engine/task_catalog.h"
+#include "engine/timeline/kernel_timeline.h"
 #include "widgets/store_reader.h"
 
 #include <QHash>
@@ -39,6 +41,13 @@ public:
     void requestEpisodeExport(const QString& storePath, const std::vector<qint64>& ids,
                               const QString& file);
 
+    // Evaluates a workspace (tag "evaluate"): a newer request replaces a queued one and asks a
+    // running one to stop. Returns the evaluation's id, which its progress, result and timeline
+    // carry. `python` empty: auto-detect.
+    quint64 requestEvaluation(const QString& workspace, const kwb::EvaluationOptions& options,
+                              const QString& python = {});
+    quint64 latestEvaluationId() const;
+
     bool isBusy() const { return inFlight_ > 0; }
 
 signals:
@@ -50,6 +59,11 @@ signals:
                        const QString& purpose);
     void episodeExportDone(bool ok, const QString& message);
     void busyChanged(bool busy);
+    // Only for the latest evaluation request; superseded ones go quiet.
+    void evaluationProgress(quint64 evaluationId, const QString& stage);
+    void evaluationReady(quint64 evaluationId, std::shared_ptr<const kwb::EvaluationResult> result);
+    // After evaluationReady, when the result recorded a CUPTI timeline.
+    void evaluationTimelineReady(quint64 evaluationId, kwb::timeline::TimelineSnapshot timeline);
 
 private:
     // Runs `work` on the engine thread and `deliver` with its result on the UI thread, unless

@@ -3,15 +3,20 @@
 #include "agent/http_client.h"
 #include "engine/resource_paths.h"
 #include "engine/task_catalog.h"
+#include "engine/workspace.h"
 #include "kwb/version.h"
 #include "widgets/agent_pane.h"
 #include "widgets/agent_panes.h"
 #include "widgets/candidate_editors.h"
 #include "widgets/code_editor.h"
+#include "widgets/edit_loop_controller.h"
 #include "widgets/log_pane.h"
+#include "widgets/result_panel.h"
 #include "widgets/rewards_pane.h"
 #include "widgets/runs_browser.h"
+#include "widgets/selection_hub.h"
 #include "widgets/settings_dialog.h"
+#include "widgets/step_inspection.h"
 #include "widgets/store_reader.h"
 #include "widgets/system_status_bar.h"
 #include "widgets/task_browser.h"
@@ -22,6 +27,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
@@ -61,6 +67,11 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     rewardsDock_ = addPane("dock.rewards", tr("Rewards"), agentPanes_->rewardsPane(),
                            Qt::BottomDockWidgetArea);
     logDock_ = addPane("dock.log", tr("Log"), log_, Qt::BottomDockWidgetArea);
+    resultPanel_ = new ResultPanel(this);
+    resultDock_ = addPane("dock.result", tr("Result"), resultPanel_, Qt::RightDockWidgetArea);
+    editLoop_ = new EditLoopController(bridge_, settings_, candidates_, resultPanel_, this);
+    statusBar_->addPermanentWidget(editLoop_->progressWidget());
+    hub_ = new SelectionHub(this);
     placeDocksByDefault();
     buildMenus();
 
@@ -70,6 +81,7 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
         log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
     });
     agentPanes_->refreshRuns();
+    connectSelection();
     connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
 
@@ -107,6 +119,8 @@ void MainWindow::placeDocksByDefault() {
     tabifyDockWidget(tasksDock_, runsDock_);
     tasksDock_->raise();
     addDockWidget(Qt::RightDockWidgetArea, agentDock_);
+    addDockWidget(Qt::RightDockWidgetArea, resultDock_);
+    splitDockWidget(agentDock_, resultDock_, Qt::Vertical);
     addDockWidget(Qt::BottomDockWidgetArea, timelineDock_);
     tabifyDockWidget(timelineDock_, rewardsDock_);
     tabifyDockWidget(rewardsDock_, logDock_);
@@ -117,16 +131,23 @@ void MainWindow::placeDocksByDefault() {
 
 QList<QDockWidget*> MainWindow::docks() const {
     return {tasksDock_,   referenceDock_, agentDock_, timelineDock_,
-            rewardsDock_, logDock_,       runsDock_};
+            rewardsDock_, logDock_,       runsDock_,  resultDock_};
 }
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open Task…"), QKeySequence::Open, this, &MainWindow::openTaskFromDialog);
+    file->addAction(tr("Open &Workspace…"), QKeySequence(tr("Ctrl+Shift+O")), this,
+                    &MainWindow::openWorkspaceFromDialog);
     file->addSeparator();
     file->addAction(tr("&Settings…"), QKeySequence::Preferences, this, &MainWindow::openSettings);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* evaluate = menuBar()->addMenu(tr("&Evaluate"));
+    evaluate->addAction(editLoop_->verifyOnSaveAction());
+    evaluate->addAction(tr("Evaluate &Workspace Now"), QKeySequence(Qt::Key_F5), editLoop_,
+                        &EditLoopController::evaluateNow);
 
     viewMenu_ = menuBar()->addMenu(tr("&View"));
     for (QDockWidget* dock : docks())
@@ -185,6 +206,8 @@ bool MainWindow::openTask(const QString& path) {
     }
     reference_->setSource(QString::fromUtf8(file.readAll()));
     currentTaskPath_ = QString::fromStdString(task.path);
+    currentWorkspace_.clear();
+    editLoop_->setWorkspace({});
     referenceDock_->setWindowTitle(
         tr("Reference — %1").arg(QFileInfo(currentTaskPath_).fileName()));
     setWindowTitle(tr("%1 — Kernel Workbench").arg(QString::fromStdString(task.title)));
@@ -215,6 +238,86 @@ void MainWindow::openTaskFromDialog() {
         tr("Python task (*.py)"));
     if (!path.isEmpty())
         openTask(path);
+}
+
+bool MainWindow::openWorkspace(const QString& directory) {
+    if (!kwb::isWorkspace(directory.toStdString())) {
+        log_->append(LogLevel::Error, tr("%1 is not a workspace (it needs model.py and "
+                                         "model_new.py; create one with `kwb workspace init`)")
+                                          .arg(directory));
+        return false;
+    }
+    const QDir root(directory);
+    QFile model(root.filePath(QStringLiteral("model.py")));
+    if (!model.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        log_->append(LogLevel::Error,
+                     tr("Cannot read %1: %2").arg(model.fileName(), model.errorString()));
+        return false;
+    }
+    reference_->setSource(QString::fromUtf8(model.readAll()));
+    referenceDock_->setWindowTitle(tr("Reference — model.py (read-only)"));
+    currentWorkspace_ = root.absolutePath();
+    candidates_->showCandidate(
+        currentWorkspace_, false,
+        tr("Workspace %1. Ctrl+S saves the file%2.")
+            .arg(QDir::toNativeSeparators(currentWorkspace_),
+                 settings_.verifyOnSave() ? tr(" and evaluates the workspace") : QString()));
+    editLoop_->setWorkspace(currentWorkspace_);
+    setWindowTitle(tr("%1 — Kernel Workbench").arg(root.dirName()));
+    log_->append(LogLevel::Info, tr("Opened workspace %1").arg(currentWorkspace_));
+    return true;
+}
+
+void MainWindow::openWorkspaceFromDialog() {
+    const QString directory = QFileDialog::getExistingDirectory(
+        this, tr("Open workspace (model.py + model_new.py)"), settings_.workspaceRoot());
+    if (!directory.isEmpty())
+        openWorkspace(directory);
+}
+
+void MainWindow::connectSelection() {
+    connect(editLoop_, &EditLoopController::message, this,
+            [this](const QString& text, bool problem) {
+                log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
+            });
+    connect(editLoop_, &EditLoopController::timelineReady, timelinePane_,
+            &TimelinePane::setTimeline);
+    connect(editLoop_, &EditLoopController::evaluationShown, hub_, &SelectionHub::selectEvaluation);
+    // Steps: a reward point or a conversation row selects; the hub tells every pane.
+    connect(agentPanes_->rewardsPane(), &RewardsPane::stepSelected, hub_,
+            &SelectionHub::selectStep);
+    connect(agentPanes_->agentPane(), &AgentPane::stepSelected, hub_, &SelectionHub::selectStep);
+    connect(hub_, &SelectionHub::stepSelected, agentPanes_->agentPane(), &AgentPane::selectStep);
+    connect(hub_, &SelectionHub::stepSelected, this, &MainWindow::showStep);
+    // Kernels: a timeline click selects its statistics row.
+    connect(timelinePane_, &TimelinePane::kernelSelected, hub_,
+            [this](const QString& name, int, quint32, qint64 startNs, qint64 endNs) {
+                hub_->selectKernel(name, startNs, endNs);
+            });
+    connect(hub_, &SelectionHub::kernelSelected, timelinePane_,
+            [this](const QString& name) { timelinePane_->selectStatisticsRow(name); });
+}
+
+void MainWindow::showStep(qint64 episodeId, qint64 step) {
+    const EpisodeSnapshotPtr episode = agentPanes_->agentPane()->shownEpisode();
+    if (!episode || episode->record.id != episodeId)
+        return;
+    const StepInspection inspection = inspectStep(*episode, step);
+    if (!inspection.found)
+        return;
+    if (inspection.evaluation)
+        resultPanel_->showEvaluation(inspection.evaluation, inspection.previousEvaluation,
+                                     tr("Episode %1, step %2").arg(episodeId).arg(step));
+    // The store keeps per-step diffs, not file snapshots: show what changed up to the step.
+    const QString note =
+        tr("# Episode %1, step %2. The trajectory store records diffs per step, not the files "
+           "themselves; these are the changes recorded since the previous evaluation.\n\n")
+            .arg(episodeId)
+            .arg(step);
+    candidates_->showStepChanges(tr("Step %1 changes").arg(step),
+                                 note + (inspection.changes.isEmpty()
+                                             ? tr("(no file changes recorded)")
+                                             : inspection.changes));
 }
 
 void MainWindow::openSettings() {

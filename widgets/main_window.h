@@ -14,7 +14,10 @@ namespace kwb::ui {
 class AgentPanes;
 class CandidateEditors;
 class CodeEditor;
+class EditLoopController;
 class LogPane;
+class ResultPanel;
+class SelectionHub;
 class SystemStatusBar;
 class TaskBrowser;
 class TaskListModel;
@@ -30,6 +33,9 @@ public:
 
     // Opens a task file. Returns false (and logs why) when it cannot be read.
     bool openTask(const QString& path);
+    // Opens a workspace folder (model.py + model_new.py): the reference shows its model.py, the
+    // candidate editors its model_new.py and kernels/, editable; Ctrl+S saves (and verifies).
+    bool openWorkspace(const QString& directory);
     void refreshSystemReport();
     void saveLayout();
     void resetLayout();
@@ -44,6 +50,10 @@ public:
     TaskListModel* taskListModel() const { return taskModel_; }
     AgentPanes* agentPanes() const { return agentPanes_; }
     TimelinePane* timelinePane() const { return timelinePane_; }
+    ResultPanel* resultPanel() const { return resultPanel_; }
+    EditLoopController* editLoop() const { return editLoop_; }
+    SelectionHub* selectionHub() const { return hub_; }
+    QString currentWorkspace() const { return currentWorkspace_; }
     QList<QDockWidget*> docks() const;
 
 signals:
@@ -63,6 +73,9 @@ private:
     void showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot);
     void openSettings();
     void openTaskFromDialog();
+    void openWorkspaceFromDialog();
+    void connectSelection();
+    void showStep(qint64 episodeId, qint64 step);
     void showAbout();
 
     AppSettings& settings_;
@@ -83,6 +96,11 @@ private:
     AgentPanes* agentPanes_ = nullptr;
     QDockWidget* runsDock_ = nullptr;
     QMenu* viewMenu_ = nullptr;
+    ResultPanel* resultPanel_ = nullptr;
+    QDockWidget* resultDock_ = nullptr;
+    EditLoopController* editLoop_ = nullptr;
+    SelectionHub* hub_ = nullptr;
+    QString currentWorkspace_;
     std::shared_ptr<const kwb::SystemReport> systemReport_;
     bool taskListLoaded_ = false;
     QString currentTaskPath_;

@@ -226,6 +226,18 @@ void TimelinePane::selectKernelName(const QString& name) {
     search_->setText(QStringLiteral("^%1$").arg(QRegularExpression::escape(name)));
 }
 
+void TimelinePane::selectStatisticsRow(const QString& name) {
+    for (int row = 0; row < statisticsProxy_->rowCount(); ++row) {
+        const QModelIndex index = statisticsProxy_->index(row, KernelStatisticsModel::Name);
+        if (index.data().toString() == name) {
+            table_->selectRow(row);
+            table_->scrollTo(index);
+            return;
+        }
+    }
+    table_->clearSelection();
+}
+
 void TimelinePane::showTimeRange(qint64 startNs, qint64 endNs) {
     view_->zoomToRange(static_cast<double>(startNs), static_cast<double>(endNs));
 }

@@ -47,6 +47,8 @@ public slots:
     // Filters the timeline to exactly this kernel name (others dimmed).
     void selectKernelName(const QString& name);
     void showTimeRange(qint64 startNs, qint64 endNs);
+    // Selects (without filtering) the statistics row of this kernel name: linked selection.
+    void selectStatisticsRow(const QString& name);
     void setSearchPattern(const QString& pattern);
 
 signals:

@@ -1,0 +1,181 @@
+// The hand-edit loop on a real CPU workspace: Ctrl+S in the candidate editors saves the file and
+// evaluates the workspace through the engine bridge (warm worker, quick timing), the result
+// panel shows the verdict and reward, and a save during a run supersedes it.
+#include "engine/resource_paths.h"
+#include "engine/workspace.h"
+#include "widgets/app_settings.h"
+#include "widgets/candidate_editors.h"
+#include "widgets/code_editor.h"
+#include "widgets/edit_loop_controller.h"
+#include "widgets/engine_bridge.h"
+#include "widgets/result_panel.h"
+
+#include <QAction>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace kwb::ui;
+
+namespace {
+
+// Evaluations compile a torch extension on a 2-core machine shared with others: be generous.
+constexpr int kEvaluationTimeoutMs = 280000;
+
+QString readFile(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+} // namespace
+
+class TestEditLoop : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QVERIFY(root_.isValid());
+        workspace_ = root_.filePath("ws");
+        kwb::WorkspaceInitOptions options;
+        options.solutionDirectory = kwb::bundledSolutionsDirectory() + "/01_gelu";
+        const auto init = kwb::initWorkspace(kwb::bundledTasksDirectory() + "/01_gelu.py",
+                                             workspace_.toStdString(), options);
+        QVERIFY2(init.ok, init.error.c_str());
+    }
+
+    void cleanupTestCase() { root_.remove(); }
+
+    void editLoopOptionsMatchTheFastCli() {
+        const kwb::EvaluationOptions o = EditLoopController::editLoopOptions();
+        QVERIFY(o.warmWorker);
+        QCOMPARE(o.checks, 3);
+        QCOMPARE(o.maxRounds, 5);
+        QCOMPARE(o.timingBudget.count(), 3);
+        QCOMPARE(o.targetCv, 0.05);
+        QVERIFY(o.device == kwb::DeviceChoice::Auto);
+    }
+
+    void ctrlSSavesAndTheResultPanelShowsTheEvaluation() {
+        Fixture f(root_.filePath("s1.ini"), workspace_);
+        QVERIFY(f.panel.showsEmptyState());
+        QSignalSpy progress(&f.bridge, &EngineBridge::evaluationProgress);
+        QSignalSpy shown(&f.loop, &EditLoopController::evaluationShown);
+        QSignalSpy ready(&f.bridge, &EngineBridge::evaluationReady);
+        std::shared_ptr<const kwb::EvaluationResult> result;
+        connect(&f.bridge, &EngineBridge::evaluationReady, this,
+                [&](quint64, auto delivered) { result = delivered; });
+
+        CodeEditor* editor = f.editors.editorForFile("model_new.py");
+        QVERIFY(editor);
+        editor->append("\n# edited in the workbench\n");
+        f.editors.show();
+        editor->setFocus();
+        QVERIFY(QTest::qWaitForWindowExposed(&f.editors));
+        QTest::keyClick(editor, Qt::Key_S, Qt::ControlModifier); // the editors' Save action
+        QVERIFY(readFile(workspace_ + "/model_new.py").contains("# edited in the workbench"));
+        QVERIFY(f.loop.isEvaluating());
+        QVERIFY(!f.loop.progressText().isEmpty());
+
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, kEvaluationTimeoutMs);
+        QVERIFY(!f.loop.isEvaluating());
+        QVERIFY(f.loop.progressText().isEmpty());
+        QCOMPARE(ready.count(), 1);
+        QVERIFY(result);
+        qInfo("verdict: %s (%.1f s, reward %d)", result->verdict().c_str(), result->totalSeconds,
+              result->reward);
+        QVERIFY2(result->failureKind.empty(), result->verdict().c_str());
+        QVERIFY(result->correct);
+        QVERIFY(result->cpuMode);
+        QVERIFY(!f.panel.showsEmptyState());
+        QCOMPARE(f.panel.verdictText(), QString::fromStdString(result->verdict()));
+        QVERIFY(f.panel.verdictText().startsWith("correct"));
+        QVERIFY(f.panel.rewardText().startsWith(QString::number(result->reward) + " "));
+        QVERIFY(f.panel.titleText().startsWith("Evaluation 1 of"));
+        QCOMPARE(f.panel.shownResult(), result);
+        // The stages were reported as they ran, in order.
+        QStringList stages;
+        for (const auto& call : progress)
+            stages << call.at(1).toString();
+        QVERIFY2(stages.contains("compile") && stages.contains("verify"),
+                 qPrintable(stages.join(',')));
+        QVERIFY(stages.indexOf("compile") < stages.indexOf("verify"));
+    }
+
+    void aSaveDuringARunSupersedesIt() {
+        Fixture f(root_.filePath("s2.ini"), workspace_);
+        QSignalSpy progress(&f.bridge, &EngineBridge::evaluationProgress);
+        QSignalSpy shown(&f.loop, &EditLoopController::evaluationShown);
+        QSignalSpy ready(&f.bridge, &EngineBridge::evaluationReady);
+        CodeEditor* editor = f.editors.editorForFile("model_new.py");
+        editor->append("# first save\n");
+        QVERIFY(f.editors.saveCurrentFile());
+        const quint64 first = f.bridge.latestEvaluationId();
+        // Wait until the first evaluation runs, then save again.
+        QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 0, 60000);
+        editor->append("# second save\n");
+        QVERIFY(f.editors.saveCurrentFile());
+        const quint64 second = f.bridge.latestEvaluationId();
+        QVERIFY(second > first);
+
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, kEvaluationTimeoutMs);
+        QCOMPARE(shown.first().at(0).toULongLong(), second);
+        QTRY_VERIFY_WITH_TIMEOUT(!f.bridge.isBusy(), 60000); // the first one has wound down
+        QTest::qWait(200);
+        // Only the newest result ever reached the UI.
+        QCOMPARE(ready.count(), 1);
+        QCOMPARE(shown.count(), 1);
+        for (const auto& call : progress)
+            QVERIFY(call.at(0).toULongLong() == first || call.at(0).toULongLong() == second);
+        QVERIFY(f.panel.titleText().startsWith("Evaluation 1 of"));
+        QVERIFY(f.panel.verdictText().startsWith("correct"));
+    }
+
+    void verifyOnSaveOffOnlySaves() {
+        Fixture f(root_.filePath("s3.ini"), workspace_);
+        f.loop.verifyOnSaveAction()->setChecked(false);
+        QVERIFY(!f.settings.verifyOnSave());
+        QSignalSpy saved(&f.editors, &CandidateEditors::fileSaved);
+        f.editors.editorForFile("model_new.py")->append("# third\n");
+        QVERIFY(f.editors.saveCurrentFile());
+        QCOMPARE(saved.count(), 1);
+        QVERIFY(!f.loop.isEvaluating());
+        QVERIFY(!f.bridge.isBusy());
+        QVERIFY(f.panel.showsEmptyState());
+    }
+
+    void readOnlyCandidatesRefuseToSave() {
+        CandidateEditors editors(Theme::Dark);
+        editors.showCandidate(QString::fromStdString(kwb::bundledSolutionsDirectory()) + "/01_gelu",
+                              true, "bundled");
+        QSignalSpy failed(&editors, &CandidateEditors::saveFailed);
+        QString error;
+        QVERIFY(!editors.saveCurrentFile(&error));
+        QVERIFY(error.contains("read-only"));
+        editors.saveAction()->trigger();
+        QCOMPARE(failed.count(), 1);
+    }
+
+private:
+    struct Fixture {
+        Fixture(const QString& ini, const QString& workspace)
+            : settings(ini), editors(Theme::Dark), loop(bridge, settings, &editors, &panel) {
+            kwb::EvaluationOptions options = EditLoopController::editLoopOptions();
+            options.device = kwb::DeviceChoice::Cpu;
+            loop.setOptions(options);
+            loop.setWorkspace(workspace);
+            editors.showCandidate(workspace, false, "workspace");
+        }
+        AppSettings settings;
+        EngineBridge bridge;
+        CandidateEditors editors;
+        ResultPanel panel;
+        EditLoopController loop;
+    };
+
+    QTemporaryDir root_;
+    QString workspace_;
+};
+
+QTEST_MAIN(TestEditLoop)
+#include "test_edit_loop.moc"

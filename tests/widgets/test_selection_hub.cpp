@@ -1,0 +1,177 @@
+// Linked selection: the hub broadcasts one selection, ignores echoes (no loops), and in the main
+// window a reward point selects the step in the agent pane, shows that step's evaluation in the
+// result panel and its recorded diffs in the editors; a timeline kernel selects its statistics
+// row.
+#include "episode_fixtures.h"
+#include "timeline_fixture.h"
+#include "widgets/agent_pane.h"
+#include "widgets/agent_panes.h"
+#include "widgets/app_settings.h"
+#include "widgets/candidate_editors.h"
+#include "widgets/code_editor.h"
+#include "widgets/conversation_model.h"
+#include "widgets/kernel_statistics_model.h"
+#include "widgets/main_window.h"
+#include "widgets/result_panel.h"
+#include "widgets/rewards_pane.h"
+#include "widgets/selection_hub.h"
+#include "widgets/step_inspection.h"
+#include "widgets/timeline_pane.h"
+
+#include <QItemSelectionModel>
+#include <QLineEdit>
+#include <QListView>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace kwb::ui;
+using namespace kwb::ui::test;
+using kwb::agent::EventKind;
+
+namespace {
+
+// Episode 7: message (1), diff of kernels/a.cu (2), evaluation (3, reward 1), diff (4),
+// diff of model_new.py (5), evaluation (6, reward 3).
+EpisodeSnapshotPtr episodeWithDiffs() {
+    kwb::agent::EpisodeTrajectory t;
+    t.episode.id = 7;
+    t.episode.task = "tasks/level1/01_gelu.py";
+    t.episode.status = kwb::agent::EpisodeStatus::Finished;
+    t.events = {event(7, 1, EventKind::AssistantMessage, assistant("first try")),
+                event(7, 2, EventKind::FileDiff, {{"path", "kernels/a.cu"}, {"diff", "+v1"}}),
+                event(7, 3, EventKind::Evaluation, evaluationPayload(1, 1.2, 0.9)),
+                event(7, 4, EventKind::FileDiff, {{"path", "kernels/a.cu"}, {"diff", "+v2"}}),
+                event(7, 5, EventKind::FileDiff, {{"path", "model_new.py"}, {"diff", "+call"}}),
+                event(7, 6, EventKind::Evaluation, evaluationPayload(3, 1.8, 1.3))};
+    t.episode.lastSequence = 6;
+    return makeEpisodeSnapshot(std::move(t));
+}
+
+} // namespace
+
+class TestSelectionHub : public QObject {
+    Q_OBJECT
+private slots:
+    void broadcastsOnceAndIgnoresEchoes() {
+        SelectionHub hub;
+        QSignalSpy steps(&hub, &SelectionHub::stepSelected);
+        QSignalSpy kernels(&hub, &SelectionHub::kernelSelected);
+        QSignalSpy evaluations(&hub, &SelectionHub::evaluationSelected);
+        // A pane that selects what it is told, and reports its new selection back.
+        int paneHeard = 0;
+        connect(&hub, &SelectionHub::stepSelected, this, [&](qint64 episode, qint64 step) {
+            ++paneHeard;
+            hub.selectStep(episode, step);
+        });
+        connect(&hub, &SelectionHub::kernelSelected, this,
+                [&](const QString& name, qint64 a, qint64 b) { hub.selectKernel(name, a, b); });
+        hub.selectStep(3, 9);
+        QCOMPARE(steps.count(), 1);
+        QCOMPARE(paneHeard, 1);
+        QCOMPARE(steps.first().at(0).toLongLong(), 3);
+        QCOMPARE(steps.first().at(1).toLongLong(), 9);
+        hub.selectStep(3, 9); // the same again: nothing to tell
+        QCOMPARE(steps.count(), 1);
+        hub.selectStep(3, 10);
+        QCOMPARE(steps.count(), 2);
+        QCOMPARE(hub.step(), 10);
+
+        hub.selectKernel("gelu_kernel", 100, 200);
+        hub.selectKernel("gelu_kernel", 100, 200);
+        QCOMPARE(kernels.count(), 1);
+        hub.selectKernel("gelu_kernel", 300, 400); // another launch of the same kernel
+        QCOMPARE(kernels.count(), 2);
+        QCOMPARE(hub.kernelStartNs(), 300);
+
+        hub.selectEvaluation(5);
+        hub.selectEvaluation(5);
+        QCOMPARE(evaluations.count(), 1);
+        hub.clear();
+        hub.selectEvaluation(5); // after clear, the same id is news again
+        QCOMPARE(evaluations.count(), 2);
+    }
+
+    void inspectsAStepsEvaluationAndDiffs() {
+        const auto episode = episodeWithDiffs();
+        const StepInspection evaluation = inspectStep(*episode, 6);
+        QVERIFY(evaluation.found);
+        QVERIFY(evaluation.evaluation);
+        QCOMPARE(evaluation.evaluation->reward, 3);
+        QVERIFY(evaluation.previousEvaluation);
+        QCOMPARE(evaluation.previousEvaluation->reward, 1);
+        QCOMPARE(evaluation.changedFiles, 2); // steps 4 and 5, not step 2
+        QVERIFY(evaluation.changes.contains("+v2") && evaluation.changes.contains("+call"));
+        QVERIFY(!evaluation.changes.contains("+v1"));
+
+        const StepInspection diff = inspectStep(*episode, 2);
+        QVERIFY(!diff.evaluation);
+        QCOMPARE(diff.changedFiles, 1);
+        QVERIFY(diff.changes.contains("kernels/a.cu") && diff.changes.contains("+v1"));
+        QVERIFY(!inspectStep(*episode, 99).found);
+    }
+
+    void aRewardPointSelectsTheStepInEveryPane() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        window.show();
+        AgentPane* agent = window.agentPanes()->agentPane();
+        agent->showEpisode(episodeWithDiffs());
+        SelectionHub* hub = window.selectionHub();
+        QSignalSpy steps(hub, &SelectionHub::stepSelected);
+
+        // The rewards pane forwards its plot's click; emit it as the plot would.
+        emit window.agentPanes()->rewardsPane()->stepSelected(7, 6);
+        QCOMPARE(hub->episodeId(), 7);
+        QCOMPARE(hub->step(), 6);
+        // The agent pane selected the row and echoed it back; the hub did not re-broadcast.
+        QCOMPARE(steps.count(), 1);
+        const QModelIndex current = agent->conversationView()->currentIndex();
+        QVERIFY(current.isValid());
+        QCOMPARE(current.data(ConversationModel::SequenceRole).toLongLong(), 6);
+        // The result panel shows the step's stored evaluation, compared with step 3's.
+        ResultPanel* result = window.resultPanel();
+        QCOMPARE(result->titleText(), QStringLiteral("Episode 7, step 6"));
+        QVERIFY(result->rewardText().startsWith("3 "));
+        QVERIFY2(result->comparisonText().contains("reward +2"),
+                 qPrintable(result->comparisonText()));
+        // The editors show the diffs that led to it, and say why not the files.
+        CandidateEditors* editors = window.candidateEditors();
+        QVERIFY(editors->stepChangesTab() >= 0);
+        CodeEditor* changes = editors->editorForFile(QStringLiteral("Step 6 changes"));
+        QVERIFY(changes);
+        QVERIFY(changes->text().contains("+call"));
+        QVERIFY(changes->text().contains("records diffs per step, not the files"));
+
+        // Selecting a row in the conversation goes the other way.
+        const int row = agent->conversationModel()->rowForSequence(3);
+        QVERIFY(row >= 0);
+        agent->conversationView()->setCurrentIndex(agent->conversationModel()->index(row));
+        QCOMPARE(hub->step(), 3);
+        QCOMPARE(steps.count(), 2);
+        QCOMPARE(result->titleText(), QStringLiteral("Episode 7, step 3"));
+        QVERIFY(result->comparisonText().contains("no earlier evaluation"));
+    }
+
+    void aTimelineKernelSelectsItsStatisticsRow() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        TimelinePane* timeline = window.timelinePane();
+        timeline->setTimeline(kwb::testing::makeStreamTimeline({{0, 10}, {20, 50}, {60, 65}}, 3));
+        QSignalSpy kernels(window.selectionHub(), &SelectionHub::kernelSelected);
+        emit timeline->kernelSelected("k1", 0, 1, 20, 50);
+        QCOMPARE(kernels.count(), 1);
+        QCOMPARE(window.selectionHub()->kernelName(), QStringLiteral("k1"));
+        const QModelIndexList rows = timeline->statisticsTable()->selectionModel()->selectedRows(
+            KernelStatisticsModel::Name);
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.first().data().toString(), QStringLiteral("k1"));
+        QVERIFY(timeline->searchBox()->text().isEmpty()); // selected, not filtered
+    }
+};
+
+QTEST_MAIN(TestSelectionHub)
+#include "test_selection_hub.moc"

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "engine/evaluation_result.h"
+#include "widgets/episode_snapshot.h"
+
+#include <QString>
+#include <memory>
+
+namespace kwb::ui {
+
+// What the panes show for one selected agent step. The store keeps, per step, the evaluation
+// record (Evaluation events) and unified diffs (FileDiff events), not the files themselves, so
+// "the files of a step" are shown as the diffs that led to it.
+struct StepInspection {
+    bool found = false; // the episode has an event with that sequence
+    std::shared_ptr<const kwb::EvaluationResult> evaluation;         // the step is an evaluation
+    std::shared_ptr<const kwb::EvaluationResult> previousEvaluation; // the one before it
+    // The diffs recorded after the previous evaluation up to this step (for a FileDiff step:
+    // just its own), each headed by its path. Empty when the step changed no file.
+    QString changes;
+    int changedFiles = 0;
+};
+
+StepInspection inspectStep(const EpisodeSnapshot& episode, qint64 sequence);
+
+} // namespace kwb::ui
