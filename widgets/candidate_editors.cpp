@@ -1,6 +1,7 @@
 #include "widgets/candidate_editors.h"
 
 #include "widgets/code_editor.h"
+#include "widgets/diff_view.h"
 #include "widgets/empty_state_pane.h"
 
 #include <QAction>
@@ -10,6 +11,7 @@
 #include <QSaveFile>
 #include <QStackedWidget>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace kwb::ui {
@@ -17,7 +19,8 @@ namespace kwb::ui {
 CandidateEditors::CandidateEditors(Theme theme, QWidget* parent)
     : QWidget(parent), theme_(theme), banner_(new QLabel(this)), tabs_(new QTabWidget(this)),
       empty_(new EmptyStatePane(tr("No candidate yet"), QString(), this)),
-      stack_(new QStackedWidget(this)), save_(new QAction(tr("&Save"), this)) {
+      stack_(new QStackedWidget(this)), save_(new QAction(tr("&Save"), this)),
+      diffAgainstSaved_(new QAction(tr("Diff against saved"), this)) {
     // Scoped to the editors, so Ctrl+S elsewhere (a dialog, the message box) is not a save.
     save_->setShortcut(QKeySequence::Save);
     save_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -27,6 +30,15 @@ CandidateEditors::CandidateEditors(Theme theme, QWidget* parent)
         if (!saveCurrentFile(&error))
             emit saveFailed(error);
     });
+    diffAgainstSaved_->setToolTip(tr("Compare the file on disk with the editor's text"));
+    connect(diffAgainstSaved_, &QAction::triggered, this,
+            &CandidateEditors::diffCurrentAgainstSaved);
+    auto* diffButton = new QToolButton(this);
+    diffButton->setDefaultAction(diffAgainstSaved_);
+    diffButton->setAutoRaise(true);
+    tabs_->setCornerWidget(diffButton, Qt::TopRightCorner);
+    connect(tabs_, &QTabWidget::currentChanged, this,
+            [this] { emit currentFileChanged(currentFile()); });
     banner_->setWordWrap(true);
     banner_->setContentsMargins(8, 4, 8, 4);
     banner_->setAutoFillBackground(true);
@@ -83,6 +95,7 @@ void CandidateEditors::showCandidate(const QString& directory, bool readOnly,
         return;
     }
     stack_->setCurrentWidget(tabs_);
+    emit filesShown();
 }
 
 void CandidateEditors::showNoCandidate(const QString& explanation) {
@@ -94,6 +107,7 @@ void CandidateEditors::showNoCandidate(const QString& explanation) {
     empty_ = new EmptyStatePane(tr("No candidate yet"), explanation, this);
     stack_->addWidget(empty_);
     stack_->setCurrentWidget(empty_);
+    emit filesShown();
 }
 
 void CandidateEditors::applyTheme(Theme theme) {
@@ -163,6 +177,38 @@ void CandidateEditors::showStepChanges(const QString& title, const QString& diff
     view->setObjectName(QStringLiteral("step-changes"));
     tabs_->setCurrentIndex(tabs_->addTab(view, title));
     stack_->setCurrentWidget(tabs_);
+}
+
+QString CandidateEditors::currentFile() const {
+    QWidget* page = tabs_->currentWidget();
+    if (!page || page->property("stepChanges").toBool())
+        return {};
+    return page->objectName();
+}
+
+bool CandidateEditors::jumpTo(const QString& relativePath, int line, int column) {
+    CodeEditor* editor = editorForFile(relativePath);
+    if (!editor)
+        return false;
+    stack_->setCurrentWidget(tabs_);
+    tabs_->setCurrentWidget(editor);
+    const int row = std::max(0, line - 1);
+    editor->setCursorPosition(row, std::max(0, column - 1));
+    editor->ensureLineVisible(row);
+    editor->setFocus();
+    return true;
+}
+
+void CandidateEditors::diffCurrentAgainstSaved() {
+    const QString relative = currentFile();
+    CodeEditor* editor = editorForFile(relative);
+    if (directory_.isEmpty() || !editor)
+        return;
+    QFile file(QDir(directory_).filePath(relative));
+    const QString saved = file.open(QIODevice::ReadOnly | QIODevice::Text)
+                              ? QString::fromUtf8(file.readAll())
+                              : QString();
+    showDiffDialog(this, tr("%1: saved → editor").arg(relative), saved, editor->text());
 }
 
 } // namespace kwb::ui

@@ -40,9 +40,20 @@ public:
     void showStepChanges(const QString& title, const QString& diffText);
     int stepChangesTab() const; // -1 when none
 
+    // The tab's file relative to directory(), e.g. "kernels/gelu.cu"; empty for none.
+    QString currentFile() const;
+    // Shows `relativePath` with the cursor at 1-based line and column (0: first).
+    bool jumpTo(const QString& relativePath, int line, int column);
+    // Opens a diff of the current file: its text on disk against the editor's buffer.
+    void diffCurrentAgainstSaved();
+    QAction* diffAgainstSavedAction() const { return diffAgainstSaved_; }
+
 signals:
     void fileSaved(const QString& directory, const QString& relativePath);
     void saveFailed(const QString& reason);
+    // The editors were (re)built: the old CodeEditors are going away, new ones are in place.
+    void filesShown();
+    void currentFileChanged(const QString& relativePath);
 
 private:
     void clearTabs();
@@ -55,6 +66,7 @@ private:
     EmptyStatePane* empty_;
     QStackedWidget* stack_;
     QAction* save_;
+    QAction* diffAgainstSaved_;
 };
 
 } // namespace kwb::ui

@@ -31,6 +31,8 @@ QString kernelResourceSummary(const kwb::diagnostics::ResourceUsage& usage) {
 
 QString kernelIdentifier(const std::string& demangledName) {
     QString name = QString::fromStdString(demangledName);
+    // The one parenthesis that is not a parameter list.
+    name.remove(QStringLiteral("(anonymous namespace)::"));
     // Drop the parameter list, then template arguments, then scopes and any return type.
     int depth = 0;
     for (int i = 0; i < name.size(); ++i) {

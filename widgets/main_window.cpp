@@ -7,10 +7,13 @@
 #include "kwb/version.h"
 #include "widgets/agent_pane.h"
 #include "widgets/agent_panes.h"
+#include "widgets/assembly_view.h"
+#include "widgets/candidate_diagnostics.h"
 #include "widgets/candidate_editors.h"
 #include "widgets/code_editor.h"
 #include "widgets/edit_loop_controller.h"
 #include "widgets/log_pane.h"
+#include "widgets/problems_pane.h"
 #include "widgets/result_panel.h"
 #include "widgets/rewards_pane.h"
 #include "widgets/runs_browser.h"
@@ -67,6 +70,12 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     rewardsDock_ = addPane("dock.rewards", tr("Rewards"), agentPanes_->rewardsPane(),
                            Qt::BottomDockWidgetArea);
     logDock_ = addPane("dock.log", tr("Log"), log_, Qt::BottomDockWidgetArea);
+    // Compile diagnostics while typing: squiggles in the editors, a problems list, PTX/SASS.
+    diagnostics_ = new CandidateDiagnostics(candidates_, this);
+    problemsDock_ = addPane("dock.problems", tr("Problems"), diagnostics_->problemsPane(),
+                            Qt::BottomDockWidgetArea);
+    assemblyDock_ = addPane("dock.assembly", tr("PTX / SASS"), diagnostics_->assemblyView(),
+                            Qt::RightDockWidgetArea);
     resultPanel_ = new ResultPanel(this);
     resultDock_ = addPane("dock.result", tr("Result"), resultPanel_, Qt::RightDockWidgetArea);
     editLoop_ = new EditLoopController(bridge_, settings_, candidates_, resultPanel_, this);
@@ -124,14 +133,17 @@ void MainWindow::placeDocksByDefault() {
     addDockWidget(Qt::BottomDockWidgetArea, timelineDock_);
     tabifyDockWidget(timelineDock_, rewardsDock_);
     tabifyDockWidget(rewardsDock_, logDock_);
+    tabifyDockWidget(logDock_, problemsDock_);
+    tabifyDockWidget(agentDock_, assemblyDock_);
+    agentDock_->raise();
     timelineDock_->raise();
     resizeDocks({tasksDock_, referenceDock_, agentDock_}, {260, 520, 360}, Qt::Horizontal);
     resizeDocks({timelineDock_}, {260}, Qt::Vertical);
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {tasksDock_,   referenceDock_, agentDock_, timelineDock_,
-            rewardsDock_, logDock_,       runsDock_,  resultDock_};
+    return {tasksDock_, referenceDock_, agentDock_,  timelineDock_, rewardsDock_,
+            logDock_,   runsDock_,      resultDock_, problemsDock_, assemblyDock_};
 }
 
 void MainWindow::buildMenus() {

@@ -12,6 +12,7 @@ class QDockWidget;
 namespace kwb::ui {
 
 class AgentPanes;
+class CandidateDiagnostics;
 class CandidateEditors;
 class CodeEditor;
 class EditLoopController;
@@ -50,6 +51,7 @@ public:
     TaskListModel* taskListModel() const { return taskModel_; }
     AgentPanes* agentPanes() const { return agentPanes_; }
     TimelinePane* timelinePane() const { return timelinePane_; }
+    CandidateDiagnostics* candidateDiagnostics() const { return diagnostics_; }
     ResultPanel* resultPanel() const { return resultPanel_; }
     EditLoopController* editLoop() const { return editLoop_; }
     SelectionHub* selectionHub() const { return hub_; }
@@ -96,6 +98,9 @@ private:
     AgentPanes* agentPanes_ = nullptr;
     QDockWidget* runsDock_ = nullptr;
     QMenu* viewMenu_ = nullptr;
+    CandidateDiagnostics* diagnostics_ = nullptr;
+    QDockWidget* problemsDock_ = nullptr;
+    QDockWidget* assemblyDock_ = nullptr;
     ResultPanel* resultPanel_ = nullptr;
     QDockWidget* resultDock_ = nullptr;
     EditLoopController* editLoop_ = nullptr;
