@@ -7,6 +7,8 @@
 #include "widgets/candidate_diagnostics.h"
 #include "widgets/candidate_editors.h"
 #include "widgets/code_editor.h"
+#include "widgets/diff_model.h"
+#include "widgets/diff_view.h"
 #include "widgets/editor_diagnostics_overlay.h"
 #include "widgets/kernel_diagnostics_controller.h"
 #include "widgets/kernel_resource_text.h"
@@ -15,6 +17,8 @@
 #include "widgets/problems_pane.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
+#include <QDialog>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -233,6 +237,27 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(overlay->annotatedLines(), (QList<int>{21, 35}), 180000);
         QVERIFY(editor->annotation(21).contains(" regs · "));
         QCOMPARE(window.candidateDiagnostics()->problemsModel()->errorCount(), 0);
+    }
+
+    void diffAgainstSavedComparesDiskWithTheBuffer() {
+        QTemporaryDir workspace;
+        writeFile(workspace.filePath("model_new.py"), "import torch\nx = 1\n");
+        CandidateEditors editors(Theme::Light);
+        editors.showCandidate(workspace.path(), false, {});
+        QCOMPARE(editors.currentFile(), QStringLiteral("model_new.py"));
+        CodeEditor* editor = editors.editorForFile("model_new.py");
+        editor->setText("import torch\nx = 2\ny = 3\n");
+        editors.diffAgainstSavedAction()->trigger();
+        auto* dialog = editors.findChild<QDialog*>();
+        QVERIFY(dialog);
+        auto* view = dialog->findChild<DiffView*>();
+        QVERIFY(view->titleText().contains("model_new.py"));
+        QVERIFY2(view->summaryText().contains("+2") && view->summaryText().contains("−1"),
+                 qPrintable(view->summaryText()));
+        QCOMPARE(view->model()->index(2, DiffModel::TextColumn).data().toString(),
+                 QStringLiteral("-x = 1"));
+        dialog->close(); // deletes itself
+        QTRY_VERIFY(editors.findChild<QDialog*>() == nullptr);
     }
 
     void reopeningForgetsTheOldFilesResults() {
