@@ -235,6 +235,9 @@ QWidget* AgentPane::buildStartForm() {
     task_ = new QLineEdit(box);
     task_->setPlaceholderText(tr("Open a task first"));
     provider_ = new QComboBox(box);
+    // Long provider names must not widen the whole right-hand dock column.
+    provider_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    provider_->setMinimumContentsLength(12);
     provider_->addItem(tr("OpenAI-compatible (OpenAI, vLLM, SGLang, llama.cpp, Ollama)"),
                        int(agent::ProviderKind::OpenAiChat));
     provider_->addItem(tr("Anthropic Messages"), int(agent::ProviderKind::AnthropicMessages));

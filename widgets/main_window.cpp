@@ -37,6 +37,7 @@
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QTimer>
 
 namespace kwb::ui {
 
@@ -63,7 +64,7 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     agentDock_ =
         addPane("dock.agent", tr("Agent"), agentPanes_->agentPane(), Qt::RightDockWidgetArea);
     runsDock_ =
-        addPane("dock.runs", tr("Runs"), agentPanes_->runsBrowser(), Qt::LeftDockWidgetArea);
+        addPane("dock.runs", tr("Runs"), agentPanes_->runsBrowser(), Qt::BottomDockWidgetArea);
     timelinePane_ = new TimelinePane(this);
     timelineDock_ =
         addPane("dock.timeline", tr("Timeline"), timelinePane_, Qt::BottomDockWidgetArea);
@@ -93,10 +94,13 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     connectSelection();
     connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
+    connect(&bridge_, &EngineBridge::evaluationReady, resultDock_, &QDockWidget::raise);
 
     if (!restoreGeometry(settings_.windowGeometry()))
         resize(1600, 1000);
-    restoreState(settings_.windowState());
+    // Without a saved layout the dock sizes are applied again once the window has its real
+    // size: sizes given to a window that is not shown yet come out in the wrong proportions.
+    defaultSizesPending_ = !restoreState(settings_.windowState());
 
     log_->append(LogLevel::Info,
                  tr("Kernel Workbench %1 started").arg(QString::fromUtf8(build::kVersion)));
@@ -125,20 +129,38 @@ void MainWindow::placeDocksByDefault() {
     addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
     addDockWidget(Qt::LeftDockWidgetArea, referenceDock_);
     splitDockWidget(tasksDock_, referenceDock_, Qt::Horizontal);
-    tabifyDockWidget(tasksDock_, runsDock_);
     tasksDock_->raise();
     addDockWidget(Qt::RightDockWidgetArea, agentDock_);
     addDockWidget(Qt::RightDockWidgetArea, resultDock_);
-    splitDockWidget(agentDock_, resultDock_, Qt::Vertical);
     addDockWidget(Qt::BottomDockWidgetArea, timelineDock_);
     tabifyDockWidget(timelineDock_, rewardsDock_);
     tabifyDockWidget(rewardsDock_, logDock_);
     tabifyDockWidget(logDock_, problemsDock_);
+    // The runs browser's action row is wide; beside the timeline it does not squeeze the editors.
+    tabifyDockWidget(rewardsDock_, runsDock_);
+    // One tab group on the right: stacked, the agent form and the result panel together would
+    // need more height than a 1000 px window has. A finished evaluation raises its tab.
     tabifyDockWidget(agentDock_, assemblyDock_);
+    tabifyDockWidget(assemblyDock_, resultDock_);
     agentDock_->raise();
     timelineDock_->raise();
-    resizeDocks({tasksDock_, referenceDock_, agentDock_}, {260, 520, 360}, Qt::Horizontal);
-    resizeDocks({timelineDock_}, {260}, Qt::Vertical);
+    applyDefaultDockSizes();
+}
+
+void MainWindow::applyDefaultDockSizes() {
+    // The candidate editors (the central widget) get what the docks leave: about 40% at 1600 px.
+    const int w = std::max(width(), 1000);
+    resizeDocks({tasksDock_, referenceDock_, agentDock_},
+                {w * 14 / 100, w * 24 / 100, w * 24 / 100}, Qt::Horizontal);
+    resizeDocks({timelineDock_}, {std::max(height(), 700) * 26 / 100}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (defaultSizesPending_) {
+        defaultSizesPending_ = false;
+        QTimer::singleShot(0, this, [this] { applyDefaultDockSizes(); });
+    }
 }
 
 QList<QDockWidget*> MainWindow::docks() const {

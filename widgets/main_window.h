@@ -65,12 +65,14 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     QDockWidget* addPane(const QString& objectName, const QString& title, QWidget* content,
                          Qt::DockWidgetArea area);
     void buildMenus();
     void placeDocksByDefault();
+    void applyDefaultDockSizes();
     void showSystemReport(std::shared_ptr<const kwb::SystemReport> report);
     void showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot);
     void openSettings();
@@ -108,6 +110,7 @@ private:
     QString currentWorkspace_;
     std::shared_ptr<const kwb::SystemReport> systemReport_;
     bool taskListLoaded_ = false;
+    bool defaultSizesPending_ = false;
     QString currentTaskPath_;
 };
 

@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     QCommandLineOption taskOption("task", "Open this KernelBench task file.", "PATH");
+    QCommandLineOption workspaceOption(
+        "workspace", "Open this workspace folder (model.py + model_new.py + kernels/).", "DIR");
     QCommandLineOption screenshotOption(
         "screenshot", "Render the main window offscreen to a PNG and exit.", "FILE");
     QCommandLineOption sizeOption("size", "Window size for --screenshot (default 1600x1000).",
@@ -74,13 +76,14 @@ int main(int argc, char** argv) {
     QCommandLineOption themeOption("theme", "Override the theme: dark or light.", "NAME");
     QCommandLineOption viewOption(
         "view",
-        "Bring this pane to the front: tasks, reference, agent, runs, timeline, rewards, log.",
+        "Bring this pane to the front: tasks, reference, agent, runs, timeline, rewards, log, "
+        "result, problems, assembly.",
         "NAME");
     QCommandLineOption episodeOption(
         "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",
         "ID");
-    parser.addOptions({taskOption, screenshotOption, sizeOption, settingsOption, themeOption,
-                       viewOption, episodeOption});
+    parser.addOptions({taskOption, workspaceOption, screenshotOption, sizeOption, settingsOption,
+                       themeOption, viewOption, episodeOption});
     parser.process(app);
 
     const bool screenshot = parser.isSet(screenshotOption);
@@ -103,9 +106,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kernel-workbench: task file not found: %s\n", qPrintable(task));
         return 2;
     }
-    if (task.isEmpty() && !screenshot && QFileInfo::exists(settings->lastTaskPath()))
+    const QString workspace = parser.value(workspaceOption);
+    if (task.isEmpty() && workspace.isEmpty() && !screenshot &&
+        QFileInfo::exists(settings->lastTaskPath()))
         task = settings->lastTaskPath();
-    if (!task.isEmpty()) {
+    if (!workspace.isEmpty()) {
+        // openWorkspace says why in the log; a bad folder on the command line is a usage error.
+        if (!window.openWorkspace(workspace)) {
+            std::fprintf(stderr, "kernel-workbench: not a workspace folder: %s\n",
+                         qPrintable(workspace));
+            return 2;
+        }
+    } else if (!task.isEmpty()) {
         window.openTask(task);
     } else {
         QObject::connect(&window, &kwb::ui::MainWindow::taskListShown, &window, [&window] {
@@ -148,20 +160,23 @@ int main(int argc, char** argv) {
     const bool complete = waitUntil(
         [&] {
             return window.hasSystemReport() && window.hasTaskList() &&
-                   !window.currentTaskPath().isEmpty() &&
+                   (!window.currentTaskPath().isEmpty() || !workspace.isEmpty()) &&
                    (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode());
         },
         120000);
     if (!complete)
         std::fprintf(stderr,
                      "kernel-workbench: warning: screenshot taken before detection finished\n");
+    // Panes that filled in while detection ran may have grown the window past the asked size.
+    window.resize(width, height);
     QApplication::processEvents();
     const QString out = parser.value(screenshotOption);
     if (!window.grab().save(out, "PNG")) {
         std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(out));
         return 1;
     }
-    QString shown = QStringLiteral("task ") + window.currentTaskPath();
+    QString shown = workspace.isEmpty() ? QStringLiteral("task ") + window.currentTaskPath()
+                                        : QStringLiteral("workspace ") + workspace;
     if (parser.isSet(viewOption))
         shown += QStringLiteral(", view ") + parser.value(viewOption);
     if (const auto episodeShown = window.agentPanes()->agentPane()->shownEpisode())
