@@ -19,6 +19,7 @@
 #include "widgets/runs_browser.h"
 #include "widgets/selection_hub.h"
 #include "widgets/settings_dialog.h"
+#include "widgets/shortcuts_help.h"
 #include "widgets/step_inspection.h"
 #include "widgets/store_reader.h"
 #include "widgets/system_status_bar.h"
@@ -191,6 +192,8 @@ void MainWindow::buildMenus() {
     viewMenu_->addAction(tr("Re-detect &System"), this, &MainWindow::refreshSystemReport);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), QKeySequence::HelpContents, this,
+                    &MainWindow::showShortcuts);
     help->addAction(tr("&About Kernel Workbench"), this, &MainWindow::showAbout);
 }
 
@@ -367,6 +370,13 @@ void MainWindow::openSettings() {
     }
     if (settings_.pythonInterpreter() != pythonBefore)
         refreshSystemReport();
+}
+
+void MainWindow::showShortcuts() {
+    ShortcutsDialog dialog(collectShortcuts(this),
+                           tr("Timeline: ") + QString(TimelinePane::keyHelp()).replace('\n', " · "),
+                           this);
+    dialog.exec();
 }
 
 void MainWindow::showAbout() {

@@ -81,6 +81,7 @@ private:
     void connectSelection();
     void showStep(qint64 episodeId, qint64 step);
     void showAbout();
+    void showShortcuts();
 
     AppSettings& settings_;
     EngineBridge bridge_;

@@ -41,6 +41,15 @@ QLabel* viewTitle(const QString& text, QWidget* parent) {
 
 } // namespace
 
+QString TimelinePane::keyHelp() {
+    return tr("Wheel: zoom at the cursor · Shift+wheel: scroll lanes\n"
+              "Drag: pan · Right-drag: zoom to a range\n"
+              "W / S: zoom in / out · A / D: pan left / right\n"
+              "Backspace: previous zoom · Home: whole run\n"
+              "Shift+drag, or M then two clicks: measure Δt\n"
+              "Click: select a kernel · Click a hatched block: open it · Esc: clear");
+}
+
 TimelinePane::TimelinePane(QWidget* parent)
     : QWidget(parent), stack_(new QStackedWidget(this)),
       empty_(new EmptyStatePane(tr("No timeline yet"),
@@ -57,15 +66,7 @@ TimelinePane::TimelinePane(QWidget* parent)
     auto* back = toolButton(tr("Back"), tr("Previous zoom (Backspace)"), content);
     auto* reset = toolButton(tr("Reset"), tr("Show the whole run (Home)"), content);
     auto* measure = toolButton(tr("Measure"), tr("Click two points, or shift+drag (M)"), content);
-    auto* keys =
-        toolButton(tr("Keys"),
-                   tr("Wheel: zoom at the cursor · Shift+wheel: scroll lanes\n"
-                      "Drag: pan · Right-drag: zoom to a range\n"
-                      "W / S: zoom in / out · A / D: pan left / right\n"
-                      "Backspace: previous zoom · Home: whole run\n"
-                      "Shift+drag, or M then two clicks: measure Δt\n"
-                      "Click: select a kernel · Click a hatched block: open it · Esc: clear"),
-                   content);
+    auto* keys = toolButton(tr("Keys"), keyHelp(), content);
     status_ = new QLabel(content);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 

@@ -25,6 +25,9 @@ struct TimelineHit;
 class TimelinePane : public QWidget {
     Q_OBJECT
 public:
+    // The timeline's mouse and key navigation, for the Keys button and the help page.
+    static QString keyHelp();
+
     explicit TimelinePane(QWidget* parent = nullptr);
 
     void setTimeline(kwb::timeline::TimelineSnapshot timeline);

@@ -9,13 +9,16 @@
 #include "widgets/rewards_pane.h"
 #include "widgets/run_list_model.h"
 #include "widgets/runs_browser.h"
+#include "widgets/shortcuts_help.h"
 #include "widgets/system_status_bar.h"
 #include "widgets/task_list_model.h"
 #include "widgets/timeline_pane.h"
 
+#include <QAbstractItemView>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -102,6 +105,37 @@ private slots:
         for (const char* expected : {"dock.tasks", "dock.reference", "dock.agent", "dock.timeline",
                                      "dock.rewards", "dock.log", "dock.runs"})
             QVERIFY2(names.contains(expected), expected);
+    }
+
+    void helpPageListsTheLiveShortcuts() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        const QList<ShortcutEntry> entries = collectShortcuts(&window);
+        auto has = [&](const QString& keys, const QString& actionPart) {
+            for (const ShortcutEntry& e : entries)
+                if (e.keys == keys && e.action.contains(actionPart, Qt::CaseInsensitive))
+                    return true;
+            return false;
+        };
+        QVERIFY2(has(QKeySequence(QKeySequence::Save).toString(QKeySequence::NativeText), "Save"),
+                 "Ctrl+S (save and verify) is listed");
+        QVERIFY2(has("F5", "Evaluate"), "F5 evaluates the workspace");
+        QVERIFY2(has("Ctrl+Shift+P", "Pause"), "the agent's pause shortcut is listed");
+        // No duplicates, and every entry says where it lives.
+        for (int i = 0; i < entries.size(); ++i) {
+            QVERIFY(!entries[i].context.isEmpty());
+            for (int j = i + 1; j < entries.size(); ++j)
+                QVERIFY(!(entries[i].keys == entries[j].keys &&
+                          entries[i].action == entries[j].action &&
+                          entries[i].context == entries[j].context));
+        }
+        ShortcutsDialog dialog(entries, TimelinePane::keyHelp(), &window);
+        auto* table = dialog.findChild<QAbstractItemView*>("shortcutsTable");
+        QVERIFY(table);
+        QCOMPARE(table->model()->rowCount(), entries.size());
+        QVERIFY(dialog.findChild<QLabel*>("shortcutsExtra")->text().contains("WASD") ||
+                dialog.findChild<QLabel*>("shortcutsExtra")->text().contains("W / S"));
     }
 
     void timelineDockHoldsTheTimelinePaneInItsEmptyState() {
