@@ -1,9 +1,9 @@
 #include "engine/ptx_signature.h"
 
-#include <cstdlib>
-#include <cxxabi.h>
+#include "engine/diagnostics/demangle.h"
+
+#include <algorithm>
 #include <map>
-#include <memory>
 #include <regex>
 
 namespace kwb {
@@ -65,27 +65,13 @@ std::vector<PtxEntry> parsePtxEntries(const std::string& ptx) {
 std::string kernelBaseName(const std::string& symbol) {
     if (symbol.rfind("_Z", 0) != 0)
         return symbol;
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> demangled(
-        abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
-    if (status != 0 || !demangled)
-        return symbol;
-    std::string name = demangled.get();
+    std::string name = diagnostics::demangleSymbol(symbol);
+    if (name == symbol)
+        return symbol; // not demangleable
     // "void ns::kernel<float>(float const*, ...)": the identifier before the template
     // arguments and the parameter list, without namespaces.
-    int depth = 0;
-    std::size_t end = name.size();
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        if (name[i] == '<' && depth == 0) {
-            end = i;
-            break;
-        }
-        if (name[i] == '(') {
-            end = i;
-            break;
-        }
-    }
-    name = name.substr(0, end);
+    const std::size_t end = std::min(name.find('<'), name.find('('));
+    name = name.substr(0, end == std::string::npos ? name.size() : end);
     if (const std::size_t colon = name.rfind("::"); colon != std::string::npos)
         name = name.substr(colon + 2);
     if (const std::size_t space = name.rfind(' '); space != std::string::npos)

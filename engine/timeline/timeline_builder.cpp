@@ -1,10 +1,10 @@
 #include "engine/timeline/timeline_builder.h"
 
+#include "engine/diagnostics/demangle.h"
 #include "engine/timeline/record_reader.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <cxxabi.h>
 #include <limits>
 #include <memory>
 #include <tuple>
@@ -71,15 +71,6 @@ std::uint32_t assignDepths(std::vector<TimelineEvent>& events) {
 }
 
 } // namespace
-
-std::string demangle(const std::string& name) {
-    if (name.rfind("_Z", 0) != 0)
-        return name;
-    int status = 0;
-    std::unique_ptr<char, decltype(&std::free)> text(
-        abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
-    return status == 0 && text ? std::string(text.get()) : name;
-}
 
 std::uint32_t TimelineBuilder::intern(const std::string& name) {
     auto [it, inserted] = nameIds_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
@@ -187,7 +178,7 @@ TimelineSnapshot TimelineBuilder::finish() const {
     t->names = names_;
     t->demangledNames.reserve(names_.size());
     for (const auto& n : names_)
-        t->demangledNames.push_back(demangle(n));
+        t->demangledNames.push_back(diagnostics::demangleSymbol(n));
     t->launches = launches_;
     t->transfers = transfers_;
     t->dropped = dropped_;

@@ -71,8 +71,4 @@ private:
     bool sawEnd_ = false;
 };
 
-// Readable form of a mangled C++ name (kernel names from CUPTI are mangled); the input itself
-// when it is not mangled or cannot be demangled.
-std::string demangle(const std::string& name);
-
 } // namespace kwb::timeline
