@@ -10,6 +10,7 @@
 #include "engine/resource_paths.h"
 #include "engine/task_catalog.h"
 #include "engine/workspace.h"
+#include "tests/test_files.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -21,6 +22,8 @@
 #include <sstream>
 
 namespace fs = std::filesystem;
+using kwb::test::readText;
+using kwb::test::writeText;
 using nlohmann::json;
 
 namespace {
@@ -32,17 +35,6 @@ struct Sample {
     std::string failure;
     std::string phases; // the harness's "phase times:" lines of verify and profile
 };
-
-std::string readText(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-void writeText(const fs::path& path, const std::string& text) {
-    std::ofstream(path) << text;
-}
 
 double percentile(std::vector<double> values, double p) {
     if (values.empty())
