@@ -458,8 +458,13 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     if (cancelled())
         return finish();
     report("compile");
+    // Two ways to compile, one way on: the fast path's NVRTC modules (in-process) or the torch
+    // extension (a harness stage). Each leaves its record, diagnostics and what verify loads.
+    const bool fastPath = workspaceMode && usesFastKernels(target.candidatePath);
     json kernelsDirectory = nullptr;
-    if (workspaceMode && usesFastKernels(target.candidatePath)) {
+    json extensionPath = nullptr;
+    std::string compileFailureKind, compileFailureMessage;
+    if (fastPath) {
         FastKernelBuildRequest build;
         build.workspace = target.workspace;
         build.arch = c.arch.empty() ? "sm_90" : c.arch;
@@ -469,53 +474,50 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
         const FastKernelBuildResult built = buildFastKernels(build);
         StageRecord record{"compile", built.ok ? StageStatus::Passed : StageStatus::Failed, 0.0,
                            built.summary, built.log};
-        for (const Diagnostic& d : built.diagnostics)
-            r.diagnostics.push_back(d);
         record.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - buildStarted).count();
         r.stages.push_back(record);
-        if (!built.ok) {
-            fail(r, "compile_error", built.summary);
-            return finish();
-        }
-        r.compiled = true;
-        if (options.stopAfterCompile) {
-            r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
-            return finish();
-        }
-        if (!c.gpuAllowed) {
-            // Without a GPU the cubins cannot run; NVRTC's diagnostics above are what is left.
-            fail(r, "no_gpu",
-                 "fast-path kernels (kwb_kernels) run only on a CUDA GPU; they compiled for " +
-                     build.arch + ", but verification needs a GPU (" + gpus.status + ")");
-            return finish();
-        }
-        kernelsDirectory = build.outputDirectory;
-    }
-    json compileRequest = baseRequest(c, "compile");
-    compileRequest["arch"] = c.arch;
-    compileRequest["extra_cflags"] = json::array();
-    compileRequest["extra_cuda_cflags"] = json::array();
-    json extensionPath = nullptr;
-    if (kernelsDirectory.is_null()) {
+        for (const Diagnostic& d : built.diagnostics)
+            r.diagnostics.push_back(d);
+        if (built.ok)
+            kernelsDirectory = build.outputDirectory;
+        else
+            compileFailureKind = "compile_error", compileFailureMessage = built.summary;
+    } else {
+        json compileRequest = baseRequest(c, "compile");
+        compileRequest["arch"] = c.arch;
+        compileRequest["extra_cflags"] = json::array();
+        compileRequest["extra_cuda_cflags"] = json::array();
         HarnessStageOutcome compile = runStage(c, "compile", compileRequest);
         r.stages.push_back(recordFor("compile", compile));
         absorbDiagnostics(r, compile.result);
         if (!compile.ok) {
-            fail(r, compile.failureKind.empty() ? "compile_error" : compile.failureKind,
-                 compile.failureMessage);
-            return finish();
-        }
-        r.compiled = true;
-        if (options.stopAfterCompile) {
-            r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
-            return finish();
+            compileFailureKind =
+                compile.failureKind.empty() ? "compile_error" : compile.failureKind;
+            compileFailureMessage = compile.failureMessage;
         }
         // A skipped compile (no sources: the candidate builds its own extension) reports "".
         if (compile.result.is_object() && compile.result.contains("extension_path") &&
             compile.result["extension_path"].is_string() &&
             !compile.result["extension_path"].get<std::string>().empty())
             extensionPath = compile.result["extension_path"];
+    }
+    if (!compileFailureKind.empty()) {
+        fail(r, compileFailureKind, compileFailureMessage);
+        return finish();
+    }
+    r.compiled = true;
+    if (options.stopAfterCompile) {
+        r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
+        return finish();
+    }
+    if (fastPath && !c.gpuAllowed) {
+        // Without a GPU the cubins cannot run; NVRTC's diagnostics above are what is left.
+        fail(r, "no_gpu",
+             "fast-path kernels (kwb_kernels) run only on a CUDA GPU; they compiled for sm_90, "
+             "but verification needs a GPU (" +
+                 gpus.status + ")");
+        return finish();
     }
 
     if (cancelled())
