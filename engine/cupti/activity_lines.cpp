@@ -12,13 +12,19 @@ std::int64_t orMinusOne(std::uint32_t value) {
     return value == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : static_cast<std::int64_t>(value);
 }
 
+// Where and when a stream activity ran: the leading fields of kernel, memcpy and memset lines.
+template <typename Activity>
+JsonLine& onStream(JsonLine& line, const Activity& a) {
+    return line.field("dev", a.deviceId)
+        .field("ctx", a.contextId)
+        .field("stream", a.streamId)
+        .field("start", a.start)
+        .field("end", a.end);
+}
+
 std::string kernelLine(const CUpti_ActivityKernel10& k) {
     JsonLine line("kernel");
-    line.field("dev", k.deviceId)
-        .field("ctx", k.contextId)
-        .field("stream", k.streamId)
-        .field("start", k.start)
-        .field("end", k.end)
+    onStream(line, k)
         .triple("grid", k.gridX, k.gridY, k.gridZ)
         .triple("block", k.blockX, k.blockY, k.blockZ)
         .field("regs", static_cast<std::uint32_t>(k.registersPerThread))
@@ -32,11 +38,7 @@ std::string kernelLine(const CUpti_ActivityKernel10& k) {
 
 std::string memcpyLine(const CUpti_ActivityMemcpy6& m) {
     JsonLine line("memcpy");
-    line.field("dev", m.deviceId)
-        .field("ctx", m.contextId)
-        .field("stream", m.streamId)
-        .field("start", m.start)
-        .field("end", m.end)
+    onStream(line, m)
         .field("bytes", m.bytes)
         .field("kind", copyKindName(m.copyKind))
         .field("corr", m.correlationId);
@@ -45,13 +47,7 @@ std::string memcpyLine(const CUpti_ActivityMemcpy6& m) {
 
 std::string memsetLine(const CUpti_ActivityMemset4& m) {
     JsonLine line("memset");
-    line.field("dev", m.deviceId)
-        .field("ctx", m.contextId)
-        .field("stream", m.streamId)
-        .field("start", m.start)
-        .field("end", m.end)
-        .field("bytes", m.bytes)
-        .field("corr", m.correlationId);
+    onStream(line, m).field("bytes", m.bytes).field("corr", m.correlationId);
     return line.finish();
 }
 
