@@ -128,8 +128,9 @@ struct StageExtras {
     std::vector<std::string> readOnlyPaths;
 };
 
-HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
-                             const StageExtras& extras = {}) {
+// Everything that shapes one stage's process: sandbox, limits, environment.
+HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json request,
+                           const StageExtras& extras = {}) {
     HarnessStageSpec spec;
     spec.stage = stage;
     spec.request = std::move(request);
@@ -174,7 +175,20 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
                                       extras.writablePaths.begin(), extras.writablePaths.end());
     spec.sandbox.readOnlyPaths.insert(spec.sandbox.readOnlyPaths.end(),
                                       extras.readOnlyPaths.begin(), extras.readOnlyPaths.end());
+    return spec;
+}
+
+HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
+                             const StageExtras& extras = {}) {
+    HarnessStageSpec spec = stageSpec(c, stage, std::move(request), extras);
     return warmWorkerWanted(c.options) ? WarmWorkerPool::shared().run(spec) : runHarnessStage(spec);
+}
+
+bool standbyWanted(const EvaluationOptions& options) {
+    const char* forced = std::getenv("KWB_WARM_STANDBY");
+    if (forced && *forced)
+        return std::string(forced) == "1";
+    return options.standby;
 }
 
 // Sets up the CUPTI recording of the profile stage: the record file (fresh, in a folder the
@@ -338,10 +352,16 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     r.referencePath = target.referencePath;
     r.candidatePath = target.candidatePath;
     std::string scratch;
+    bool verifyRan = false;
+    const RunContext* context = nullptr;
     auto finish = [&]() {
         std::error_code ec;
         if (!scratch.empty())
             fs::remove_all(scratch, ec);
+        // Nothing of this evaluation is timed any more: the warm worker may prepare the next
+        // evaluation's verify and profile while the user edits.
+        if (verifyRan && context && warmWorkerWanted(options) && standbyWanted(options))
+            WarmWorkerPool::shared().standBy(stageSpec(*context, "verify", json::object()));
         computeSpeedups(r);
         RewardDecision decision = decideReward(r, options.reward);
         r.reward = decision.reward;
@@ -363,6 +383,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     };
 
     RunContext c = newRunContext(target, options, python_, r);
+    context = &c;
     const bool workspaceMode =
         target.workspace == fs::path(target.referencePath).parent_path().string() &&
         fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
@@ -530,6 +551,7 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     verifyRequest["extension_path"] = extensionPath;
     verifyRequest["kernels_dir"] = kernelsDirectory;
     HarnessStageOutcome verify = runStage(c, "verify", verifyRequest);
+    verifyRan = true;
     r.stages.push_back(recordFor("verify", verify));
     absorbEnvironment(r, verify.result);
     if (verify.result.is_object()) {

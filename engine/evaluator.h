@@ -45,6 +45,11 @@ struct EvaluationOptions {
     // Run the Python stages in a warm worker (WarmWorkerPool: torch imported once, one forked
     // child per stage) instead of a fresh interpreter each. Also on when KWB_WARM_WORKER=1.
     bool warmWorker = false;
+    // With the warm worker: once an evaluation is over, the worker forks standby children that
+    // prepare the next verify and profile (CUDA context, task, reference outputs, input pools)
+    // while the user edits; the next evaluation of the same workspace and settings then only
+    // imports and runs the candidate. KWB_WARM_STANDBY=0/1 overrides.
+    bool standby = true;
     std::uint64_t seed = 0; // 0: a fresh random seed per evaluation
     // Record a CUPTI timeline of the profile stage (GPU only): the injection library writes
     // kwb-cupti/1 records into timelineRecordPath (empty: <build>/timelines/<time>.kwbtl.jsonl).

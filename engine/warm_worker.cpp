@@ -158,6 +158,25 @@ std::shared_ptr<WarmWorkerPool::Worker> WarmWorkerPool::workerFor(const HarnessS
     return worker;
 }
 
+void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
+    const std::string key = keyFor(serverCommand(spec));
+    std::shared_ptr<Worker> worker;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& candidate : workers_)
+            if (candidate->key == key && !candidate->broken)
+                worker = candidate;
+    }
+    if (!worker)
+        return;
+    std::unique_lock busy(worker->busy, std::try_to_lock);
+    if (!busy.owns_lock() || !worker->process.running())
+        return;
+    // No reply: the server forks the standby children and goes back to reading requests.
+    if (!worker->process.writeLine(json{{"standby", true}}.dump()))
+        worker->broken = true;
+}
+
 HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
     std::string error;
     std::shared_ptr<Worker> worker = workerFor(spec, error);

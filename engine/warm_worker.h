@@ -32,6 +32,11 @@ public:
     // start or dies is replaced by a cold stage run, so the caller always gets an outcome.
     HarnessStageOutcome run(const HarnessStageSpec& spec);
 
+    // Tells the worker that serves `spec`'s stages that an evaluation is over, so that it can
+    // prepare the next one's stages ahead of their requests. Starts no worker; skipped when the
+    // worker is busy with another evaluation, which will say so itself when it ends.
+    void standBy(const HarnessStageSpec& spec);
+
     void shutdown();
     std::size_t workers() const;
     int workersStarted() const;

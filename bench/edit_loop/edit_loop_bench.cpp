@@ -5,7 +5,10 @@
 //   cold  - the CUDA-Agent layout rebuilt from scratch with one fresh Python per stage, the
 //           way CUDA Agent's scripts run
 // Each edit changes a constant's spelling in the kernel (its value stays the same in float), so
-// every edit really recompiles and every evaluation must still be correct.
+// every edit really recompiles and every evaluation must still be correct. Before each edit the
+// benchmark pauses (--pause-ms) as a person would between reading a result and saving again;
+// latency counts from the save. With the warm worker, standby children prepare the next verify
+// and profile during that pause (--no-standby turns them off, --pause-ms 0 gives them no time).
 #include "engine/evaluator.h"
 #include "engine/resource_paths.h"
 #include "engine/task_catalog.h"
@@ -20,6 +23,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 namespace fs = std::filesystem;
 using kwb::test::readText;
@@ -34,6 +38,8 @@ struct Sample {
     double speedupEager = 0;
     std::string failure;
     std::string phases; // the harness's "phase times:" lines of verify and profile
+    // Whether verify / profile ran on a standby child's preparation (made before the edit).
+    bool verifyPrepared = false, profilePrepared = false;
 };
 
 double percentile(std::vector<double> values, double p) {
@@ -60,9 +66,13 @@ Sample measure(const kwb::Evaluator& evaluator, const fs::path& ws,
         else if (stage.name == "profile")
             s.profile += stage.seconds;
         std::istringstream lines(stage.log);
-        for (std::string line; std::getline(lines, line);)
-            if (line.rfind("phase times:", 0) == 0)
+        for (std::string line; std::getline(lines, line);) {
+            if (line.rfind("phase times:", 0) == 0 ||
+                line.rfind("prepared before the request:", 0) == 0)
                 s.phases += "  " + stage.name + " " + line + "\n";
+            if (line.rfind("prepared before the request:", 0) == 0)
+                (stage.name == "verify" ? s.verifyPrepared : s.profilePrepared) = true;
+        }
     }
     s.other = s.total - s.compile - s.verify - s.profile;
     s.reward = r.reward;
@@ -83,6 +93,15 @@ int main(int argc, char** argv) {
     std::string paths = "fast,agent,cold";
     std::string root = (fs::temp_directory_path() / "kwb-edit-loop").string();
     std::string jsonOut;
+    int pauseMs = 1500;
+    std::string device = "cuda";
+    bool noStandby = false;
+    app.add_option("--pause-ms", pauseMs,
+                   "Pause before each edit: the time a person takes between a result and the next "
+                   "save (the warm worker prepares the next evaluation meanwhile)");
+    app.add_flag("--no-standby", noStandby, "Warm worker without standby children");
+    app.add_option("--device", device, "cuda, or cpu to try the benchmark out without a GPU")
+        ->check(CLI::IsMember({"cuda", "cpu"}));
     app.add_option("--task", taskId, "Bundled task id with a fast-path and a regular solution");
     app.add_option("--constant", constant, "Text in the kernel whose spelling each edit changes");
     app.add_option("--edits", edits, "Edits for the fast and agent loops");
@@ -95,7 +114,10 @@ int main(int argc, char** argv) {
     const fs::path task = fs::path(kwb::bundledTasksDirectory()) / (taskId + ".py");
     const fs::path solutions = kwb::bundledSolutionsDirectory();
     kwb::Evaluator evaluator;
-    json report = {{"task", taskId}, {"paths", json::object()}};
+    json report = {{"task", taskId},
+                   {"pause_ms", pauseMs},
+                   {"standby", !noStandby},
+                   {"paths", json::object()}};
 
     std::cout << "| path | edits | p50 s | p90 s | compile p50 s | verify p50 s | profile p50 s "
                  "| other p50 s | rewards |\n|---|---|---|---|---|---|---|---|---|\n";
@@ -127,8 +149,9 @@ int main(int argc, char** argv) {
         const std::string original = readText(kernel);
 
         kwb::EvaluationOptions options;
-        options.device = kwb::DeviceChoice::Cuda;
+        options.device = device == "cpu" ? kwb::DeviceChoice::Cpu : kwb::DeviceChoice::Cuda;
         options.warmWorker = path != "cold";
+        options.standby = !noStandby;
         options.checks = 3;
         options.maxRounds = 5;
         options.targetCv = 0.05;
@@ -146,6 +169,7 @@ int main(int argc, char** argv) {
             std::snprintf(spelling, sizeof spelling, "%s%02d",
                           constant.substr(0, constant.size() - 1).c_str(), i + 1);
             edited.replace(edited.find(constant), constant.size(), std::string(spelling) + "f");
+            std::this_thread::sleep_for(std::chrono::milliseconds(pauseMs));
             writeText(kernel, edited);
             if (path == "cold")
                 fs::remove_all(ws / "build"); // a full rebuild, as a fresh CUDA-Agent sandbox
@@ -153,7 +177,10 @@ int main(int argc, char** argv) {
             const Sample& s = samples.back();
             std::cerr << path << " edit " << i + 1 << ": " << s.total << " s (compile " << s.compile
                       << ", verify " << s.verify << ", profile " << s.profile << ") reward "
-                      << s.reward << " " << s.failure << "\n";
+                      << s.reward << " " << s.failure
+                      << (s.verifyPrepared ? " [verify prepared ahead]" : "")
+                      << (s.profilePrepared ? " [profile prepared ahead]" : "") << "\n"
+                      << s.phases;
         }
         writeText(kernel, original);
 
@@ -172,6 +199,8 @@ int main(int argc, char** argv) {
                                {"verify_s", s.verify},
                                {"profile_s", s.profile},
                                {"reward", s.reward},
+                               {"verify_prepared", s.verifyPrepared},
+                               {"profile_prepared", s.profilePrepared},
                                {"speedup_vs_eager", s.speedupEager},
                                {"failure", s.failure}});
         }

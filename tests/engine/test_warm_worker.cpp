@@ -91,5 +91,66 @@ TEST_F(WarmWorkerTest, OutputFloodIsCappedLikeAColdStage) {
         EXPECT_LT(stage.log.size(), 300u * 1024) << stage.name;
 }
 
+bool preparedAhead(const EvaluationResult& r, const std::string& stage) {
+    for (const auto& s : r.stages)
+        if (s.name == stage)
+            return s.log.find("prepared before the request") != std::string::npos;
+    return false;
+}
+
+TEST_F(WarmWorkerTest, NextEvaluationRunsOnStandbyChildrenPreparedInAdvance) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward));
+    EvaluationOptions options = warmOptions();
+    options.profile = true;
+    EvaluationResult first = evaluateWorkspace(ws, options);
+    ASSERT_TRUE(first.correct) << describe(first);
+    EXPECT_FALSE(preparedAhead(first, "verify"));
+
+    // The same workspace and settings again: verify and profile come from standby children
+    // that prepared the reference side while nothing was being evaluated.
+    EvaluationResult second = evaluateWorkspace(ws, options);
+    EXPECT_TRUE(second.correct) << describe(second);
+    EXPECT_TRUE(preparedAhead(second, "verify")) << describe(second);
+    EXPECT_TRUE(preparedAhead(second, "profile")) << describe(second);
+    EXPECT_TRUE(second.candidate.available);
+
+    // A wrong candidate on a prepared stage is judged as in a cold one.
+    writeText(ws / "model_new.py", tinyCandidate("        return x * self.weight * 3.0"));
+    EvaluationResult wrong = evaluateWorkspace(ws, options);
+    EXPECT_FALSE(wrong.correct) << describe(wrong);
+    EXPECT_EQ(wrong.failureKind, "numerical_mismatch") << describe(wrong);
+    EXPECT_TRUE(preparedAhead(wrong, "verify")) << describe(wrong);
+
+    // Other settings do not fit the standby's preparation: a fresh child runs the stage.
+    writeText(ws / "model_new.py", tinyCandidate(kHonestForward));
+    EvaluationOptions moreChecks = options;
+    moreChecks.checks = 3;
+    EvaluationResult other = evaluateWorkspace(ws, moreChecks);
+    EXPECT_TRUE(other.correct) << describe(other);
+    EXPECT_EQ(other.checksPassed, 3);
+    EXPECT_FALSE(preparedAhead(other, "verify"));
+}
+
+TEST_F(WarmWorkerTest, AChangedTaskFileIsNotJudgedOnAStalePreparation) {
+    // Pair mode: the reference lives outside a workspace and may change between evaluations.
+    const fs::path reference = root_ / "pair_task.py";
+    const fs::path candidate = root_ / "pair_candidate.py";
+    writeText(reference, kTinyTask);
+    writeText(candidate, tinyCandidate(kHonestForward));
+    EvaluationOptions options = warmOptions();
+    const auto target = EvaluationTarget::forPair(reference.string(), candidate.string());
+    EvaluationResult first = evaluator_.evaluate(target, options);
+    ASSERT_TRUE(first.correct) << describe(first);
+
+    // The task now triples. Whether the standby prepared the old task's outputs (which the
+    // honest candidate would still match) or already read the new file depends on timing; the
+    // verdict must be the new task's either way. (test_standby.py checks the digest rule itself.)
+    patchFile(reference, "return x * self.weight * self.factor",
+              "return x * self.weight * self.factor * 3.0");
+    EvaluationResult second = evaluator_.evaluate(target, options);
+    EXPECT_FALSE(second.correct) << describe(second);
+    EXPECT_EQ(second.failureKind, "numerical_mismatch") << describe(second);
+}
+
 } // namespace
 } // namespace kwb::test

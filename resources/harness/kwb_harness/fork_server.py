@@ -20,10 +20,11 @@ request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_by
 
 import json
 import os
-import resource
 import signal
 import sys
 import time
+
+from . import stage_child
 
 _MAX_CACHED_INPUT_BYTES = 8 << 30
 
@@ -33,15 +34,15 @@ def _reply(message: dict) -> None:
     sys.stdout.flush()
 
 
-def _warm_inputs(request_path: str, stage: str) -> None:
+def _warm_inputs(data: dict, stage: str) -> None:
     """Generates (on the CPU, in this process) the inputs the stage will ask for."""
     from . import input_pool, models, profile, verify
-    from .request import load_json, parse
+    from .request import parse
     from .task_loader import load_reference
 
-    req = parse(load_json(request_path), stage)
     if stage not in ("verify", "profile", "inspect"):
         return
+    req = parse(data, stage)
     task = load_reference(req.reference, req.workspace)
     if not models.warmable(task):
         return
@@ -59,49 +60,15 @@ def _warm_inputs(request_path: str, stage: str) -> None:
         models.cpu_inputs(task, seed, req.workspace)
 
 
-def _child(message: dict) -> None:
+def _child(message: dict, close_fds: list) -> None:
     """Runs in the forked child: becomes a normal stage process and never returns."""
     code = 3
     try:
-        os.setsid()  # its own process group: a timeout kills everything it started
-        # Having left the server's group, it would outlive a killed server; the kernel ends it.
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:
-            os._exit(3)
-        log = os.open(message["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        os.close(devnull)
-        # A flood of output must not fill the disk; past the limit writes fail instead of
-        # killing the process (SIGXFSZ ignored), and the capture keeps the tail in memory.
-        limit = int(message.get("log_limit_bytes", 64 << 20))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        # Only the soft limit: the result file is written after lifting it again.
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        sys.stdout = os.fdopen(1, "w", buffering=1)
-        sys.stderr = os.fdopen(2, "w", buffering=1)
-        # The command line a cold stage has (`python -m kwb_harness STAGE ...`): nothing the
-        # candidate can read about its process should tell a warm stage from a cold one.
-        sys.argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py"), message["stage"],
-                    "--request", message["request"], "--result", message["result"]]
-        # The result file is small; it may be written past the log's size limit.
-        from .result import write_result
-        from .runner import execute
-
-        result = execute(message["stage"], message["request"], capture=True)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        write_result(message["result"], result)
-        code = 0
+        for fd in close_fds:  # the standby children's go pipes are the server's alone
+            os.close(fd)
+        stage_child.enter()
+        stage_child.become_stage_process(message)
+        code = stage_child.run_stage(message)
     except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
         try:
             os.write(2, f"kwb_harness fork child: {type(exc).__name__}: {exc}\n".encode())
@@ -180,27 +147,112 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0) -> dict:
         delay = min(delay * 2, 0.01)
 
 
-def _serve_one(message: dict) -> dict:
-    reply = {"id": message.get("id")}
-    warm_started = time.perf_counter()
-    try:
-        _warm_inputs(message["request"], message["stage"])
-    except Exception as exc:  # noqa: BLE001 - the child meets the same problem and reports it
-        reply["warm_error"] = f"{type(exc).__name__}: {exc}"
-    reply["warm_s"] = time.perf_counter() - warm_started
-    import torch
+class _Server:
+    """Serves stage requests; keeps the last request of each preparable stage and, between
+    evaluations, a standby child per such stage (standby.py)."""
 
-    if torch.cuda.is_initialized():
-        # Never expected; a forked child could not use CUDA any more, so stop serving.
-        reply.update(status="exited", code=3, fatal="the fork server initialised CUDA")
+    def __init__(self):
+        self._last = {}
+        self._standby = {}
+
+    def _go_fds(self) -> list:
+        return [s.go_fd for s in self._standby.values() if s.go_fd >= 0]
+
+    def serve(self, message: dict) -> dict:
+        from .request import load_json
+        from .runner import preparable
+
+        stage = message["stage"]
+        reply = {"id": message.get("id")}
+        warm_started = time.perf_counter()
+        data = None
+        try:
+            data = load_json(message["request"])
+            _warm_inputs(data, stage)
+        except Exception as exc:  # noqa: BLE001 - the child meets the same problem and reports it
+            reply["warm_error"] = f"{type(exc).__name__}: {exc}"
+        reply["warm_s"] = time.perf_counter() - warm_started
+        import torch
+
+        if torch.cuda.is_initialized():
+            # Never expected; a forked child could not use CUDA any more, so stop serving.
+            reply.update(status="exited", code=3, fatal="the fork server initialised CUDA")
+            return reply
+        started = time.perf_counter()
+        pid = None
+        standby = self._standby.pop(stage, None)
+        if standby is not None:
+            if data is not None and standby.fits(stage, data) and standby.start(message):
+                pid = standby.pid
+            else:
+                standby.discard(_kill_tree)
+        reply["standby"] = pid is not None
+        if pid is None:
+            close_fds = self._go_fds()
+            pid = os.fork()
+            if pid == 0:
+                _child(message, close_fds)
+        reply.update(_wait(pid, float(message.get("timeout_s", 600)), int(message.get("max_descendants", 0))))
+        reply["seconds"] = time.perf_counter() - started
+        if data is not None and preparable(stage):
+            self._last[stage] = data
         return reply
-    started = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        _child(message)
-    reply.update(_wait(pid, float(message.get("timeout_s", 600)), int(message.get("max_descendants", 0))))
-    reply["seconds"] = time.perf_counter() - started
-    return reply
+
+    def stand_by(self) -> dict:
+        """Forks a standby child for each stage whose last request is known."""
+        from .standby import Standby
+
+        started = []
+        for stage, data in self._last.items():
+            current = self._standby.get(stage)
+            if current is not None and current.alive():
+                continue
+            if current is not None:
+                current.discard(_kill_tree)
+            try:
+                _warm_inputs(data, stage)
+            except Exception:  # noqa: BLE001 - the standby meets it too and runs from scratch
+                pass
+            self._standby[stage] = Standby(stage, data, self._go_fds())
+            started.append(stage)
+        return {"standby": started}
+
+    def expire(self) -> None:
+        """Lets standby children go that waited too long: each holds a CUDA context."""
+        from .standby import IDLE_LIMIT_S
+
+        now = time.monotonic()
+        for stage, standby in list(self._standby.items()):
+            if now - standby.forked_at > IDLE_LIMIT_S:
+                standby.discard(_kill_tree)
+                del self._standby[stage]
+
+    def close(self) -> None:
+        for standby in self._standby.values():
+            standby.discard(_kill_tree)
+        self._standby.clear()
+
+
+def _input_lines(timeout_s: float):
+    """Lines from stdin; None each time ``timeout_s`` passes without one. Reads the descriptor
+    itself: a buffered reader would hide a line that arrived with the previous one from select."""
+    import select
+
+    pending = b""
+    while True:
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode("utf-8", errors="replace")
+        ready, _, _ = select.select([0], [], [], timeout_s)
+        if not ready:
+            yield None
+            continue
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            if pending.strip():
+                yield pending.decode("utf-8", errors="replace")
+            return
+        pending += chunk
 
 
 def main() -> int:
@@ -213,22 +265,35 @@ def main() -> int:
 
     _reply({"ready": True, "pid": os.getpid(), "torch": torch.__version__,
             "import_s": time.perf_counter() - started})
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            message = json.loads(line)
-            for key in ("stage", "request", "result", "log"):
-                if not isinstance(message.get(key), str):
-                    raise ValueError(f"missing field '{key}'")
-        except ValueError as exc:
-            _reply({"id": None, "status": "bad_request", "error": str(exc)})
-            continue
-        reply = _serve_one(message)
-        _reply(reply)
-        if reply.get("fatal"):
-            return 3
+    server = _Server()
+    try:
+        for line in _input_lines(timeout_s=30.0):
+            if line is None:
+                server.expire()
+                continue
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+                if not isinstance(message, dict):
+                    raise ValueError("a request must be a JSON object")
+                if message.get("standby") is True:
+                    # The engine's evaluation is over: nothing is being timed until the next one.
+                    server.stand_by()
+                    continue
+                for key in ("stage", "request", "result", "log"):
+                    if not isinstance(message.get(key), str):
+                        raise ValueError(f"missing field '{key}'")
+            except ValueError as exc:
+                _reply({"id": None, "status": "bad_request", "error": str(exc)})
+                continue
+            reply = server.serve(message)
+            _reply(reply)
+            if reply.get("fatal"):
+                return 3
+    finally:
+        server.close()
     return 0
 
 

@@ -80,11 +80,15 @@ def _profile(fn, calls: int) -> list:
     return _cuda_events(prof)
 
 
-def take(reference_call, candidate_call, own: set, calls: int = 3) -> dict:
-    """Profiles the reference once (to learn the timing stream) and the candidate ``calls``
-    times; returns the census and its flags."""
-    reference = _profile(reference_call, 1)
-    timing_streams = {stream for name, stream, _, _ in reference if not _TRANSFER.match(name)}
+def reference_streams(reference_call) -> set:
+    """The streams the reference's kernels run on (the timing events' stream), from one
+    profiled call."""
+    return {stream for name, stream, _, _ in _profile(reference_call, 1) if not _TRANSFER.match(name)}
+
+
+def take(timing_streams: set, candidate_call, own: set, calls: int = 3) -> dict:
+    """Profiles the candidate ``calls`` times; ``timing_streams`` come from
+    :func:`reference_streams`. Returns the census."""
     candidate = _profile(candidate_call, calls)
 
     per_name = {}

@@ -60,6 +60,11 @@ def _injection_library():
         return None
 
 
+def timeline_recording() -> bool:
+    """Whether this process records a timeline through the injection library."""
+    return bool(os.environ.get("CUDA_INJECTION64_PATH") and os.environ.get("KWB_TIMELINE_OUT"))
+
+
 def flush_timeline() -> None:
     """Delivers the records completed so far."""
     library = _injection_library()

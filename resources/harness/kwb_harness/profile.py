@@ -20,6 +20,7 @@ from .memory_poison import tensor_bytes
 from .namespace_guard import NamespaceSnapshot
 from .namespace_guard import flags as namespace_flags
 from .phase_clock import PhaseClock
+from .preparation import Preparation
 from .output_check import TimedOutputCheck, snapshot
 from .task_loader import load_candidate_for, load_reference
 from .timing import CpuTimer, CudaTimer, relative_spread, rotated, summarize
@@ -30,17 +31,17 @@ from .trusted import TrustedClock, tampering_flag
 _POOL_BUDGET = {"cuda": 2 << 30, "cpu": 128 << 20}
 
 
-def _salt(variant_index: int) -> int:
-    return 101 * (variant_index + 1)
+# Each variant draws from input sets of its own, salted by the variant's name (not its position,
+# so that the sets are the same whether or not torch.compile turns out to be available).
+_SALTS = {"eager": 101, "compile": 202, "candidate": 303}
 
 
 def pool_budget(device: str) -> int:
     return _POOL_BUDGET[device]
 
 
-def pool_salts(req, with_candidate: bool = True) -> list:
-    """The input-pool salts of the variants a request times, in timing order (eager,
-    compile, candidate), for the warm worker to pre-generate their inputs."""
+def _planned_variants(req, with_candidate: bool = True) -> list:
+    """The variants a request times, in timing order."""
     names = []
     if req.include_baselines or not with_candidate:
         names.append("eager")
@@ -48,7 +49,13 @@ def pool_salts(req, with_candidate: bool = True) -> list:
             names.append("compile")
     if with_candidate:
         names.append("candidate")
-    return [_salt(i) for i in range(len(names))]
+    return names
+
+
+def pool_salts(req, with_candidate: bool = True) -> list:
+    """The input-pool salts of the variants a request times, for the warm worker to
+    pre-generate their inputs."""
+    return [_SALTS[name] for name in _planned_variants(req, with_candidate)]
 
 
 def _failure(name: str, exc: BaseException, req) -> HarnessError:
@@ -99,7 +106,53 @@ def _compile(ref_model, inputs: list, req, result: dict, timings: dict, marks=No
     return compiled
 
 
-def run(req, result: dict, with_candidate: bool = True) -> None:
+class ProfilePreparation(Preparation):
+    """Everything before the candidate's import: the trusted clock and timer, the task, the
+    reference model, the input pools of every variant, and (GPU) the profiler's start-up and the
+    reference's kernel streams for the census."""
+
+    def __init__(self, req, with_candidate: bool = True):
+        super().__init__(req)
+        devices.configure(req.device)
+        devices.require(req.device)
+        _use_cache_dirs(req.cache_dir)
+        self.clock = TrustedClock()
+        if req.device == "cuda":
+            self.clock.capture_cuda()
+        self.timer = CudaTimer(self.clock, req.l2_flush) if req.device == "cuda" else CpuTimer(self.clock)
+        self.marks = phase_marks.PhaseMarks(req.device)
+        self.monitor = gpu_monitor.GpuMonitor() if req.device == "cuda" else None
+        self.phases.mark("cuda context and clocks")
+        ws = req.workspace
+        self.task = load_reference(req.reference, ws)
+        self.phases.mark("load task")
+        # The same models as verify's first check.
+        self.init = models.init_inputs(self.task, req.seed, ws)
+        self.ref_model = models.reference_model(self.task, self.init, req.seed, req.device, ws)
+        self.inputs = models.make_inputs(self.task, req.seed, req.device, ws)
+        self.phases.mark("models")
+        budget = pool_budget(req.device)
+        self.pools = {name: InputPool(self.task, req.seed, req.device, ws, budget, salt=_SALTS[name])
+                      for name in _planned_variants(req, with_candidate)}
+        self.phases.mark("input pools")
+        self.reference_streams = None
+        if req.device == "cuda" and with_candidate and not phase_marks.timeline_recording():
+            # The profiler's first start costs about a second; paid here, with the reference's
+            # streams as the result. (Not while a timeline is recorded: the profiler takes
+            # CUPTI's callbacks over, and the timed phases would be missing from the timeline.)
+            import torch
+
+            with torch.no_grad():
+                self.reference_streams = kernel_census.reference_streams(
+                    lambda: self.ref_model(*values.clone(self.inputs)))
+            self.phases.mark("profiler start")
+
+
+def prepare(req) -> ProfilePreparation:
+    return ProfilePreparation(req)
+
+
+def run(req, result: dict, with_candidate: bool = True, prepared: ProfilePreparation | None = None) -> None:
     import torch
 
     include_baselines = req.include_baselines or not with_candidate
@@ -117,35 +170,24 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
         flags=[],
         integrity={},
     )
-    devices.configure(req.device)
-    devices.require(req.device)
-    _use_cache_dirs(req.cache_dir)
-    # Before any candidate code exists in this process.
-    clock = TrustedClock()
-    if req.device == "cuda":
-        clock.capture_cuda()
-    timer = CudaTimer(clock, req.l2_flush) if req.device == "cuda" else CpuTimer(clock)
-    marks = phase_marks.PhaseMarks(req.device)
-    monitor = gpu_monitor.GpuMonitor() if req.device == "cuda" else None
-
+    if prepared is None:
+        prepared = ProfilePreparation(req, with_candidate)
+    prepared.report_into(result)
+    # A preparation made ahead of the request is not part of this run's time.
+    phases = PhaseClock() if prepared.ahead_of_request else prepared.phases
+    clock, timer, marks, monitor = prepared.clock, prepared.timer, prepared.marks, prepared.monitor
+    task, init, ref_model, inputs = prepared.task, prepared.init, prepared.ref_model, prepared.inputs
     ws = req.workspace
-    phases = PhaseClock()
-    task = load_reference(req.reference, ws)
-    phases.mark("load task")
+
     # A candidate could also sabotage the baselines timed beside it (torch.set_num_threads(1),
     # cuDNN off) or rebind torch functions; compared once the timing is over.
     namespace = NamespaceSnapshot() if with_candidate else None
     model_new_cls = load_candidate_for(req) if with_candidate else None
     phases.mark("candidate import")
 
-    # The same models as verify's first check.
-    seed = req.seed
-    init = models.init_inputs(task, seed, ws)
-    ref_model = models.reference_model(task, init, seed, req.device, ws)
     new_model = None
     if with_candidate:
-        new_model = models.candidate_model(model_new_cls, task, init, ref_model, seed, req.device, ws)
-    inputs = models.make_inputs(task, seed, req.device, ws)
+        new_model = models.candidate_model(model_new_cls, task, init, ref_model, req.seed, req.device, ws)
 
     with torch.no_grad():
         variants = {}
@@ -157,11 +199,8 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
                     variants["compile"] = compiled
         if with_candidate:
             variants["candidate"] = new_model
-        budget = pool_budget(req.device)
+        pools = {name: prepared.pools[name] for name in variants}
         phases.mark("models")
-        pools = {name: InputPool(task, seed, req.device, ws, budget, salt=_salt(i))
-                 for i, name in enumerate(variants)}
-        phases.mark("input pools")
         checker = TimedOutputCheck(ref_model, req) if with_candidate else None
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
         _measure(variants, pools, req, timer, clock, checker, timings, result, marks)
@@ -173,7 +212,8 @@ def run(req, result: dict, with_candidate: bool = True) -> None:
             result["integrity"]["timed_outputs_checked"] = checker.checked
             _add_flag(result, checker.flag)
             _add_flag(result, tampering_flag(clock))
-            _examine_candidate(ref_model, new_model, pools["candidate"], inputs, req, clock, timings, result)
+            _examine_candidate(ref_model, new_model, pools["candidate"], inputs, req, clock, timings, result,
+                               prepared.reference_streams)
             phases.mark("kernel census and memory floor")
     result["phase_seconds"] = phases.report()
     if namespace is not None:
@@ -188,7 +228,8 @@ def _add_flag(result: dict, flag: dict | None) -> None:
     print(f"flag [{flag['severity']}] {flag['code']}: {flag['reason']}")
 
 
-def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, result) -> None:
+def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, result,
+                       reference_streams=None) -> None:
     """Untimed evidence about the candidate: which kernels ran (GPU) and the memory floor."""
     integrity = result["integrity"]
     candidate_ms = timings.get("candidate", {}).get("median_ms")
@@ -207,8 +248,10 @@ def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, 
         phase_marks.flush_timeline()
         try:
             args = pool.next()
+            if reference_streams is None:
+                reference_streams = kernel_census.reference_streams(lambda: ref_model(*args))
             census = kernel_census.take(
-                lambda: ref_model(*args), lambda: new_model(*args),
+                reference_streams, lambda: new_model(*args),
                 kernel_census.declared_kernels(req.workspace, req.candidate),
             )
             integrity["kernels"] = census

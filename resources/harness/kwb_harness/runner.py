@@ -33,8 +33,41 @@ def _handler(stage: str):
     return run
 
 
-def execute(stage: str, request: dict | str, capture: bool = True) -> dict:
-    """``request`` is the parsed JSON object or the path of the request file."""
+def _preparing_module(stage: str):
+    if stage == "verify":
+        from . import verify
+
+        return verify
+    if stage == "profile":
+        from . import profile
+
+        return profile
+    return None
+
+
+def preparable(stage: str) -> bool:
+    return stage in ("verify", "profile")
+
+
+def prepare(stage: str, data: dict):
+    """The candidate-free part of ``stage`` for the request ``data``, made ahead of the request
+    (preparation.py), or None when the stage has none or preparing failed: the stage then
+    meets the same problem when it runs and reports it there."""
+    module = _preparing_module(stage)
+    if module is None:
+        return None
+    try:
+        prepared = module.prepare(parse(data, stage))
+    except Exception as exc:  # noqa: BLE001 - reported by the real run, with its context
+        print(f"kwb_harness: preparing {stage} failed ({type(exc).__name__}: {exc}); it will run from scratch")
+        return None
+    prepared.ahead_of_request = True
+    return prepared
+
+
+def execute(stage: str, request: dict | str, capture: bool = True, prepared=None) -> dict:
+    """``request`` is the parsed JSON object or the path of the request file; ``prepared`` a
+    preparation from :func:`prepare`, used when it fits the request."""
     started = time.perf_counter()
     result = new_result(stage)
     tee = TeeCapture() if capture else None
@@ -48,7 +81,12 @@ def execute(stage: str, request: dict | str, capture: bool = True) -> dict:
             if isinstance(data, dict) and data.get("device") in ("cpu", "cuda"):
                 device = data["device"]
             req = parse(data, stage)
-            _handler(stage)(req, result)
+            if prepared is not None and prepared.fits(req):
+                _preparing_module(stage).run(req, result, prepared=prepared)
+            else:
+                if prepared is not None:
+                    print(f"the {stage} stage prepared in advance does not fit this request; starting afresh")
+                _handler(stage)(req, result)
             result["ok"] = True
         except HarnessError as exc:
             set_error(result, exc.kind, exc.message)

@@ -20,6 +20,7 @@ from .namespace_guard import NamespaceSnapshot
 from .namespace_guard import flags as namespace_flags
 from .op_guard import fallback_flag, make_guard
 from .phase_clock import PhaseClock
+from .preparation import Preparation
 from .task_loader import load_candidate_for, load_reference
 from .trusted import TrustedClock, tampering_flag
 
@@ -159,22 +160,19 @@ class _CandidateRunner:
         return comparison.stats
 
 
-def _second_shape_case(req, task, seed: int, result: dict):
-    """The reference on a derived shape, or None (with the reason in the result)."""
+def _second_shape_case(req, task, seed: int):
+    """The reference on a derived shape, or None, and the reason when there is none."""
     options = alternate_shape.options(task)
     if not options:
-        result["second_shape"] = {"checked": False,
-                                  "reason": "the task has no size parameters that only get_inputs() reads"}
-        return None
+        return None, {"checked": False, "reason": "the task has no size parameters that only get_inputs() reads"}
     for names in options:
         with alternate_shape.resized(task, names) as description:
             try:
                 # The reference must accept the shape, or the task does not allow it.
-                return _ReferenceCase(req, task, seed, description)
+                return _ReferenceCase(req, task, seed, description), {}
             except HarnessError:
                 continue
-    result["second_shape"] = {"checked": False, "reason": "the reference does not run on a derived shape"}
-    return None
+    return None, {"checked": False, "reason": "the reference does not run on a derived shape"}
 
 
 def _check_second_shape(runner: _CandidateRunner, case, result: dict) -> None:
@@ -196,28 +194,42 @@ def check_seeds(req) -> list:
     return [req.seed + index * 1000 for index in range(req.checks)]
 
 
-def run(req, result: dict) -> None:
+class VerifyPreparation(Preparation):
+    """Everything the reference contributes, computed before the candidate is imported: a
+    candidate that later patches torch cannot change what the reference computed. Running the
+    reference also starts torch's thread pools and lazy state, so that only the candidate's own
+    threads count as new in the thread census."""
+
+    def __init__(self, req):
+        super().__init__(req)
+        devices.configure(req.device)
+        devices.require(req.device)
+        devices.synchronize(req.device)  # creates the CUDA context now, so it is timed on its own
+        self.phases.mark("cuda context")
+        self.task = load_reference(req.reference, req.workspace)
+        self.phases.mark("load task")
+        self.cases = [_ReferenceCase(req, self.task, seed) for seed in check_seeds(req)]
+        self.phases.mark("references")
+        self.shape_case, self.second_shape = _second_shape_case(req, self.task, req.seed)
+        self.phases.mark("second-shape reference")
+
+
+def prepare(req) -> VerifyPreparation:
+    return VerifyPreparation(req)
+
+
+def run(req, result: dict, prepared: VerifyPreparation | None = None) -> None:
     result.update(checks_run=0, checks_passed=0, correct=False, outputs=[], failures=[], flags=[],
                   torch_ops={}, extension_calls={}, second_shape={})
-    devices.configure(req.device)
-    phases = PhaseClock()
-    devices.require(req.device)
-    devices.synchronize(req.device)  # creates the CUDA context now, so it is timed on its own
-    phases.mark("cuda context")
+    if prepared is None:
+        prepared = VerifyPreparation(req)
+    prepared.report_into(result)
+    # A preparation made ahead of the request is not part of this run's time.
+    phases = PhaseClock() if prepared.ahead_of_request else prepared.phases
     clock = TrustedClock()
     flags = _Flags(result)
-    ws = req.workspace
-    task = load_reference(req.reference, ws)
-    phases.mark("load task")
-
-    # Everything the reference contributes is computed before the candidate is imported.
-    # Running it also starts torch's thread pools and lazy state, so that only the candidate's
-    # own threads count as new in the census below.
-    seeds = check_seeds(req)
-    cases = [_ReferenceCase(req, task, seed) for seed in seeds]
-    phases.mark("references")
-    shape_case = _second_shape_case(req, task, req.seed, result)
-    phases.mark("second-shape reference")
+    task, cases, shape_case = prepared.task, prepared.cases, prepared.shape_case
+    result["second_shape"] = dict(prepared.second_shape)
     threads_before = thread_census.snapshot()
     namespace = NamespaceSnapshot()
 

@@ -1,0 +1,63 @@
+"""The part of a stage that does not depend on the candidate, done before the request arrives.
+
+Verify and profile spend most of their time before the candidate is even imported: the CUDA
+context, the task import, the reference's outputs, the input pools, the profiler's start-up.
+The warm worker's standby children (standby.py) do that work while the user is still typing;
+the request then only imports and runs the candidate. Nothing of the candidate exists in the
+process while a preparation is made, so the trust rules of a cold stage hold unchanged.
+
+A preparation is used only for a request equal to the one it was prepared for in every field
+but the candidate's, and only while the task file still has the same content; otherwise the
+stage starts from scratch, as a cold stage would.
+"""
+
+import dataclasses
+import hashlib
+import json
+
+from .phase_clock import PhaseClock
+
+# Request fields only the candidate's side of a stage reads.
+CANDIDATE_FIELDS = ("candidate", "extension_path", "kernels_dir")
+
+
+def request_key(data: dict) -> str:
+    """What a raw request must share with the one a standby was prepared for."""
+    return json.dumps({k: v for k, v in data.items() if k not in CANDIDATE_FIELDS}, sort_keys=True,
+                      default=str)
+
+
+def _fields(req) -> dict:
+    return {k: v for k, v in dataclasses.asdict(req).items() if k not in CANDIDATE_FIELDS}
+
+
+def file_digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+class Preparation:
+    """Base of the stages' preparations: remembers what it was prepared for and how long it took."""
+
+    def __init__(self, req):
+        self._fields = _fields(req)
+        self._reference_digest = file_digest(req.reference)
+        self.phases = PhaseClock()
+        # Set by the standby child when the preparation ran before the request arrived.
+        self.ahead_of_request = False
+
+    def fits(self, req) -> bool:
+        return _fields(req) == self._fields and file_digest(req.reference) == self._reference_digest
+
+    def report_into(self, result: dict) -> None:
+        """Records in the result where the stage's preparation time went and whether the
+        request had to wait for it."""
+        result["prepared"] = {"ahead_of_request": self.ahead_of_request,
+                              "seconds": sum(self.phases.seconds.values()),
+                              "phase_seconds": dict(self.phases.seconds)}
+        if self.ahead_of_request:
+            print("prepared before the request: "
+                  + ", ".join(f"{k} {v:.2f}s" for k, v in self.phases.seconds.items()))

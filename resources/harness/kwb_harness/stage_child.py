@@ -1,0 +1,70 @@
+"""What every stage child of the warm worker does, forked fresh or from standby (standby.py).
+
+A child leaves the server's process group (a timeout kills its whole group) and dies with the
+server; then it becomes the process a cold stage would be and runs the stage.
+"""
+
+import os
+import resource
+import signal
+import sys
+
+
+def become_stage_process(message: dict) -> None:
+    """Turns a forked child into the process a cold stage would be: output into the stage's
+    log (with its size limit), the stage's command line."""
+    log = os.open(message["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.close(devnull)
+    # A flood of output must not fill the disk; past the limit writes fail instead of
+    # killing the process (SIGXFSZ ignored), and the capture keeps the tail in memory.
+    limit = int(message.get("log_limit_bytes", 64 << 20))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    # Only the soft limit: the result file is written after lifting it again (run_stage).
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.stdout = os.fdopen(1, "w", buffering=1)
+    sys.stderr = os.fdopen(2, "w", buffering=1)
+    # The command line a cold stage has (`python -m kwb_harness STAGE ...`): nothing the
+    # candidate can read about its process should tell a warm stage from a cold one.
+    sys.argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py"), message["stage"],
+                "--request", message["request"], "--result", message["result"]]
+
+
+def run_stage(message: dict, prepared=None) -> int:
+    """Runs the stage and writes its result; the exit code for the child."""
+    from .phase_marks import finish_timeline
+    from .result import write_result
+    from .runner import execute
+
+    result = execute(message["stage"], message["request"], capture=True, prepared=prepared)
+    # The result file is small; it may be written past the log's size limit.
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+    resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+    write_result(message["result"], result)
+    # As in a cold stage: the injection library's last records, before os._exit.
+    finish_timeline()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    return 0
+
+
+def enter() -> None:
+    os.setsid()  # its own process group: a timeout kills everything it started
+    # Having left the server's group, it would outlive a killed server; the kernel ends it.
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() == 1:
+        os._exit(3)

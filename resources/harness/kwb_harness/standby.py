@@ -1,0 +1,127 @@
+"""Standby stage children of the warm worker: forked and prepared before their request comes.
+
+Between two evaluations the user edits; the server uses that time. When the engine says an
+evaluation is over (``{"standby": true}``), the server forks one child per stage it last ran
+(verify, profile) from the requests it last saw. Each child creates its CUDA context and makes
+the stage's preparation (preparation.py): task, reference outputs, input pools, profiler. Then
+it waits. When the next request for that stage matches (the same request but for the
+candidate), the server sends the child a go message and the child runs the stage on its
+preparation; otherwise the child is killed and a fresh one forked, as before. A standby child
+runs at most one candidate, so the isolation of one process per stage holds.
+
+The go message carries a secret drawn when the child was forked: a candidate running in another
+child of the same server cannot start a standby child on a request of its own making.
+"""
+
+import json
+import os
+import secrets
+import signal
+import time
+
+from . import preparation, stage_child
+
+# A standby child holds a CUDA context and the task's tensors; one that is not used for this
+# long is let go.
+IDLE_LIMIT_S = 600.0
+
+
+class Standby:
+    """The server's handle on one standby child."""
+
+    def __init__(self, stage: str, data: dict, close_in_child: list):
+        self.stage = stage
+        self.key = preparation.request_key(data)
+        self.secret = secrets.token_hex(16)
+        self.forked_at = time.monotonic()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(write_end)
+            for fd in close_in_child:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            _child(stage, data, read_end, self.secret)
+        os.close(read_end)
+        self.pid = pid
+        self.go_fd = write_end
+
+    def fits(self, stage: str, data: dict) -> bool:
+        return stage == self.stage and preparation.request_key(data) == self.key
+
+    def alive(self) -> bool:
+        try:
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        return done == 0
+
+    def start(self, message: dict) -> bool:
+        """Hands the child its request; False when it is gone (it then gets discarded)."""
+        if not self.alive():
+            return False
+        line = json.dumps(dict(message, secret=self.secret)) + "\n"
+        try:
+            os.write(self.go_fd, line.encode())
+        except OSError:
+            return False
+        os.close(self.go_fd)
+        self.go_fd = -1
+        return True
+
+    def discard(self, kill_tree) -> None:
+        if self.go_fd >= 0:
+            os.close(self.go_fd)
+            self.go_fd = -1
+        kill_tree(self.pid)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def _read_line(fd: int) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _child(stage: str, data: dict, go_fd: int, secret: str) -> None:
+    """Prepares, waits for the go message, runs the stage; never returns."""
+    code = 3
+    try:
+        stage_child.enter()
+        # Until the go message names a log, output goes to the server's log, never to the
+        # server's reply pipe (fd 1) or its requests (fd 0).
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        os.dup2(2, 1)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        from . import runner
+
+        prepared = runner.prepare(stage, data)
+        line = _read_line(go_fd)
+        os.close(go_fd)
+        if not line:
+            os._exit(0)  # the server let it go
+        message = json.loads(line)
+        if not secrets.compare_digest(str(message.pop("secret", "")), secret):
+            os.write(2, b"kwb_harness standby: a go message without the server's secret; exiting\n")
+            os._exit(4)
+        stage_child.become_stage_process(message)
+        code = stage_child.run_stage(message, prepared)
+    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
+        try:
+            os.write(2, f"kwb_harness standby child: {type(exc).__name__}: {exc}\n".encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(code)

@@ -1,0 +1,119 @@
+"""Stage preparations made ahead of the request, and the warm worker's standby children (CPU)."""
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+from kwb_harness import PROTOCOL_VERSION, verify
+from kwb_harness.request import parse
+from kwb_harness.standby import Standby
+
+TASK = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2.0
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+def get_init_inputs():
+    return []
+'''
+
+CANDIDATE = '''import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x + x
+'''
+
+
+class StandbyTest(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="kwb-standby-")
+        self.reference = os.path.join(self.root, "model.py")
+        self.candidate = os.path.join(self.root, "model_new.py")
+        with open(self.reference, "w") as f:
+            f.write(TASK)
+        with open(self.candidate, "w") as f:
+            f.write(CANDIDATE)
+        self.data = {"version": PROTOCOL_VERSION, "stage": "verify", "workspace": self.root,
+                     "reference": self.reference, "candidate": self.candidate, "device": "cpu", "seed": 7,
+                     "checks": 2, "cache_dir": os.path.join(self.root, "cache")}
+
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def message(self, name: str) -> dict:
+        request = os.path.join(self.root, f"{name}-request.json")
+        with open(request, "w") as f:
+            json.dump(self.data, f)
+        return {"stage": "verify", "request": request, "result": os.path.join(self.root, f"{name}-result.json"),
+                "log": os.path.join(self.root, f"{name}-log.txt")}
+
+    def test_a_preparation_fits_only_the_same_request_and_task_content(self):
+        prepared = verify.prepare(parse(self.data, "verify"))
+        self.assertTrue(prepared.fits(parse(self.data, "verify")))
+        # Another candidate file is what a preparation is for.
+        other_candidate = os.path.join(self.root, "other_new.py")
+        shutil.copy(self.candidate, other_candidate)
+        self.assertTrue(prepared.fits(parse(dict(self.data, candidate=other_candidate), "verify")))
+        # Other settings, or a task file with new content, are not.
+        self.assertFalse(prepared.fits(parse(dict(self.data, checks=3), "verify")))
+        self.assertFalse(prepared.fits(parse(dict(self.data, seed=8), "verify")))
+        with open(self.reference, "a") as f:
+            f.write("\n# edited\n")
+        self.assertFalse(prepared.fits(parse(self.data, "verify")))
+
+    def test_a_standby_child_runs_the_stage_on_its_preparation(self):
+        standby = Standby("verify", self.data, [])
+        message = self.message("go")
+        self.assertTrue(standby.fits("verify", self.data))
+        self.assertFalse(standby.fits("verify", dict(self.data, checks=4)))
+        self.assertTrue(standby.start(message))
+        _, status = os.waitpid(standby.pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        with open(message["result"]) as f:
+            result = json.load(f)
+        self.assertTrue(result["ok"], result.get("error"))
+        self.assertTrue(result["correct"])
+        self.assertEqual(result["checks_passed"], 2)
+        self.assertTrue(result["prepared"]["ahead_of_request"])
+        self.assertIn("references", result["prepared"]["phase_seconds"])
+        # The stage's own time starts at the request: the references are not in it.
+        self.assertNotIn("references", result["phase_seconds"])
+        with open(message["log"]) as f:
+            self.assertIn("prepared before the request", f.read())
+
+    def test_a_go_message_without_the_secret_ends_the_child_unused(self):
+        standby = Standby("verify", self.data, [])
+        message = self.message("forged")
+        os.write(standby.go_fd, (json.dumps(message) + "\n").encode())
+        _, status = os.waitpid(standby.pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 4)
+        self.assertFalse(os.path.exists(message["result"]))
+        # The server then sees it gone and forks a fresh child instead.
+        self.assertFalse(standby.start(self.message("late")))
+        standby.discard(lambda pid: None)
+
+    def test_a_stale_preparation_is_not_used(self):
+        standby = Standby("verify", self.data, [])
+        # The task changes after the standby prepared (or while it did): the run starts afresh
+        # and judges the candidate against the new task.
+        with open(self.reference, "w") as f:
+            f.write(TASK.replace("x * 2.0", "x * 3.0"))
+        message = self.message("stale")
+        self.assertTrue(standby.start(message))
+        _, status = os.waitpid(standby.pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        with open(message["result"]) as f:
+            result = json.load(f)
+        self.assertFalse(result["correct"])
+        self.assertEqual(result["error"]["kind"], "numerical_mismatch")
+
+
+if __name__ == "__main__":
+    unittest.main()
