@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Issue 5 (the instant loop) evidence on a GPU host, in parts that each fit one device call:
-#   bench/gpu_instant_loop.sh loop         build; fast-path evaluations end to end; the edit ->
-#                                          verified + profiled benchmark (fast, agent, cold);
-#                                          compile-diagnostics latency; SASS through cuobjdump
+#   bench/gpu_instant_loop.sh loop         build; compile-diagnostics latency; SASS through
+#                                          cuobjdump; the edit -> verified + profiled benchmark
+#                                          for the fast and agent paths (standby children, 1.5 s
+#                                          pause) and the fast path with no pause
+#   bench/gpu_instant_loop.sh rest         the cold path of the benchmark, and the adversarial
+#                                          table through the warm worker and standby children
 #   bench/gpu_instant_loop.sh timeline     the CUPTI GPU tests, `kwb timeline` on a bundled task,
 #                                          and the CUPTI overhead benchmark
-#   bench/gpu_instant_loop.sh adversarial  the whole adversarial table through the warm worker
-#   bench/gpu_instant_loop.sh quick        the fast loop with phase times, and the warm worker's
-#                                          three stale_output cases
+#   bench/gpu_instant_loop.sh fast         fast-path evaluations end to end (kwb eval --fast)
+#   bench/gpu_instant_loop.sh adversarial  the adversarial table alone
+#   bench/gpu_instant_loop.sh quick        the fast loop alone (EDITS, default 8)
 # Output goes to stdout (and raw files to $OUT) for bench/results/.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
@@ -48,30 +51,44 @@ fast)
     fast_path_evaluations
     ;;
 loop)
-    fast_path_evaluations
-    echo "## edit -> verified + profiled (20 edits fast/agent, 5 cold)"
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --edits 20 --cold-edits 5 --root "$out/loop" \
-        --json "$out/edit-loop.json" 2>"$out/edit-loop.log"
-    tail -n 8 "$out/edit-loop.log"
+    # Diagnostics first (short), then the edit loop with standby children: a 1.5 s pause before
+    # each save, and the worst case (no pause) for the fast path.
     echo "## diagnostics latency"
-    bash "$repo/bench/diagnostics_latency.sh" "$kwb" 20 5 2>&1 | tail -n 40
+    bash "$repo/bench/diagnostics_latency.sh" "$kwb" 20 5 2>&1 | tee "$out/diagnostics.md" | tail -n 40
     echo "## SASS and resources through the host's cuobjdump"
     "$kwb" nvrtc "$repo/resources/solutions_fast/01_gelu/kernels/gelu.cu" --sass 2>&1 | head -n 30
+    echo "## edit -> verified + profiled, fast and agent, 20 edits, 1.5 s pause, standby children"
+    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast,agent --edits 20 --pause-ms 1500 \
+        --root "$out/loop" --json "$out/edit-loop.json" 2>"$out/edit-loop.log" | tee "$out/edit-loop.md"
+    grep -E "warm-up|edit 1:|edit 2:|edit 20:" -A4 "$out/edit-loop.log" | head -n 60
+    echo "## fast path, no pause (the standby children get no time), 8 edits"
+    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits 8 --pause-ms 0 \
+        --root "$out/loop0" --json "$out/edit-loop-nopause.json" 2>"$out/edit-loop-nopause.log" |
+        tee "$out/edit-loop-nopause.md"
+    grep -E "edit [0-9]+:" "$out/edit-loop-nopause.log" | head -n 10
+    ;;
+rest)
+    # The cold path (c) of the edit-loop benchmark, then the adversarial table through the warm
+    # worker: every case twice, the second time on standby children.
+    echo "## cold full rebuild, 3 edits"
+    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths cold --cold-edits 3 --pause-ms 0 \
+        --root "$out/cold" --json "$out/edit-loop-cold.json" 2>"$out/edit-loop-cold.log" | tee "$out/edit-loop-cold.md"
+    grep -E "edit [0-9]+:" "$out/edit-loop-cold.log"
+    echo "## adversarial table, warm worker + standby"
+    (cd "$build" && KWB_WARM_WORKER=1 ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 |
+        tee "$out/adversarial.log" |
+        grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" | tail -n 120)
     ;;
 timeline)
     (cd "$build" && ctest -L gpu -R Cupti --output-on-failure 2>&1 | tail -n 25)
     "$kwb" workspace init "$tasks/07_scale_residual_add.py" "$out/tl" --with-solution --force >/dev/null
     "$kwb" timeline "$out/tl" --out "$out/trace.json" --records "$out/records.jsonl" 2>&1 | tail -n 25
     python3 -c "import json,sys; t=json.load(open('$out/trace.json')); print('trace events:', len(t['traceEvents']))"
-    bash "$repo/bench/cupti_overhead.sh" 3 07_scale_residual_add 05_gemm_bias_relu 2>&1 | tail -n 20
+    KWB_BENCH_OUT="$out/cupti" bash "$repo/bench/cupti_overhead.sh" 2 07_scale_residual_add 2>&1 | tail -n 12
     ;;
 quick)
-    # The fast loop only, with the harness's phase times, then the three adversarial cases that
-    # had missed stale_output through the warm worker.
     "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits "${EDITS:-8}" --root "$out/loop" \
         --json "$out/edit-loop-quick.json" 2>&1 | tee "$out/edit-loop-quick.log" | tail -n 40
-    (cd "$build" && KWB_WARM_WORKER=1 ctest -L gpu -R "AdversarialGpu.*(cache_by_data_ptr|cache_by_id|cuda_graph_stale_replay)" \
-        -j 3 2>&1 | grep -E "Passed|Failed|tests passed")
     ;;
 adversarial)
     cd "$build" || exit 1
