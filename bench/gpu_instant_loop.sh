@@ -67,6 +67,23 @@ loop)
         tee "$out/edit-loop-nopause.md"
     grep -E "edit [0-9]+:" "$out/edit-loop-nopause.log" | head -n 10
     ;;
+loop-adversarial)
+    # After a harness change: the edit loop again (EDITS, default 12; no diagnostics) and the
+    # adversarial table through the warm worker and standby children.
+    n="${EDITS:-12}"
+    echo "## edit -> verified + profiled, fast and agent, $n edits, 1.5 s pause, standby children"
+    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast,agent --edits "$n" --pause-ms 1500 \
+        --root "$out/loop" --json "$out/edit-loop.json" 2>"$out/edit-loop.log" | tee "$out/edit-loop.md"
+    grep -E "warm-up|edit 1:|edit 2:" -A4 "$out/edit-loop.log" | head -n 40
+    echo "## fast path, no pause, 8 edits"
+    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits 8 --pause-ms 0 \
+        --root "$out/loop0" --json "$out/edit-loop-nopause.json" 2>"$out/edit-loop-nopause.log" |
+        tee "$out/edit-loop-nopause.md"
+    echo "## adversarial table, warm worker + standby"
+    (cd "$build" && KWB_WARM_WORKER=1 ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 |
+        tee "$out/adversarial.log" |
+        grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" | tail -n 120)
+    ;;
 rest)
     # The cold path (c) of the edit-loop benchmark, then the adversarial table through the warm
     # worker: every case twice, the second time on standby children.

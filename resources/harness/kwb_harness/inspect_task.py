@@ -7,45 +7,74 @@ from . import device as devices
 from . import models, values
 from .compare import flatten
 from .errors import TASK_IMPORT, HarnessError, describe_exception
+from .preparation import Preparation
 from .source_checks import check_sources
 from .task_loader import _import_file, check_reference
 
 
-def run(req, result: dict) -> None:
-    result.update(
-        inputs=[],
-        init_inputs=[],
-        outputs=[],
-        parameters=[],
-        has_get_inputs=False,
-        has_get_init_inputs=False,
-        flags=[],
-    )
-    devices.configure(req.device)
-    devices.require(req.device)
-    ws = req.workspace
-    try:
-        module = _import_file(req.reference, "reference")
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        raise HarnessError(TASK_IMPORT, describe_exception(exc, ws)) from None
-    # Reported before the completeness check so the editor can show which one is missing.
-    result["has_get_inputs"] = callable(getattr(module, "get_inputs", None))
-    result["has_get_init_inputs"] = callable(getattr(module, "get_init_inputs", None))
-    task = check_reference(module)
+_DESCRIPTION_FIELDS = ("inputs", "init_inputs", "outputs", "parameters", "has_get_inputs", "has_get_init_inputs")
 
-    seed = req.seed
-    init = models.init_inputs(task, seed, ws)
-    result["init_inputs"] = [values.describe(v) for v in init]
-    model = models.reference_model(task, init, seed, req.device, ws)
-    result["parameters"] = list(model.state_dict().keys())
-    inputs = models.make_inputs(task, seed, req.device, ws)
-    result["inputs"] = [values.describe(v) for v in inputs]
-    output = models.run_model(model, inputs, req.device, "reference", ws)
-    result["outputs"] = [values.describe(v) for v in flatten(output)]
+
+class InspectPreparation(Preparation):
+    """The task's description: import, models, one reference run. Only the candidate's source
+    checks wait for the request."""
+
+    def __init__(self, req):
+        super().__init__(req)
+        self.description = {"inputs": [], "init_inputs": [], "outputs": [], "parameters": [],
+                            "has_get_inputs": False, "has_get_init_inputs": False}
+        self.module = None
+        self.error = None
+        try:
+            self._describe(req)
+        except HarnessError as exc:
+            # Reported by the run, with what was described up to the failure.
+            self.error = exc
+
+    def _describe(self, req) -> None:
+        d = self.description
+        devices.configure(req.device)
+        devices.require(req.device)
+        ws = req.workspace
+        try:
+            module = _import_file(req.reference, "reference")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise HarnessError(TASK_IMPORT, describe_exception(exc, ws)) from None
+        # Reported before the completeness check so the editor can show which one is missing.
+        d["has_get_inputs"] = callable(getattr(module, "get_inputs", None))
+        d["has_get_init_inputs"] = callable(getattr(module, "get_init_inputs", None))
+        task = check_reference(module)
+        self.phases.mark("load task")
+
+        seed = req.seed
+        init = models.init_inputs(task, seed, ws)
+        d["init_inputs"] = [values.describe(v) for v in init]
+        model = models.reference_model(task, init, seed, req.device, ws)
+        d["parameters"] = list(model.state_dict().keys())
+        inputs = models.make_inputs(task, seed, req.device, ws)
+        d["inputs"] = [values.describe(v) for v in inputs]
+        output = models.run_model(model, inputs, req.device, "reference", ws)
+        d["outputs"] = [values.describe(v) for v in flatten(output)]
+        self.module = module
+        self.phases.mark("reference run")
+
+
+def prepare(req) -> InspectPreparation:
+    return InspectPreparation(req)
+
+
+def run(req, result: dict, prepared: InspectPreparation | None = None) -> None:
+    result["flags"] = []
+    if prepared is None:
+        prepared = InspectPreparation(req)
+    prepared.report_into(result)
+    result.update({k: prepared.description[k] for k in _DESCRIPTION_FIELDS})
+    if prepared.error is not None:
+        raise prepared.error
     if req.candidate and os.path.isfile(req.candidate):
         # Source checks need the task's shapes and dtypes, which only exist once it ran.
-        result["flags"] = check_sources(req.candidate, ws, module, result["inputs"])
+        result["flags"] = check_sources(req.candidate, req.workspace, prepared.module, result["inputs"])
         for flag in result["flags"]:
             print(f"flag [{flag['severity']}] {flag['code']}: {flag['reason']}")

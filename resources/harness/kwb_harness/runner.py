@@ -34,6 +34,10 @@ def _handler(stage: str):
 
 
 def _preparing_module(stage: str):
+    if stage == "inspect":
+        from . import inspect_task
+
+        return inspect_task
     if stage == "verify":
         from . import verify
 
@@ -46,7 +50,7 @@ def _preparing_module(stage: str):
 
 
 def preparable(stage: str) -> bool:
-    return stage in ("verify", "profile")
+    return stage in ("inspect", "verify", "profile")
 
 
 def prepare(stage: str, data: dict):
