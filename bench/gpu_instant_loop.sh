@@ -84,6 +84,21 @@ loop-adversarial)
         tee "$out/adversarial.log" |
         grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" | tail -n 120)
     ;;
+final)
+    # The benchmark's cold path (c), the CUPTI overhead, and the fast loop once more with each
+    # stage's process time next to its phases.
+    echo "## cold full rebuild, 3 edits"
+    timeout 240 "$build/bench/edit_loop/kwb_edit_loop_bench" --paths cold --cold-edits 3 --pause-ms 0 \
+        --root "$out/cold" --json "$out/edit-loop-cold.json" 2>"$out/edit-loop-cold.log" | tee "$out/edit-loop-cold.md"
+    grep -E "warm-up|edit [0-9]+:" "$out/edit-loop-cold.log"
+    echo "## CUPTI overhead (07_scale_residual_add, 2 alternating repeats)"
+    KWB_BENCH_OUT="$out/cupti" timeout 200 bash "$repo/bench/cupti_overhead.sh" 2 07_scale_residual_add 2>&1 |
+        tee "$out/cupti-overhead.md" | tail -n 8
+    echo "## fast loop, 10 edits, 1.5 s pause, stage process times"
+    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits 10 --pause-ms 1500 \
+        --root "$out/loopf" --json "$out/edit-loop-fast.json" 2>"$out/edit-loop-fast.log" | tee "$out/edit-loop-fast.md"
+    grep -E "edit [0-9]+:" -A7 "$out/edit-loop-fast.log" | head -n 40
+    ;;
 rest)
     # The cold path (c) of the edit-loop benchmark, then the adversarial table through the warm
     # worker: every case twice, the second time on standby children.

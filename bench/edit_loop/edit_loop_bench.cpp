@@ -67,7 +67,7 @@ Sample measure(const kwb::Evaluator& evaluator, const fs::path& ws,
             s.profile += stage.seconds;
         std::istringstream lines(stage.log);
         for (std::string line; std::getline(lines, line);) {
-            if (line.rfind("phase times:", 0) == 0 ||
+            if (line.rfind("phase times:", 0) == 0 || line.rfind("stage time:", 0) == 0 ||
                 line.rfind("prepared before the request:", 0) == 0)
                 s.phases += "  " + stage.name + " " + line + "\n";
             if (line.rfind("prepared before the request:", 0) == 0)
@@ -75,6 +75,13 @@ Sample measure(const kwb::Evaluator& evaluator, const fs::path& ws,
         }
     }
     s.other = s.total - s.compile - s.verify - s.profile;
+    s.phases += "  stages:";
+    for (const auto& stage : r.stages) {
+        char text[96];
+        std::snprintf(text, sizeof text, " %s %.3f", stage.name.c_str(), stage.seconds);
+        s.phases += text;
+    }
+    s.phases += "\n";
     s.reward = r.reward;
     s.speedupEager = r.speedupVsEager;
     if (!r.correct)

@@ -102,6 +102,8 @@ def execute(stage: str, request: dict | str, capture: bool = True, prepared=None
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             print(text)
             set_error(result, INTERNAL, f"harness failure: {type(exc).__name__}: {exc}\n{text[-3000:]}")
+        # Where a stage's wall time goes besides its phases (the instant loop's budget).
+        print(f"stage time: {time.perf_counter() - started:.3f}s in the stage process")
     finally:
         if tee is not None:
             log = tee.stop()
