@@ -15,7 +15,11 @@ random inputs on the CPU was the biggest cost left in a warm stage.
 Protocol, one JSON object per line. The server writes ``{"ready": true, ...}`` once. Each
 request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_bytes",
 "max_descendants"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
-"limit", "code", "signal", "limit", "seconds", "warm_s"}``. End of input stops the server.
+"limit", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. A line
+``{"standby": true}`` (no reply) says an evaluation is over: the server then forks standby
+children that prepare the next inspect, verify and profile (standby.py). A stage counts as
+finished when its child reports the result written; the child is then killed and reaped later.
+End of input stops the server.
 """
 
 import json
@@ -60,7 +64,7 @@ def _warm_inputs(data: dict, stage: str) -> None:
         models.cpu_inputs(task, seed, req.workspace)
 
 
-def _child(message: dict, close_fds: list) -> None:
+def _child(message: dict, close_fds: list, done_fd: int) -> None:
     """Runs in the forked child: becomes a normal stage process and never returns."""
     code = 3
     try:
@@ -68,7 +72,7 @@ def _child(message: dict, close_fds: list) -> None:
             os.close(fd)
         stage_child.enter()
         stage_child.become_stage_process(message)
-        code = stage_child.run_stage(message)
+        code = stage_child.run_stage(message, done_fd=done_fd)
     except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
         try:
             os.write(2, f"kwb_harness fork child: {type(exc).__name__}: {exc}\n".encode())
@@ -119,10 +123,18 @@ def _kill_tree(pid: int) -> None:
         pass
 
 
-def _wait(pid: int, timeout_s: float, max_descendants: int = 0) -> dict:
-    """Waits for a stage child. Like the engine's process runner it kills the child's whole
-    tree on timeout or when it holds more than ``max_descendants`` processes (RLIMIT_NPROC does
-    not hold for root, and a fork bomb must not take the machine)."""
+def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -1) -> tuple:
+    """Waits for a stage child; returns (reply fields, whether the child is still dying). Like
+    the engine's process runner it kills the child's whole tree on timeout or when it holds more
+    than ``max_descendants`` processes (RLIMIT_NPROC does not hold for root, and a fork bomb must
+    not take the machine).
+
+    A child that reports its result written on ``done_fd`` is killed at once (nothing the
+    candidate started survives the stage) and the stage counts as finished: the process's exit,
+    which with a CUDA context takes ~0.1 s of driver clean-up, is not waited for here
+    (_Server reaps it, and waits for it before a timing stage starts)."""
+    import select
+
     started = time.monotonic()
     delay = 0.001
     next_census = started
@@ -130,20 +142,28 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0) -> dict:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             if os.WIFSIGNALED(status):
-                return {"status": "signaled", "signal": os.WTERMSIG(status)}
-            return {"status": "exited", "code": os.WEXITSTATUS(status)}
+                return {"status": "signaled", "signal": os.WTERMSIG(status)}, False
+            return {"status": "exited", "code": os.WEXITSTATUS(status)}, False
         now = time.monotonic()
         if now - started > timeout_s:
             _kill_tree(pid)
             os.waitpid(pid, 0)
-            return {"status": "timeout"}
+            return {"status": "timeout"}, False
         if max_descendants and now >= next_census:
             next_census = now + 0.05
             if len(_descendants(pid)) + 1 > max_descendants:
                 _kill_tree(pid)
                 os.waitpid(pid, 0)
-                return {"status": "limit", "limit": f"process limit ({max_descendants})"}
-        time.sleep(delay)
+                return {"status": "limit", "limit": f"process limit ({max_descendants})"}, False
+        if done_fd >= 0:
+            readable, _, _ = select.select([done_fd], [], [], delay)
+            if readable:
+                if os.read(done_fd, 64).startswith(stage_child.RESULT_WRITTEN):
+                    _kill_tree(pid)
+                    return {"status": "exited", "code": 0}, True
+                done_fd = -1  # closed without the message: the child is exiting
+        else:
+            time.sleep(delay)
         delay = min(delay * 2, 0.01)
 
 
@@ -154,9 +174,20 @@ class _Server:
     def __init__(self):
         self._last = {}
         self._standby = {}
+        self._dying = []  # killed stage children whose exit is not reaped yet
 
     def _go_fds(self) -> list:
-        return [s.go_fd for s in self._standby.values() if s.go_fd >= 0]
+        """The server's ends of the standby children's pipes: no other child may hold them."""
+        return [fd for s in self._standby.values() for fd in (s.go_fd, s.done_fd) if fd >= 0]
+
+    def _reap(self, block: bool) -> None:
+        for pid in list(self._dying):
+            try:
+                done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self._dying.remove(pid)
 
     def serve(self, message: dict) -> dict:
         from .request import load_json
@@ -178,21 +209,34 @@ class _Server:
             # Never expected; a forked child could not use CUDA any more, so stop serving.
             reply.update(status="exited", code=3, fatal="the fork server initialised CUDA")
             return reply
+        # A timing stage starts on a GPU that no earlier stage child is still letting go of.
+        self._reap(block=stage in ("profile", "baseline"))
         started = time.perf_counter()
         pid = None
+        done_fd = -1
         standby = self._standby.pop(stage, None)
         if standby is not None:
             if data is not None and standby.fits(stage, data) and standby.start(message):
-                pid = standby.pid
+                pid, done_fd = standby.pid, standby.take_done_fd()
             else:
                 standby.discard(_kill_tree)
         reply["standby"] = pid is not None
         if pid is None:
             close_fds = self._go_fds()
+            done_fd, child_done_fd = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _child(message, close_fds)
-        reply.update(_wait(pid, float(message.get("timeout_s", 600)), int(message.get("max_descendants", 0))))
+                os.close(done_fd)
+                _child(message, close_fds, child_done_fd)
+            os.close(child_done_fd)
+        try:
+            outcome, dying = _wait(pid, float(message.get("timeout_s", 600)), int(message.get("max_descendants", 0)),
+                                   done_fd)
+        finally:
+            os.close(done_fd)
+        if dying:
+            self._dying.append(pid)
+        reply.update(outcome)
         reply["seconds"] = time.perf_counter() - started
         if data is not None and preparable(stage):
             self._last[stage] = data
@@ -209,6 +253,10 @@ class _Server:
                 continue
             if current is not None:
                 current.discard(_kill_tree)
+            if stage == "profile":
+                # A profile that timed eager and torch.compile left them in the engine's baseline
+                # cache: the next request asks for the candidate alone.
+                data = dict(data, include_baselines=False)
             try:
                 _warm_inputs(data, stage)
             except Exception:  # noqa: BLE001 - the standby meets it too and runs from scratch
@@ -216,6 +264,9 @@ class _Server:
             self._standby[stage] = Standby(stage, data, self._go_fds())
             started.append(stage)
         return {"standby": started}
+
+    def reap(self) -> None:
+        self._reap(block=False)
 
     def expire(self) -> None:
         """Lets standby children go that waited too long: each holds a CUDA context."""
@@ -231,6 +282,7 @@ class _Server:
         for standby in self._standby.values():
             standby.discard(_kill_tree)
         self._standby.clear()
+        self._reap(block=True)
 
 
 def _input_lines(timeout_s: float):
@@ -291,6 +343,7 @@ def main() -> int:
         for line in _input_lines(timeout_s=30.0):
             if line is None:
                 server.expire()
+                server.reap()
                 continue
             line = line.strip()
             if not line:

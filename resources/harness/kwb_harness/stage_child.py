@@ -39,8 +39,13 @@ def become_stage_process(message: dict) -> None:
                 "--request", message["request"], "--result", message["result"]]
 
 
-def run_stage(message: dict, prepared=None) -> int:
-    """Runs the stage and writes its result; the exit code for the child."""
+# Written on the child's done pipe once the result file is complete (fork_server._wait).
+RESULT_WRITTEN = b"result written\n"
+
+
+def run_stage(message: dict, prepared=None, done_fd: int = -1) -> int:
+    """Runs the stage, writes its result and says so on ``done_fd``; the exit code for the
+    child."""
     from .phase_marks import finish_timeline
     from .result import write_result
     from .runner import execute
@@ -57,6 +62,13 @@ def run_stage(message: dict, prepared=None) -> int:
         sys.stderr.flush()
     except Exception:
         pass
+    if done_fd >= 0:
+        # The server stops waiting here; the process's own exit (CUDA context clean-up) is not
+        # part of the stage's time.
+        try:
+            os.write(done_fd, RESULT_WRITTEN)
+        except OSError:
+            pass
     return 0
 
 

@@ -35,18 +35,22 @@ class Standby:
         self.secret = secrets.token_hex(16)
         self.forked_at = time.monotonic()
         read_end, write_end = os.pipe()
+        done_read, done_write = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(write_end)
+            os.close(done_read)
             for fd in close_in_child:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-            _child(stage, data, read_end, self.secret)
+            _child(stage, data, read_end, done_write, self.secret)
         os.close(read_end)
+        os.close(done_write)
         self.pid = pid
         self.go_fd = write_end
+        self.done_fd = done_read
 
     def fits(self, stage: str, data: dict) -> bool:
         return stage == self.stage and preparation.request_key(data) == self.key
@@ -71,10 +75,17 @@ class Standby:
         self.go_fd = -1
         return True
 
+    def take_done_fd(self) -> int:
+        """The pipe on which the started child reports its result written; the caller closes it."""
+        fd, self.done_fd = self.done_fd, -1
+        return fd
+
     def discard(self, kill_tree) -> None:
-        if self.go_fd >= 0:
-            os.close(self.go_fd)
-            self.go_fd = -1
+        for name in ("go_fd", "done_fd"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
         kill_tree(self.pid)
         try:
             os.waitpid(self.pid, 0)
@@ -92,7 +103,7 @@ def _read_line(fd: int) -> bytes:
     return data
 
 
-def _child(stage: str, data: dict, go_fd: int, secret: str) -> None:
+def _child(stage: str, data: dict, go_fd: int, done_fd: int, secret: str) -> None:
     """Prepares, waits for the go message, runs the stage; never returns."""
     code = 3
     try:
@@ -117,7 +128,7 @@ def _child(stage: str, data: dict, go_fd: int, secret: str) -> None:
             os.write(2, b"kwb_harness standby: a go message without the server's secret; exiting\n")
             os._exit(4)
         stage_child.become_stage_process(message)
-        code = stage_child.run_stage(message, prepared)
+        code = stage_child.run_stage(message, prepared, done_fd)
     except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
         try:
             os.write(2, f"kwb_harness standby child: {type(exc).__name__}: {exc}\n".encode())
