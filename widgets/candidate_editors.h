@@ -35,8 +35,8 @@ public:
     bool saveCurrentFile(QString* error = nullptr);
     QAction* saveAction() const { return save_; }
 
-    // A read-only tab with what one agent step changed (the store keeps diffs per step, not the
-    // files themselves). Replaces an earlier step's tab; an empty title removes it.
+    // A read-only tab with what one agent step changed. Replaces an earlier step's tab; an empty
+    // title removes it.
     void showStepChanges(const QString& title, const QString& diffText);
     int stepChangesTab() const; // -1 when none
 

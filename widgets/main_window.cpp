@@ -11,6 +11,7 @@
 #include "widgets/candidate_diagnostics.h"
 #include "widgets/candidate_editors.h"
 #include "widgets/code_editor.h"
+#include "widgets/diff_view.h"
 #include "widgets/edit_loop_controller.h"
 #include "widgets/log_pane.h"
 #include "widgets/problems_pane.h"
@@ -20,6 +21,7 @@
 #include "widgets/selection_hub.h"
 #include "widgets/settings_dialog.h"
 #include "widgets/shortcuts_help.h"
+#include "widgets/step_files.h"
 #include "widgets/step_inspection.h"
 #include "widgets/store_reader.h"
 #include "widgets/system_status_bar.h"
@@ -36,6 +38,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QTimer>
@@ -174,6 +177,9 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Open Task…"), QKeySequence::Open, this, &MainWindow::openTaskFromDialog);
     file->addAction(tr("Open &Workspace…"), QKeySequence(tr("Ctrl+Shift+O")), this,
                     &MainWindow::openWorkspaceFromDialog);
+    backToWorkspace_ =
+        file->addAction(tr("&Back to Workspace"), this, &MainWindow::backToWorkspace);
+    backToWorkspace_->setEnabled(false);
     file->addSeparator();
     file->addAction(tr("&Settings…"), QKeySequence::Preferences, this, &MainWindow::openSettings);
     file->addSeparator();
@@ -183,6 +189,9 @@ void MainWindow::buildMenus() {
     evaluate->addAction(editLoop_->verifyOnSaveAction());
     evaluate->addAction(tr("Evaluate &Workspace Now"), QKeySequence(Qt::Key_F5), editLoop_,
                         &EditLoopController::evaluateNow);
+    compareStep_ = evaluate->addAction(tr("&Compare Step With…"), QKeySequence(tr("Ctrl+Shift+D")),
+                                       this, &MainWindow::compareShownStep);
+    compareStep_->setEnabled(false);
 
     viewMenu_ = menuBar()->addMenu(tr("&View"));
     for (QDockWidget* dock : docks())
@@ -345,16 +354,105 @@ void MainWindow::showStep(qint64 episodeId, qint64 step) {
     if (inspection.evaluation)
         resultPanel_->showEvaluation(inspection.evaluation, inspection.previousEvaluation,
                                      tr("Episode %1, step %2").arg(episodeId).arg(step));
-    // The store keeps per-step diffs, not file snapshots: show what changed up to the step.
+    const bool filesShown = showStepFiles(*episode, step);
     const QString note =
-        tr("# Episode %1, step %2. The trajectory store records diffs per step, not the files "
-           "themselves; these are the changes recorded since the previous evaluation.\n\n")
-            .arg(episodeId)
-            .arg(step);
+        filesShown
+            ? tr("# Episode %1, step %2: the changes recorded since the previous evaluation. The "
+                 "other tabs hold the files after this step.\n\n")
+                  .arg(episodeId)
+                  .arg(step)
+            : tr("# Episode %1, step %2. This episode's store records only diffs per step, not "
+                 "the files themselves; these are the changes recorded since the previous "
+                 "evaluation.\n\n")
+                  .arg(episodeId)
+                  .arg(step);
     candidates_->showStepChanges(tr("Step %1 changes").arg(step),
                                  note + (inspection.changes.isEmpty()
                                              ? tr("(no file changes recorded)")
                                              : inspection.changes));
+}
+
+bool MainWindow::showStepFiles(const EpisodeSnapshot& episode, qint64 step) {
+    const StepFiles files = filesAfterStep(episode, step);
+    if (!files.complete || files.files.empty())
+        return false;
+    if (!stepViews_)
+        stepViews_ = std::make_unique<QTemporaryDir>();
+    const QString folder =
+        stepViews_->filePath(QStringLiteral("episode-%1-step-%2").arg(episode.record.id).arg(step));
+    QString error;
+    if (!stepViews_->isValid() || !writeStepFiles(files, folder, &error)) {
+        log_->append(LogLevel::Error,
+                     tr("Cannot show the files of step %1: %2")
+                         .arg(step)
+                         .arg(error.isEmpty() ? tr("no temporary folder") : error));
+        return false;
+    }
+    candidates_->showCandidate(
+        folder, true,
+        tr("Episode %1 after step %2 (read-only). Evaluate > Compare Step With… diffs it against "
+           "an earlier evaluation; File > Back to Workspace returns to your files.")
+            .arg(episode.record.id)
+            .arg(step));
+    shownEpisode_ = std::make_shared<const EpisodeSnapshot>(episode);
+    shownStep_ = step;
+    compareStep_->setEnabled(true);
+    backToWorkspace_->setEnabled(true);
+    return true;
+}
+
+QDialog* MainWindow::compareShownStepWith(qint64 sequence) {
+    if (!shownEpisode_ || shownStep_ < 0 || sequence >= shownStep_)
+        return nullptr;
+    const StepFiles after = filesAfterStep(*shownEpisode_, shownStep_);
+    const StepFiles before = sequence > 0 ? filesAfterStep(*shownEpisode_, sequence) : StepFiles{};
+    if (!after.complete || (sequence > 0 && !before.complete))
+        return nullptr;
+    // The start is the files the episode's first events recorded (its initial workspace).
+    StepFiles start;
+    if (sequence == 0)
+        for (const auto& event : shownEpisode_->events)
+            if (event->kind == kwb::agent::EventKind::FileDiff &&
+                event->payload.value("initial", false) && event->payload.contains("after") &&
+                event->payload["after"].is_string())
+                start.files[QString::fromStdString(event->payload.value("path", ""))] =
+                    QString::fromStdString(event->payload["after"].get<std::string>());
+    const auto [left, right] = joinedDifferences(sequence == 0 ? start : before, after);
+    const QString from = sequence == 0 ? tr("the start") : tr("step %1").arg(sequence);
+    return showDiffDialog(
+        this,
+        tr("Episode %1: %2 -> step %3").arg(shownEpisode_->record.id).arg(from).arg(shownStep_),
+        left, right);
+}
+
+void MainWindow::compareShownStep() {
+    if (!shownEpisode_ || shownStep_ < 0)
+        return;
+    const std::vector<ComparableStep> choices = comparableSteps(*shownEpisode_, shownStep_);
+    QStringList labels;
+    for (const ComparableStep& choice : choices)
+        labels << choice.label;
+    bool ok = false;
+    const QString picked = QInputDialog::getItem(this, tr("Compare step %1 with").arg(shownStep_),
+                                                 tr("Earlier state:"), labels, 0, false, &ok);
+    if (!ok)
+        return;
+    const auto index = labels.indexOf(picked);
+    if (index >= 0)
+        compareShownStepWith(choices[static_cast<std::size_t>(index)].sequence);
+}
+
+void MainWindow::backToWorkspace() {
+    shownEpisode_.reset();
+    shownStep_ = -1;
+    compareStep_->setEnabled(false);
+    backToWorkspace_->setEnabled(false);
+    if (!currentWorkspace_.isEmpty())
+        openWorkspace(currentWorkspace_);
+    else if (!currentTaskPath_.isEmpty())
+        openTask(currentTaskPath_);
+    else
+        candidates_->showNoCandidate(tr("Open a task or a workspace to edit its candidate."));
 }
 
 void MainWindow::openSettings() {

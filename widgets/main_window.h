@@ -3,10 +3,14 @@
 #include "engine/system_report.h"
 #include "widgets/app_settings.h"
 #include "widgets/engine_bridge.h"
+#include "widgets/episode_snapshot.h"
 
 #include <QMainWindow>
+#include <QTemporaryDir>
 #include <memory>
 
+class QAction;
+class QDialog;
 class QDockWidget;
 
 namespace kwb::ui {
@@ -58,6 +62,14 @@ public:
     QString currentWorkspace() const { return currentWorkspace_; }
     QList<QDockWidget*> docks() const;
 
+    // The files after the step shown in the editors (selected in any pane) against the files
+    // after an earlier step (0: the episode's start), in a diff dialog. Null when no step with
+    // rebuildable files is shown.
+    QDialog* compareShownStepWith(qint64 sequence);
+    qint64 shownStep() const { return shownStep_; }
+    // Back from a step's files to the workspace (or task) the editors showed before.
+    void backToWorkspace();
+
 signals:
     void systemReportShown();
     void taskListShown();
@@ -80,6 +92,8 @@ private:
     void openWorkspaceFromDialog();
     void connectSelection();
     void showStep(qint64 episodeId, qint64 step);
+    bool showStepFiles(const EpisodeSnapshot& episode, qint64 step);
+    void compareShownStep();
     void showAbout();
     void showShortcuts();
 
@@ -113,6 +127,12 @@ private:
     bool taskListLoaded_ = false;
     bool defaultSizesPending_ = false;
     QString currentTaskPath_;
+    // A step's files are written here to be shown like any candidate folder.
+    std::unique_ptr<QTemporaryDir> stepViews_;
+    EpisodeSnapshotPtr shownEpisode_;
+    qint64 shownStep_ = -1;
+    QAction* compareStep_ = nullptr;
+    QAction* backToWorkspace_ = nullptr;
 };
 
 } // namespace kwb::ui

@@ -8,9 +8,9 @@
 
 namespace kwb::ui {
 
-// What the panes show for one selected agent step. The store keeps, per step, the evaluation
-// record (Evaluation events) and unified diffs (FileDiff events), not the files themselves, so
-// "the files of a step" are shown as the diffs that led to it.
+// What the panes show for one selected agent step: its evaluation record (Evaluation events) and
+// the unified diffs (FileDiff events) that led to it. The files themselves are rebuilt by
+// step_files.h.
 struct StepInspection {
     bool found = false; // the episode has an event with that sequence
     std::shared_ptr<const kwb::EvaluationResult> evaluation;         // the step is an evaluation

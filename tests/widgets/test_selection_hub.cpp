@@ -1,7 +1,7 @@
 // Linked selection: the hub broadcasts one selection, ignores echoes (no loops), and in the main
 // window a reward point selects the step in the agent pane, shows that step's evaluation in the
-// result panel and its recorded diffs in the editors; a timeline kernel selects its statistics
-// row.
+// result panel and its files (rebuilt from the recorded texts) and diffs in the editors; a
+// timeline kernel selects its statistics row.
 #include "episode_fixtures.h"
 #include "timeline_fixture.h"
 #include "widgets/agent_pane.h"
@@ -10,14 +10,19 @@
 #include "widgets/candidate_editors.h"
 #include "widgets/code_editor.h"
 #include "widgets/conversation_model.h"
+#include "widgets/diff_model.h"
+#include "widgets/diff_view.h"
 #include "widgets/kernel_statistics_model.h"
 #include "widgets/main_window.h"
 #include "widgets/result_panel.h"
 #include "widgets/rewards_pane.h"
 #include "widgets/selection_hub.h"
+#include "widgets/step_files.h"
 #include "widgets/step_inspection.h"
 #include "widgets/timeline_pane.h"
 
+#include <QDialog>
+#include <QFile>
 #include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QListView>
@@ -46,6 +51,36 @@ EpisodeSnapshotPtr episodeWithDiffs() {
                 event(7, 5, EventKind::FileDiff, {{"path", "model_new.py"}, {"diff", "+call"}}),
                 event(7, 6, EventKind::Evaluation, evaluationPayload(3, 1.8, 1.3))};
     t.episode.lastSequence = 6;
+    return makeEpisodeSnapshot(std::move(t));
+}
+
+// Episode 8, recorded with whole texts: the initial files (1, 2), a kernel edit (3), an
+// evaluation (4, reward 1), a model_new.py edit (5), a new helper header (6), an evaluation
+// (7, reward 3), a deleted header (8).
+EpisodeSnapshotPtr episodeWithFiles() {
+    auto change = [](const char* path, nlohmann::json before, nlohmann::json after,
+                     bool initial = false) {
+        nlohmann::json p = {{"path", path}, {"before", before}, {"after", after}, {"diff", "…"}};
+        if (initial)
+            p["initial"] = true;
+        return p;
+    };
+    kwb::agent::EpisodeTrajectory t;
+    t.episode.id = 8;
+    t.episode.task = "tasks/level1/01_gelu.py";
+    t.episode.status = kwb::agent::EpisodeStatus::Finished;
+    t.events = {
+        event(8, 1, EventKind::FileDiff, change("model_new.py", nullptr, "v1 model\n", true)),
+        event(8, 2, EventKind::FileDiff, change("kernels/a.cu", nullptr, "kernel v1\n", true)),
+        event(8, 3, EventKind::FileDiff, change("kernels/a.cu", "kernel v1\n", "kernel v2\n")),
+        event(8, 4, EventKind::Evaluation, evaluationPayload(1, 1.2, 0.9)),
+        event(8, 5, EventKind::FileDiff, change("model_new.py", "v1 model\n", "v2 model\n")),
+        event(8, 6, EventKind::FileDiff, change("kernels/b.cuh", nullptr, "helper\n")),
+        event(8, 7, EventKind::Evaluation, evaluationPayload(3, 1.8, 1.3)),
+        event(8, 8, EventKind::FileDiff, change("kernels/b.cuh", "helper\n", nullptr)),
+        // A hostile or broken store must not make the workbench write outside its folder.
+        event(8, 9, EventKind::FileDiff, change("../escape.txt", nullptr, "no\n"))};
+    t.episode.lastSequence = 9;
     return makeEpisodeSnapshot(std::move(t));
 }
 
@@ -143,7 +178,7 @@ private slots:
         CodeEditor* changes = editors->editorForFile(QStringLiteral("Step 6 changes"));
         QVERIFY(changes);
         QVERIFY(changes->text().contains("+call"));
-        QVERIFY(changes->text().contains("records diffs per step, not the files"));
+        QVERIFY(changes->text().contains("records only diffs per step, not the files"));
 
         // Selecting a row in the conversation goes the other way.
         const int row = agent->conversationModel()->rowForSequence(3);
@@ -153,6 +188,76 @@ private slots:
         QCOMPARE(steps.count(), 2);
         QCOMPARE(result->titleText(), QStringLiteral("Episode 7, step 3"));
         QVERIFY(result->comparisonText().contains("no earlier evaluation"));
+    }
+
+    void rebuildsTheFilesOfAnyStep() {
+        const auto episode = episodeWithFiles();
+        const StepFiles atFirstEvaluation = filesAfterStep(*episode, 4);
+        QVERIFY(atFirstEvaluation.complete);
+        QCOMPARE(atFirstEvaluation.files.size(), std::size_t{2});
+        QCOMPARE(atFirstEvaluation.files.at("kernels/a.cu"), QStringLiteral("kernel v2\n"));
+        QCOMPARE(atFirstEvaluation.files.at("model_new.py"), QStringLiteral("v1 model\n"));
+        const StepFiles atSecond = filesAfterStep(*episode, 7);
+        QCOMPARE(atSecond.files.at("model_new.py"), QStringLiteral("v2 model\n"));
+        QCOMPARE(atSecond.files.count("kernels/b.cuh"), std::size_t{1});
+        QCOMPARE(filesAfterStep(*episode, 8).files.count("kernels/b.cuh"), std::size_t{0});
+        // Episodes stored with diffs only cannot be rebuilt, and say so.
+        QVERIFY(!filesAfterStep(*episodeWithDiffs(), 6).complete);
+
+        const auto choices = comparableSteps(*episode, 7);
+        QCOMPARE(choices.size(), std::size_t{2}); // step 4, then the start
+        QCOMPARE(choices[0].sequence, 4);
+        QVERIFY(choices[0].label.contains("reward 1"));
+        QCOMPARE(choices[1].sequence, 0);
+
+        const auto [left, right] = joinedDifferences(atFirstEvaluation, atSecond);
+        QVERIFY(left.contains("=== model_new.py") && left.contains("v1 model"));
+        QVERIFY(right.contains("v2 model") && right.contains("=== kernels/b.cuh"));
+        QVERIFY(left.contains("kernels/b.cuh (not there yet)"));
+        QVERIFY(!left.contains("kernel v2") && !right.contains("kernel v2")); // unchanged file
+
+        QTemporaryDir dir;
+        const QString folder = dir.filePath("step");
+        QVERIFY(writeStepFiles(filesAfterStep(*episode, 9), folder));
+        QVERIFY(QFile::exists(folder + "/kernels/a.cu"));
+        QVERIFY(!QFile::exists(dir.filePath("escape.txt")));
+        QVERIFY(!QFile::exists(folder + "/../escape.txt"));
+    }
+
+    void aStepShowsItsFilesAndDiffsAgainstAnEarlierEvaluation() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        window.show();
+        window.agentPanes()->agentPane()->showEpisode(episodeWithFiles());
+        emit window.agentPanes()->rewardsPane()->stepSelected(8, 7);
+        QCOMPARE(window.shownStep(), 7);
+        CandidateEditors* editors = window.candidateEditors();
+        QVERIFY(editors->isReadOnly());
+        CodeEditor* model = editors->editorForFile(QStringLiteral("model_new.py"));
+        QVERIFY(model);
+        QCOMPARE(model->text(), QStringLiteral("v2 model\n"));
+        QVERIFY(editors->editorForFile(QStringLiteral("kernels/b.cuh")));
+        CodeEditor* changes = editors->editorForFile(QStringLiteral("Step 7 changes"));
+        QVERIFY(changes);
+        QVERIFY(changes->text().contains("files after this step"));
+
+        QDialog* diff = window.compareShownStepWith(4);
+        QVERIFY(diff);
+        auto* view = diff->findChild<DiffView*>();
+        QVERIFY(view);
+        QVERIFY2(view->titleText().contains("step 4 -> step 7"), qPrintable(view->titleText()));
+        // model_new.py v1 -> v2 and the new header; the unchanged kernel is left out.
+        const DiffStats stats = view->model()->stats();
+        QCOMPARE(stats.added, 3);   // the header's title line, "helper", "v2 model"
+        QCOMPARE(stats.removed, 2); // the header's "(not there yet)" title line, "v1 model"
+        diff->close();
+        QVERIFY(window.compareShownStepWith(0));  // the episode's start
+        QVERIFY(!window.compareShownStepWith(9)); // not earlier than the shown step
+
+        window.backToWorkspace();
+        QCOMPARE(window.shownStep(), -1);
+        QVERIFY(!editors->editorForFile(QStringLiteral("kernels/b.cuh")));
     }
 
     void aTimelineKernelSelectsItsStatisticsRow() {
