@@ -128,8 +128,8 @@ void EngineBridge::requestEpisodeExport(const QString& storePath, const std::vec
             auto store = agent::TrajectoryStore::open(path);
             if (!store)
                 return std::pair{false, QString::fromStdString(store.error().message)};
-            auto written = agent::exportEpisodes(*store.value(), wanted,
-                                                 std::filesystem::path(target));
+            auto written =
+                agent::exportEpisodes(*store.value(), wanted, std::filesystem::path(target));
             if (!written)
                 return std::pair{false, QString::fromStdString(written.error().message)};
             return std::pair{true, QStringLiteral("exported %1 episode(s) to %2")
@@ -159,6 +159,15 @@ kwb::timeline::TimelineSnapshot loadTimeline(const std::string& recordPath) {
 }
 
 } // namespace
+
+void EngineBridge::requestTimeline(const QString& recordPath) {
+    const std::string path = recordPath.toStdString();
+    post<kwb::timeline::TimelineSnapshot>(
+        QStringLiteral("timeline"), [path](std::stop_token) { return loadTimeline(path); },
+        [this, recordPath](kwb::timeline::TimelineSnapshot timeline) {
+            emit timelineReady(recordPath, std::move(timeline));
+        });
+}
 
 quint64 EngineBridge::latestEvaluationId() const {
     return latestId_.value(QStringLiteral("evaluate"));

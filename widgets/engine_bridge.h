@@ -47,6 +47,9 @@ public:
     quint64 requestEvaluation(const QString& workspace, const kwb::EvaluationOptions& options,
                               const QString& python = {});
     quint64 latestEvaluationId() const;
+    // Reads a CUPTI record file (kwb-cupti/1 lines) into a timeline (tag "timeline": a newer
+    // request wins), e.g. the one an agent step's evaluation recorded.
+    void requestTimeline(const QString& recordPath);
 
     bool isBusy() const { return inFlight_ > 0; }
 
@@ -64,6 +67,8 @@ signals:
     void evaluationReady(quint64 evaluationId, std::shared_ptr<const kwb::EvaluationResult> result);
     // After evaluationReady, when the result recorded a CUPTI timeline.
     void evaluationTimelineReady(quint64 evaluationId, kwb::timeline::TimelineSnapshot timeline);
+    // For requestTimeline; an empty snapshot when the file cannot be read.
+    void timelineReady(const QString& recordPath, kwb::timeline::TimelineSnapshot timeline);
 
 private:
     // Runs `work` on the engine thread and `deliver` with its result on the UI thread, unless

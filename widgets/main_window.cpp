@@ -328,6 +328,15 @@ void MainWindow::connectSelection() {
             });
     connect(editLoop_, &EditLoopController::timelineReady, timelinePane_,
             &TimelinePane::setTimeline);
+    connect(&bridge_, &EngineBridge::timelineReady, this,
+            [this](const QString& records, kwb::timeline::TimelineSnapshot timeline) {
+                if (!timeline) {
+                    log_->append(LogLevel::Error,
+                                 tr("Cannot read the timeline records %1").arg(records));
+                    return;
+                }
+                timelinePane_->setTimeline(std::move(timeline));
+            });
     connect(editLoop_, &EditLoopController::evaluationShown, hub_, &SelectionHub::selectEvaluation);
     // Steps: a reward point or a conversation row selects; the hub tells every pane.
     connect(agentPanes_->rewardsPane(), &RewardsPane::stepSelected, hub_,
@@ -351,9 +360,14 @@ void MainWindow::showStep(qint64 episodeId, qint64 step) {
     const StepInspection inspection = inspectStep(*episode, step);
     if (!inspection.found)
         return;
-    if (inspection.evaluation)
+    if (inspection.evaluation) {
         resultPanel_->showEvaluation(inspection.evaluation, inspection.previousEvaluation,
                                      tr("Episode %1, step %2").arg(episodeId).arg(step));
+        // Its CUPTI timeline, when the evaluation recorded one, read on the engine thread.
+        const QString records = QString::fromStdString(inspection.evaluation->timelineRecordPath);
+        if (!records.isEmpty())
+            bridge_.requestTimeline(records);
+    }
     const bool filesShown = showStepFiles(*episode, step);
     const QString note =
         filesShown

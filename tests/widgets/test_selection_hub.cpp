@@ -54,6 +54,13 @@ EpisodeSnapshotPtr episodeWithDiffs() {
     return makeEpisodeSnapshot(std::move(t));
 }
 
+// An evaluation that recorded a CUPTI timeline (a record file checked into tests/data).
+nlohmann::json evaluationWithTimeline(int reward, double vsEager, double vsCompile) {
+    nlohmann::json payload = evaluationPayload(reward, vsEager, vsCompile);
+    payload["timeline_records"] = std::string(KWB_TEST_DATA_DIR) + "/timeline/two_streams.jsonl";
+    return payload;
+}
+
 // Episode 8, recorded with whole texts: the initial files (1, 2), a kernel edit (3), an
 // evaluation (4, reward 1), a model_new.py edit (5), a new helper header (6), an evaluation
 // (7, reward 3), a deleted header (8).
@@ -76,7 +83,7 @@ EpisodeSnapshotPtr episodeWithFiles() {
         event(8, 4, EventKind::Evaluation, evaluationPayload(1, 1.2, 0.9)),
         event(8, 5, EventKind::FileDiff, change("model_new.py", "v1 model\n", "v2 model\n")),
         event(8, 6, EventKind::FileDiff, change("kernels/b.cuh", nullptr, "helper\n")),
-        event(8, 7, EventKind::Evaluation, evaluationPayload(3, 1.8, 1.3)),
+        event(8, 7, EventKind::Evaluation, evaluationWithTimeline(3, 1.8, 1.3)),
         event(8, 8, EventKind::FileDiff, change("kernels/b.cuh", "helper\n", nullptr)),
         // A hostile or broken store must not make the workbench write outside its folder.
         event(8, 9, EventKind::FileDiff, change("../escape.txt", nullptr, "no\n"))};
@@ -241,6 +248,10 @@ private slots:
         CodeEditor* changes = editors->editorForFile(QStringLiteral("Step 7 changes"));
         QVERIFY(changes);
         QVERIFY(changes->text().contains("files after this step"));
+        // And the timeline its evaluation recorded, read off the UI thread.
+        TimelinePane* timeline = window.timelinePane();
+        QTRY_VERIFY_WITH_TIMEOUT(!timeline->showsEmptyState(), 10000);
+        QVERIFY(timeline->statisticsModel()->rowCount() > 0);
 
         QDialog* diff = window.compareShownStepWith(4);
         QVERIFY(diff);
