@@ -2,6 +2,7 @@
 // window a reward point selects the step in the agent pane, shows that step's evaluation in the
 // result panel and its files (rebuilt from the recorded texts) and diffs in the editors; a
 // timeline kernel selects its statistics row.
+#include "agent/trajectory_store.h"
 #include "episode_fixtures.h"
 #include "timeline_fixture.h"
 #include "widgets/agent_pane.h"
@@ -15,6 +16,7 @@
 #include "widgets/kernel_statistics_model.h"
 #include "widgets/main_window.h"
 #include "widgets/result_panel.h"
+#include "widgets/reward_plot.h"
 #include "widgets/rewards_pane.h"
 #include "widgets/selection_hub.h"
 #include "widgets/step_files.h"
@@ -22,6 +24,7 @@
 #include "widgets/timeline_pane.h"
 
 #include <QDialog>
+#include <QDir>
 #include <QFile>
 #include <QItemSelectionModel>
 #include <QLineEdit>
@@ -269,6 +272,51 @@ private slots:
         window.backToWorkspace();
         QCOMPARE(window.shownStep(), -1);
         QVERIFY(!editors->editorForFile(QStringLiteral("kernels/b.cuh")));
+    }
+
+    void aStoredEpisodeShowsItsStepsFilesRewardsAndTimeline() {
+        // End to end from the store on disk: the window reads the default store of its state
+        // folder, opens the episode off the UI thread, and a reward point brings the step's
+        // evaluation, files and timeline into their panes.
+        QTemporaryDir dir;
+        const QString state = dir.filePath(QStringLiteral("state"));
+        QVERIFY(QDir().mkpath(state));
+        qputenv("KWB_STATE_DIR", state.toUtf8());
+        kwb::agent::EpisodeId id = 0;
+        {
+            auto store = kwb::agent::TrajectoryStore::open(
+                (state + QStringLiteral("/trajectories.db")).toStdString());
+            QVERIFY(store);
+            kwb::agent::EpisodeRecord record;
+            record.task = "tasks/level1/01_gelu.py";
+            record.provider = "scripted";
+            record.model = "m";
+            id = store.value()->createEpisode(record).value().id;
+            const EpisodeSnapshotPtr recorded = episodeWithFiles();
+            for (const auto& e : recorded->events)
+                QVERIFY(store.value()->appendEvent(id, e->kind, e->payload));
+            kwb::agent::EpisodeOutcome outcome;
+            outcome.reward = 3;
+            QVERIFY(store.value()->finishEpisode(id, outcome));
+        }
+        AppSettings settings(dir.filePath(QStringLiteral("s.ini")));
+        MainWindow window(settings);
+        qunsetenv("KWB_STATE_DIR");
+        window.show();
+        AgentPane* agent = window.agentPanes()->agentPane();
+        window.agentPanes()->openEpisode(id);
+        QTRY_VERIFY_WITH_TIMEOUT(agent->shownEpisode() != nullptr, 30000);
+        QVERIFY(agent->conversationModel()->rowForSequence(7) >= 0); // the evaluation step
+        RewardsPane* rewards = window.agentPanes()->rewardsPane();
+        QCOMPARE(rewards->rewardPlot()->pointCount(), 2);
+
+        emit rewards->stepSelected(id, 7);
+        QCOMPARE(window.resultPanel()->titleText(), QStringLiteral("Episode %1, step 7").arg(id));
+        CodeEditor* model =
+            window.candidateEditors()->editorForFile(QStringLiteral("model_new.py"));
+        QVERIFY(model);
+        QCOMPARE(model->text(), QStringLiteral("v2 model\n"));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.timelinePane()->showsEmptyState(), 10000);
     }
 
     void aTimelineKernelSelectsItsStatisticsRow() {
