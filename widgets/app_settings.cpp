@@ -1,6 +1,7 @@
 #include "widgets/app_settings.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QSettings>
 #include <QStandardPaths>
 
@@ -31,6 +32,10 @@ AppSettings::AppSettings(const QString& iniFile)
 
 AppSettings::~AppSettings() {
     delete settings_;
+}
+
+QString AppSettings::modelPricesFile() const {
+    return QFileInfo(settings_->fileName()).dir().filePath(QStringLiteral("model-prices.json"));
 }
 
 QString AppSettings::pythonInterpreter() const {

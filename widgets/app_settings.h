@@ -44,6 +44,9 @@ public:
     QByteArray windowState() const;
     void setWindowLayout(const QByteArray& geometry, const QByteArray& state);
 
+    // The user's model prices (model_prices.h), beside the settings file: model-prices.json.
+    QString modelPricesFile() const;
+
     void sync();
 
 private:

@@ -14,6 +14,7 @@
 #include "widgets/diff_view.h"
 #include "widgets/edit_loop_controller.h"
 #include "widgets/log_pane.h"
+#include "widgets/model_prices.h"
 #include "widgets/problems_pane.h"
 #include "widgets/result_panel.h"
 #include "widgets/rewards_pane.h"
@@ -108,6 +109,7 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
 
     log_->append(LogLevel::Info,
                  tr("Kernel Workbench %1 started").arg(QString::fromUtf8(build::kVersion)));
+    loadModelPrices();
     refreshSystemReport();
     bridge_.requestTaskList(QString::fromStdString(kwb::bundledTasksDirectory()));
 }
@@ -467,6 +469,21 @@ void MainWindow::backToWorkspace() {
         openTask(currentTaskPath_);
     else
         candidates_->showNoCandidate(tr("Open a task or a workspace to edit its candidate."));
+}
+
+void MainWindow::loadModelPrices() {
+    // A small local file, read once: the agent pane's cost meter uses the user's prices.
+    const QString file = settings_.modelPricesFile();
+    if (!QFileInfo::exists(file))
+        return;
+    std::string error;
+    const int entries = loadPriceOverrides(file.toStdString(), &error);
+    if (!error.empty())
+        log_->append(LogLevel::Error, tr("Model prices not loaded: %1 (the built-in list prices "
+                                         "are used)")
+                                          .arg(QString::fromStdString(error)));
+    else
+        log_->append(LogLevel::Info, tr("Loaded %1 model price(s) from %2").arg(entries).arg(file));
 }
 
 void MainWindow::openSettings() {

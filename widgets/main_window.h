@@ -88,6 +88,7 @@ private:
     void showSystemReport(std::shared_ptr<const kwb::SystemReport> report);
     void showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot);
     void openSettings();
+    void loadModelPrices();
     void openTaskFromDialog();
     void openWorkspaceFromDialog();
     void connectSelection();

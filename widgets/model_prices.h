@@ -26,4 +26,13 @@ double costOf(const agent::TokenUsage& usage, const ModelPrice& price);
 // "$0.0123", or "n/a" for a model without a price.
 std::string costText(const agent::TokenUsage& usage, std::string_view model);
 
+// Prices the user maintains (contract prices, new models, self-hosted costs) replace the built-in
+// table's entries and add to it: a JSON object {"model-name": {"input": 2.5, "cached_input": 1.25,
+// "output": 10}} in US dollars per million tokens ("cached_input" defaults to "input"). Returns
+// the number of entries read; on a malformed file, 0 with the reason in `error`, and the prices
+// in use stay as they were.
+int loadPriceOverrides(const std::string& path, std::string* error = nullptr);
+// Back to the built-in table alone (tests).
+void clearPriceOverrides();
+
 } // namespace kwb::ui
