@@ -157,7 +157,14 @@ FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
             nvrtc.fileName = relative;
             nvrtc.arch = request.arch;
             nvrtc.extraOptions = options;
+            const auto compileStarted = std::chrono::steady_clock::now();
             NvrtcResult compiled = compileWithNvrtc(nvrtc);
+            // The compiler's own share of the stage, for the instant loop's budget.
+            log << relative << ": NVRTC "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - compileStarted)
+                       .count()
+                << " ms\n";
             relabel(compiled.diagnostics, nvrtc.fileName, relative);
             for (Diagnostic& d : compiled.diagnostics)
                 result.diagnostics.push_back(d);

@@ -68,7 +68,8 @@ Sample measure(const kwb::Evaluator& evaluator, const fs::path& ws,
         std::istringstream lines(stage.log);
         for (std::string line; std::getline(lines, line);) {
             if (line.rfind("phase times:", 0) == 0 || line.rfind("stage time:", 0) == 0 ||
-                line.rfind("prepared before the request:", 0) == 0)
+                line.rfind("prepared before the request:", 0) == 0 ||
+                (stage.name == "compile" && line.find(": NVRTC ") != std::string::npos))
                 s.phases += "  " + stage.name + " " + line + "\n";
             if (line.rfind("prepared before the request:", 0) == 0)
                 (stage.name == "verify" ? s.verifyPrepared : s.profilePrepared) = true;

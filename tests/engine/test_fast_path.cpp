@@ -82,6 +82,7 @@ TEST_F(FastPathTest, BuildsCubinsWithManifestsAndCachesThem) {
     ASSERT_TRUE(first.ok) << first.summary << first.log;
     EXPECT_EQ(first.filesCompiled, 1);
     EXPECT_EQ(first.filesCached, 0);
+    EXPECT_NE(first.log.find("kernels/gelu.cu: NVRTC "), std::string::npos) << first.log;
     const fs::path out = ws / "build" / "kwb_kernels";
     EXPECT_GT(fs::file_size(out / "gelu.cubin"), 1000u);
     EXPECT_NE(readText(out / "gelu.ptx").find(".entry gelu_vec4"), std::string::npos);
