@@ -66,25 +66,15 @@ def _warm_inputs(data: dict, stage: str) -> None:
 
 def _child(message: dict, close_fds: list, done_fd: int) -> None:
     """Runs in the forked child: becomes a normal stage process and never returns."""
-    code = 3
-    try:
-        for fd in close_fds:  # the standby children's go pipes are the server's alone
+
+    def body() -> int:
+        for fd in close_fds:  # the standby children's pipes are the server's alone
             os.close(fd)
         stage_child.enter()
         stage_child.become_stage_process(message)
-        code = stage_child.run_stage(message, done_fd=done_fd)
-    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
-        try:
-            os.write(2, f"kwb_harness fork child: {type(exc).__name__}: {exc}\n".encode())
-        except OSError:
-            pass
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:
-            pass
-        os._exit(code)
+        return stage_child.run_stage(message, done_fd=done_fd)
+
+    stage_child.exit_after("fork child", body)
 
 
 def _descendants(root: int) -> list:

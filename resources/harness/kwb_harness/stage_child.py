@@ -80,3 +80,23 @@ def enter() -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() == 1:
         os._exit(3)
+
+
+def exit_after(label: str, body) -> None:
+    """Runs ``body()`` (which returns the exit code) in a forked child and ends the process
+    whatever happens: a child must never return into the server's loop."""
+    code = 3
+    try:
+        code = body()
+    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
+        try:
+            os.write(2, f"kwb_harness {label}: {type(exc).__name__}: {exc}\n".encode())
+        except OSError:
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+        os._exit(code)

@@ -105,8 +105,8 @@ def _read_line(fd: int) -> bytes:
 
 def _child(stage: str, data: dict, go_fd: int, done_fd: int, secret: str) -> None:
     """Prepares, waits for the go message, runs the stage; never returns."""
-    code = 3
-    try:
+
+    def body() -> int:
         stage_child.enter()
         # Until the go message names a log, output goes to the server's log, never to the
         # server's reply pipe (fd 1) or its requests (fd 0).
@@ -122,17 +122,12 @@ def _child(stage: str, data: dict, go_fd: int, done_fd: int, secret: str) -> Non
         line = _read_line(go_fd)
         os.close(go_fd)
         if not line:
-            os._exit(0)  # the server let it go
+            return 0  # the server let it go
         message = json.loads(line)
         if not secrets.compare_digest(str(message.pop("secret", "")), secret):
             os.write(2, b"kwb_harness standby: a go message without the server's secret; exiting\n")
-            os._exit(4)
+            return 4
         stage_child.become_stage_process(message)
-        code = stage_child.run_stage(message, prepared, done_fd)
-    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
-        try:
-            os.write(2, f"kwb_harness standby child: {type(exc).__name__}: {exc}\n".encode())
-        except OSError:
-            pass
-    finally:
-        os._exit(code)
+        return stage_child.run_stage(message, prepared, done_fd)
+
+    stage_child.exit_after("standby child", body)
