@@ -4,8 +4,11 @@
 #                                          cuobjdump; the edit -> verified + profiled benchmark
 #                                          for the fast and agent paths (standby children, 1.5 s
 #                                          pause) and the fast path with no pause
-#   bench/gpu_instant_loop.sh rest         the cold path of the benchmark, and the adversarial
-#                                          table through the warm worker and standby children
+#   bench/gpu_instant_loop.sh loop-adversarial  the edit loop (EDITS, default 12) and the
+#                                          adversarial table through the warm worker and standby
+#                                          children, every case twice
+#   bench/gpu_instant_loop.sh cold         the cold path alone (COLD_EDITS, default 8)
+#   bench/gpu_instant_loop.sh final        the cold path cut at 240 s, CUPTI overhead, the fast loop
 #   bench/gpu_instant_loop.sh timeline     the CUPTI GPU tests, `kwb timeline` on a bundled task,
 #                                          and the CUPTI overhead benchmark
 #   bench/gpu_instant_loop.sh fast         fast-path evaluations end to end (kwb eval --fast)
@@ -46,6 +49,27 @@ PY
     done
 }
 
+# edit_loop NAME PATHS EDITS PAUSE_MS [extra benchmark options]: one run of the edit-loop benchmark,
+# its table to stdout and $out/NAME.md, every edit's breakdown to $out/NAME.log. LOOP_TIMEOUT
+# (seconds) cuts it short, keeping the edits measured so far in the log.
+edit_loop() {
+    local name="$1" paths="$2" edits="$3" pause="$4"
+    shift 4
+    echo "## edit -> verified + profiled: $paths, $edits edits, ${pause} ms pause before each save"
+    timeout "${LOOP_TIMEOUT:-590}" "$build/bench/edit_loop/kwb_edit_loop_bench" \
+        --paths "$paths" --edits "$edits" --cold-edits "$edits" \
+        --pause-ms "$pause" --root "$out/$name" --json "$out/$name.json" "$@" 2>"$out/$name.log" |
+        tee "$out/$name.md"
+    grep -E "warm-up|edit [0-9]+:" -A8 "$out/$name.log" | head -n 40
+}
+
+adversarial_table() {
+    echo "## adversarial table, warm worker + standby (each case twice)"
+    (cd "$build" && KWB_WARM_WORKER=1 ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 |
+        tee "$out/adversarial.log" |
+        grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" | tail -n 120)
+}
+
 case "$part" in
 fast)
     fast_path_evaluations
@@ -57,59 +81,27 @@ loop)
     bash "$repo/bench/diagnostics_latency.sh" "$kwb" 20 5 2>&1 | tee "$out/diagnostics.md" | tail -n 40
     echo "## SASS and resources through the host's cuobjdump"
     "$kwb" nvrtc "$repo/resources/solutions_fast/01_gelu/kernels/gelu.cu" --sass 2>&1 | head -n 30
-    echo "## edit -> verified + profiled, fast and agent, 20 edits, 1.5 s pause, standby children"
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast,agent --edits 20 --pause-ms 1500 \
-        --root "$out/loop" --json "$out/edit-loop.json" 2>"$out/edit-loop.log" | tee "$out/edit-loop.md"
-    grep -E "warm-up|edit 1:|edit 2:|edit 20:" -A4 "$out/edit-loop.log" | head -n 60
-    echo "## fast path, no pause (the standby children get no time), 8 edits"
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits 8 --pause-ms 0 \
-        --root "$out/loop0" --json "$out/edit-loop-nopause.json" 2>"$out/edit-loop-nopause.log" |
-        tee "$out/edit-loop-nopause.md"
-    grep -E "edit [0-9]+:" "$out/edit-loop-nopause.log" | head -n 10
+    edit_loop edit-loop fast,agent "${EDITS:-20}" 1500
+    edit_loop edit-loop-nopause fast 8 0
     ;;
 loop-adversarial)
-    # After a harness change: the edit loop again (EDITS, default 12; no diagnostics) and the
-    # adversarial table through the warm worker and standby children.
-    n="${EDITS:-12}"
-    echo "## edit -> verified + profiled, fast and agent, $n edits, 1.5 s pause, standby children"
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast,agent --edits "$n" --pause-ms 1500 \
-        --root "$out/loop" --json "$out/edit-loop.json" 2>"$out/edit-loop.log" | tee "$out/edit-loop.md"
-    grep -E "warm-up|edit 1:|edit 2:" -A4 "$out/edit-loop.log" | head -n 40
-    echo "## fast path, no pause, 8 edits"
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits 8 --pause-ms 0 \
-        --root "$out/loop0" --json "$out/edit-loop-nopause.json" 2>"$out/edit-loop-nopause.log" |
-        tee "$out/edit-loop-nopause.md"
-    echo "## adversarial table, warm worker + standby"
-    (cd "$build" && KWB_WARM_WORKER=1 ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 |
-        tee "$out/adversarial.log" |
-        grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" | tail -n 120)
+    # After a harness change: the edit loop again (no diagnostics) and the adversarial table.
+    edit_loop edit-loop fast,agent "${EDITS:-12}" 1500
+    edit_loop edit-loop-nopause fast 8 0
+    adversarial_table
+    ;;
+cold)
+    # The cold path (c) alone: ~60 s per edit, so about 8 edits fit one device call.
+    LOOP_TIMEOUT=560 edit_loop edit-loop-cold cold "${COLD_EDITS:-8}" 0
     ;;
 final)
-    # The benchmark's cold path (c), the CUPTI overhead, and the fast loop once more with each
-    # stage's process time next to its phases.
-    echo "## cold full rebuild, 3 edits"
-    timeout 240 "$build/bench/edit_loop/kwb_edit_loop_bench" --paths cold --cold-edits 3 --pause-ms 0 \
-        --root "$out/cold" --json "$out/edit-loop-cold.json" 2>"$out/edit-loop-cold.log" | tee "$out/edit-loop-cold.md"
-    grep -E "warm-up|edit [0-9]+:" "$out/edit-loop-cold.log"
+    # The run of 2026-11-30 14:14 UTC: the cold path (cut at 240 s), the CUPTI overhead, and the
+    # fast loop with each stage's process time next to its phases.
+    LOOP_TIMEOUT=240 edit_loop edit-loop-cold cold 3 0
     echo "## CUPTI overhead (07_scale_residual_add, 2 alternating repeats)"
     KWB_BENCH_OUT="$out/cupti" timeout 200 bash "$repo/bench/cupti_overhead.sh" 2 07_scale_residual_add 2>&1 |
         tee "$out/cupti-overhead.md" | tail -n 8
-    echo "## fast loop, 10 edits, 1.5 s pause, stage process times"
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits 10 --pause-ms 1500 \
-        --root "$out/loopf" --json "$out/edit-loop-fast.json" 2>"$out/edit-loop-fast.log" | tee "$out/edit-loop-fast.md"
-    grep -E "edit [0-9]+:" -A7 "$out/edit-loop-fast.log" | head -n 40
-    ;;
-rest)
-    # The cold path (c) of the edit-loop benchmark, then the adversarial table through the warm
-    # worker: every case twice, the second time on standby children.
-    echo "## cold full rebuild, 3 edits"
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths cold --cold-edits 3 --pause-ms 0 \
-        --root "$out/cold" --json "$out/edit-loop-cold.json" 2>"$out/edit-loop-cold.log" | tee "$out/edit-loop-cold.md"
-    grep -E "edit [0-9]+:" "$out/edit-loop-cold.log"
-    echo "## adversarial table, warm worker + standby"
-    (cd "$build" && KWB_WARM_WORKER=1 ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 |
-        tee "$out/adversarial.log" |
-        grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" | tail -n 120)
+    edit_loop edit-loop-fast fast 10 1500
     ;;
 timeline)
     (cd "$build" && ctest -L gpu -R Cupti --output-on-failure 2>&1 | tail -n 25)
@@ -119,13 +111,10 @@ timeline)
     KWB_BENCH_OUT="$out/cupti" bash "$repo/bench/cupti_overhead.sh" 2 07_scale_residual_add 2>&1 | tail -n 12
     ;;
 quick)
-    "$build/bench/edit_loop/kwb_edit_loop_bench" --paths fast --edits "${EDITS:-8}" --root "$out/loop" \
-        --json "$out/edit-loop-quick.json" 2>&1 | tee "$out/edit-loop-quick.log" | tail -n 40
+    edit_loop edit-loop-quick fast "${EDITS:-8}" 1500
     ;;
 adversarial)
-    cd "$build" || exit 1
-    KWB_WARM_WORKER=1 ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 |
-        grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" | tail -n 80
+    adversarial_table
     ;;
 esac
 echo "total: $(($(date +%s) - started)) s"
