@@ -1,19 +1,22 @@
 #include "widgets/result_details_model.h"
 
+#include "widgets/diagnostic_icons.h"
+
 #include <QColor>
 
 namespace kwb::ui {
 
 QColor severityColor(kwb::FlagSeverity severity) {
+    // The diagnostics' palette: a strict flag looks like an error, a warning like a warning.
     switch (severity) {
     case kwb::FlagSeverity::Strict:
-        return QColor(0xe0, 0x4f, 0x4f);
+        return severityColor(kwb::Severity::Error);
     case kwb::FlagSeverity::Warning:
-        return QColor(0xe0, 0x9a, 0x2b);
+        return severityColor(kwb::Severity::Warning);
     case kwb::FlagSeverity::Info:
         break;
     }
-    return QColor(0x4a, 0x90, 0xd9);
+    return severityColor(kwb::Severity::Note);
 }
 
 namespace {
@@ -23,7 +26,7 @@ QColor stageColor(kwb::StageStatus status) {
     case kwb::StageStatus::Passed:
         return QColor(0x3f, 0xae, 0x5a);
     case kwb::StageStatus::Failed:
-        return QColor(0xe0, 0x4f, 0x4f);
+        return severityColor(kwb::FlagSeverity::Strict);
     case kwb::StageStatus::Skipped:
     case kwb::StageStatus::NotRun:
         break;

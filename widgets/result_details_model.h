@@ -44,7 +44,8 @@ private:
     std::shared_ptr<const kwb::EvaluationResult> result_;
 };
 
-// Colours shared by the panel's labels and the tree (readable on the dark and light themes).
+// Colours shared by the panel's labels and the tree: the diagnostics' severity palette
+// (diagnostic_icons.h), readable on the dark and light themes.
 QColor severityColor(kwb::FlagSeverity severity);
 
 } // namespace kwb::ui
