@@ -370,7 +370,7 @@ void MainWindow::showStep(qint64 episodeId, qint64 step) {
         if (!records.isEmpty())
             bridge_.requestTimeline(records);
     }
-    const bool filesShown = showStepFiles(*episode, step);
+    const bool filesShown = showStepFiles(episode, step);
     const QString note =
         filesShown
             ? tr("# Episode %1, step %2: the changes recorded since the previous evaluation. The "
@@ -388,14 +388,14 @@ void MainWindow::showStep(qint64 episodeId, qint64 step) {
                                              : inspection.changes));
 }
 
-bool MainWindow::showStepFiles(const EpisodeSnapshot& episode, qint64 step) {
-    const StepFiles files = filesAfterStep(episode, step);
+bool MainWindow::showStepFiles(const EpisodeSnapshotPtr& episode, qint64 step) {
+    const StepFiles files = filesAfterStep(*episode, step);
     if (!files.complete || files.files.empty())
         return false;
     if (!stepViews_)
         stepViews_ = std::make_unique<QTemporaryDir>();
-    const QString folder =
-        stepViews_->filePath(QStringLiteral("episode-%1-step-%2").arg(episode.record.id).arg(step));
+    const QString folder = stepViews_->filePath(
+        QStringLiteral("episode-%1-step-%2").arg(episode->record.id).arg(step));
     QString error;
     if (!stepViews_->isValid() || !writeStepFiles(files, folder, &error)) {
         log_->append(LogLevel::Error,
@@ -408,9 +408,9 @@ bool MainWindow::showStepFiles(const EpisodeSnapshot& episode, qint64 step) {
         folder, true,
         tr("Episode %1 after step %2 (read-only). Evaluate > Compare Step With… diffs it against "
            "an earlier evaluation; File > Back to Workspace returns to your files.")
-            .arg(episode.record.id)
+            .arg(episode->record.id)
             .arg(step));
-    shownEpisode_ = std::make_shared<const EpisodeSnapshot>(episode);
+    shownEpisode_ = episode;
     shownStep_ = step;
     compareStep_->setEnabled(true);
     backToWorkspace_->setEnabled(true);
@@ -421,19 +421,10 @@ QDialog* MainWindow::compareShownStepWith(qint64 sequence) {
     if (!shownEpisode_ || shownStep_ < 0 || sequence >= shownStep_)
         return nullptr;
     const StepFiles after = filesAfterStep(*shownEpisode_, shownStep_);
-    const StepFiles before = sequence > 0 ? filesAfterStep(*shownEpisode_, sequence) : StepFiles{};
-    if (!after.complete || (sequence > 0 && !before.complete))
+    const StepFiles before = filesAfterStep(*shownEpisode_, sequence);
+    if (!after.complete || !before.complete)
         return nullptr;
-    // The start is the files the episode's first events recorded (its initial workspace).
-    StepFiles start;
-    if (sequence == 0)
-        for (const auto& event : shownEpisode_->events)
-            if (event->kind == kwb::agent::EventKind::FileDiff &&
-                event->payload.value("initial", false) && event->payload.contains("after") &&
-                event->payload["after"].is_string())
-                start.files[QString::fromStdString(event->payload.value("path", ""))] =
-                    QString::fromStdString(event->payload["after"].get<std::string>());
-    const auto [left, right] = joinedDifferences(sequence == 0 ? start : before, after);
+    const auto [left, right] = joinedDifferences(before, after);
     const QString from = sequence == 0 ? tr("the start") : tr("step %1").arg(sequence);
     return showDiffDialog(
         this,

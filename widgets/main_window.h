@@ -93,7 +93,7 @@ private:
     void openWorkspaceFromDialog();
     void connectSelection();
     void showStep(qint64 episodeId, qint64 step);
-    bool showStepFiles(const EpisodeSnapshot& episode, qint64 step);
+    bool showStepFiles(const EpisodeSnapshotPtr& episode, qint64 step);
     void compareShownStep();
     void showAbout();
     void showShortcuts();

@@ -7,6 +7,7 @@
 #include <QFileInfo>
 #include <QSaveFile>
 #include <algorithm>
+#include <limits>
 
 namespace kwb::ui {
 namespace {
@@ -35,13 +36,17 @@ QString evaluationLabel(const agent::EpisodeEvent& event) {
 
 } // namespace
 
-StepFiles filesAfterStep(const EpisodeSnapshot& episode, qint64 sequence) {
+namespace {
+
+// Folds the FileDiff events `take` accepts, in sequence order, up to `last`.
+template <typename Take>
+StepFiles foldFiles(const EpisodeSnapshot& episode, qint64 last, Take take) {
     StepFiles out;
-    out.step = sequence;
+    out.step = last;
     for (const auto& event : episode.events) {
-        if (event->sequence > sequence)
+        if (event->sequence > last)
             break;
-        if (event->kind != agent::EventKind::FileDiff)
+        if (event->kind != agent::EventKind::FileDiff || !take(*event))
             continue;
         const QString path = stringField(event->payload, "path");
         if (path.isEmpty())
@@ -57,6 +62,16 @@ StepFiles filesAfterStep(const EpisodeSnapshot& episode, qint64 sequence) {
             out.files.erase(path); // null: the step deleted the file
     }
     return out;
+}
+
+} // namespace
+
+StepFiles filesAfterStep(const EpisodeSnapshot& episode, qint64 sequence) {
+    if (sequence <= 0) // the start: what the episode's first events recorded
+        return foldFiles(
+            episode, std::numeric_limits<qint64>::max(),
+            [](const agent::EpisodeEvent& e) { return e.payload.value("initial", false); });
+    return foldFiles(episode, sequence, [](const agent::EpisodeEvent&) { return true; });
 }
 
 std::vector<ComparableStep> comparableSteps(const EpisodeSnapshot& episode, qint64 sequence) {

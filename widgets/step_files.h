@@ -20,6 +20,7 @@ struct StepFiles {
     bool complete = true;
 };
 
+// Sequence 0 (or less) is the episode's start: the files its first events recorded.
 StepFiles filesAfterStep(const EpisodeSnapshot& episode, qint64 sequence);
 
 // What a step can be compared with: the episode's start (sequence 0) and every evaluation before
