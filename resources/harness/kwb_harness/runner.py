@@ -12,45 +12,45 @@ from .request import load_json, parse
 from .result import new_result, set_error
 
 
-def _handler(stage: str):
+# The stages whose candidate-free part can run ahead of the request (preparation.py); their
+# run() takes a `prepared` argument.
+_PREPARABLE = ("inspect", "verify", "profile")
+
+
+def preparable(stage: str) -> bool:
+    return stage in _PREPARABLE
+
+
+def _preparing_module(stage: str):
     # Imported on demand: a bad request should not pay for importing torch-heavy modules,
     # and a broken stage module must not take the other stages down with it.
     if stage == "inspect":
-        from .inspect_task import run
-    elif stage == "compile":
-        from .build import run
+        from . import inspect_task as module
     elif stage == "verify":
-        from .verify import run
+        from . import verify as module
     elif stage == "profile":
-        from .profile import run
-    elif stage == "baseline":
+        from . import profile as module
+    else:
+        return None
+    return module
+
+
+def _handler(stage: str):
+    module = _preparing_module(stage)
+    if module is not None:
+        return module.run
+    if stage == "compile":
+        from .build import run
+
+        return run
+    if stage == "baseline":
         from .profile import run as profile_run
 
         def run(req, result):
             profile_run(req, result, with_candidate=False)
-    else:
-        raise HarnessError(BAD_REQUEST, f"unknown stage '{stage}'")
-    return run
 
-
-def _preparing_module(stage: str):
-    if stage == "inspect":
-        from . import inspect_task
-
-        return inspect_task
-    if stage == "verify":
-        from . import verify
-
-        return verify
-    if stage == "profile":
-        from . import profile
-
-        return profile
-    return None
-
-
-def preparable(stage: str) -> bool:
-    return stage in ("inspect", "verify", "profile")
+        return run
+    raise HarnessError(BAD_REQUEST, f"unknown stage '{stage}'")
 
 
 def prepare(stage: str, data: dict):
@@ -86,7 +86,7 @@ def execute(stage: str, request: dict | str, capture: bool = True, prepared=None
                 device = data["device"]
             req = parse(data, stage)
             if prepared is not None and prepared.fits(req):
-                _preparing_module(stage).run(req, result, prepared=prepared)
+                _handler(stage)(req, result, prepared=prepared)
             else:
                 if prepared is not None:
                     print(f"the {stage} stage prepared in advance does not fit this request; starting afresh")
