@@ -3,7 +3,8 @@
 #   bench/gpu_instant_loop.sh loop         build; compile-diagnostics latency; SASS through
 #                                          cuobjdump; the edit -> verified + profiled benchmark
 #                                          for the fast and agent paths (standby children, 1.5 s
-#                                          pause) and the fast path with no pause
+#                                          pause), the fast path with no pause, and the cold
+#                                          path in what is left of the call
 #   bench/gpu_instant_loop.sh loop-adversarial  the edit loop (EDITS, default 12) and the
 #                                          adversarial table through the warm worker and standby
 #                                          children, every case twice
@@ -83,6 +84,14 @@ loop)
     "$kwb" nvrtc "$repo/resources/solutions_fast/01_gelu/kernels/gelu.cu" --sass 2>&1 | head -n 30
     edit_loop edit-loop fast,agent "${EDITS:-20}" 1500
     edit_loop edit-loop-nopause fast 8 0
+    # The cold path on the same GPU in the same run, for as long as the call has left (CALL_S,
+    # default 590 s); `cold` measures more of its edits in a call of its own.
+    left=$((${CALL_S:-590} - ($(date +%s) - started) - 15))
+    if [ "$left" -gt 150 ]; then
+        LOOP_TIMEOUT=$left edit_loop edit-loop-cold cold "${COLD_EDITS:-8}" 0
+    else
+        echo "## cold path skipped: $left s left in this call"
+    fi
     ;;
 loop-adversarial)
     # After a harness change: the edit loop again (no diagnostics) and the adversarial table.
