@@ -20,7 +20,9 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
 part="${1:-loop}"
 out="${OUT:-/tmp/kwb-instant}"
-mkdir -p "$out"
+# Workspaces and caches stay out of $out: only logs and tables come back from a device call.
+work="${KWB_BENCH_WORK:-/tmp/kwb-instant-work}"
+mkdir -p "$out" "$work"
 echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
 configure_gpu_host_build
@@ -59,7 +61,7 @@ edit_loop() {
     echo "## edit -> verified + profiled: $paths, $edits edits, ${pause} ms pause before each save"
     timeout "${LOOP_TIMEOUT:-590}" "$build/bench/edit_loop/kwb_edit_loop_bench" \
         --paths "$paths" --edits "$edits" --cold-edits "$edits" \
-        --pause-ms "$pause" --root "$out/$name" --json "$out/$name.json" "$@" 2>"$out/$name.log" |
+        --pause-ms "$pause" --root "$work/$name" --json "$out/$name.json" "$@" 2>"$out/$name.log" |
         tee "$out/$name.md"
     grep -E "warm-up|edit [0-9]+:" -A8 "$out/$name.log" | head -n 40
 }
@@ -100,7 +102,7 @@ loop-adversarial)
     adversarial_table
     ;;
 cold)
-    # The cold path (c) alone: ~60 s per edit, so about 8 edits fit one device call.
+    # The cold path (c) alone: over 60 s per edit, so about 7 edits fit one device call.
     LOOP_TIMEOUT=560 edit_loop edit-loop-cold cold "${COLD_EDITS:-8}" 0
     ;;
 final)

@@ -3,7 +3,9 @@
 //   fast  - the fast-path flavour (device-only .cu through NVRTC, kwb_kernels) in the warm worker
 //   agent - the CUDA-Agent layout, incremental torch-extension build (ninja), warm worker
 //   cold  - the CUDA-Agent layout rebuilt from scratch with one fresh Python per stage, the
-//           way CUDA Agent's scripts run
+//           way CUDA Agent's scripts run: every edit gets an empty cache folder (no extension,
+//           inductor, Triton or baseline cache), as a fresh sandbox has, so its profile also
+//           times a cold torch.compile
 // Each edit changes a constant's spelling in the kernel (its value stays the same in float), so
 // every edit really recompiles and every evaluation must still be correct. Before each edit the
 // benchmark pauses (--pause-ms) as a person would between reading a result and saving again;
@@ -12,12 +14,14 @@
 #include "engine/evaluator.h"
 #include "engine/resource_paths.h"
 #include "engine/task_catalog.h"
+#include "engine/user_directories.h"
 #include "engine/workspace.h"
 #include "tests/test_files.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -164,7 +168,16 @@ int main(int argc, char** argv) {
         options.maxRounds = 5;
         options.targetCv = 0.05;
         options.timingBudget = std::chrono::seconds(3);
+        // A cold evaluation shares nothing with the ones before it: the agent path builds the
+        // same edited sources, and its cached extension would otherwise make this rebuild free.
+        const std::string inheritedCache = kwb::cacheDirectory();
+        auto useFreshCacheIfCold = [&](int edit) {
+            if (path == "cold")
+                setenv("KWB_CACHE_DIR",
+                       (fs::path(root) / "cold-cache" / std::to_string(edit)).c_str(), 1);
+        };
         // Warm-up, not counted: starts the worker, caches the baselines and the first build.
+        useFreshCacheIfCold(0);
         const Sample warm = measure(evaluator, ws, options);
         std::cerr << path << " warm-up: " << warm.total << " s, reward " << warm.reward << " "
                   << warm.failure << "\n";
@@ -181,6 +194,7 @@ int main(int argc, char** argv) {
             writeText(kernel, edited);
             if (path == "cold")
                 fs::remove_all(ws / "build"); // a full rebuild, as a fresh CUDA-Agent sandbox
+            useFreshCacheIfCold(i + 1);
             samples.push_back(measure(evaluator, ws, options));
             const Sample& s = samples.back();
             std::cerr << path << " edit " << i + 1 << ": " << s.total << " s (compile " << s.compile
@@ -191,6 +205,7 @@ int main(int argc, char** argv) {
                       << s.phases;
         }
         writeText(kernel, original);
+        setenv("KWB_CACHE_DIR", inheritedCache.c_str(), 1);
 
         auto column = [&](double Sample::*field) {
             std::vector<double> values;
