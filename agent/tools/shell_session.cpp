@@ -120,10 +120,15 @@ std::optional<int> ShellSession::waitForMarker(std::unique_lock<std::mutex>& loc
 void ShellSession::interruptCommand(int signal) {
     if (shellPid_ <= 0)
         return;
-    for (int pid : descendantPids(shellPid_))
-        kill(pid, signal);
-    // The shell itself only ever gets SIGINT: its trap ends the command, and it stays alive.
+    // The shell itself only ever gets SIGINT: its trap ends the command list, and it stays
+    // alive. It is signalled before the command's processes: bash runs the trap once its
+    // foreground child ends, so the interrupt must already be pending then. Signalled after
+    // them, bash could see the child die and run the list's next command first (seen on a
+    // loaded CI machine: `sleep 30; echo never` printed "never").
+    const std::vector<int> descendants = descendantPids(shellPid_);
     kill(shellPid_, SIGINT);
+    for (int pid : descendants)
+        kill(pid, signal);
 }
 
 std::string ShellSession::start() {
