@@ -177,6 +177,8 @@ int main(int argc, char** argv) {
                        (fs::path(root) / "cold-cache" / std::to_string(edit)).c_str(), 1);
         };
         // Warm-up, not counted: starts the worker, caches the baselines and the first build.
+        // The cold path keeps none of that; its warm-up only brings torch and the toolchain
+        // into the page cache, as on a machine that has run the scripts before.
         useFreshCacheIfCold(0);
         const Sample warm = measure(evaluator, ws, options);
         std::cerr << path << " warm-up: " << warm.total << " s, reward " << warm.reward << " "
