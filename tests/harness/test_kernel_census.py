@@ -1,7 +1,7 @@
 """Flags from a kernel census (synthetic records: the census itself needs a GPU)."""
 import unittest
 
-from kwb_harness.kernel_census import classify, flags_for
+from kwb_harness.integrity.kernel_census import classify, flags_for
 
 
 def census(kernels, side_stream_us=0.0, declared=("scale_residual_vec4_kernel",)):

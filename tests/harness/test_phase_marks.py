@@ -5,7 +5,7 @@ import os
 import unittest
 from unittest import mock
 
-from kwb_harness import phase_marks
+from kwb_harness.timing import phase_marks
 
 
 class PhaseMarksTest(unittest.TestCase):

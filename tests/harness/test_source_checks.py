@@ -4,7 +4,7 @@ import tempfile
 import types
 import unittest
 
-from kwb_harness.source_checks import check_sources
+from kwb_harness.integrity.source_checks import check_sources
 
 FP32_INPUTS = [{"type": "tensor", "shape": [4096, 2048], "dtype": "float32"}]
 TASK = types.SimpleNamespace(batch_size=4096, dim=2048, eps=1e-5)

@@ -5,9 +5,10 @@ import shutil
 import tempfile
 import unittest
 
-from kwb_harness import PROTOCOL_VERSION, verify
+from kwb_harness import PROTOCOL_VERSION
 from kwb_harness.request import parse
-from kwb_harness.standby import Standby
+from kwb_harness.stages import verify
+from kwb_harness.stages.standby import Standby
 
 TASK = '''import torch
 import torch.nn as nn

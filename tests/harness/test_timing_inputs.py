@@ -4,11 +4,11 @@ import unittest
 
 import torch
 
-from kwb_harness import alternate_shape
-from kwb_harness.input_pool import InputPool
-from kwb_harness.namespace_guard import NamespaceSnapshot, flags
+from kwb_harness.integrity import alternate_shape
+from kwb_harness.integrity.namespace_guard import NamespaceSnapshot, flags
 from kwb_harness.task_loader import ReferenceTask
-from kwb_harness.trusted import TrustedClock, tampering_flag
+from kwb_harness.timing.input_pool import InputPool
+from kwb_harness.timing.trusted import TrustedClock, tampering_flag
 
 
 def make_task():

@@ -8,9 +8,9 @@ import argparse
 import os
 import sys
 
-from .phase_marks import finish_timeline
 from .result import write_result
-from .runner import execute
+from .stages.runner import execute
+from .timing.phase_marks import finish_timeline
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 
 from .errors import NUMERICAL_MISMATCH, OUTPUT_MISMATCH
-from .values import dtype_name
+from .values import dtype_name, flatten
 
 
 @dataclass
@@ -35,14 +35,6 @@ def _shape_of(value) -> str:
         inner = ", ".join(f"{k!r}: {_shape_of(value[k])}" for k in sorted(value, key=repr))
         return f"dict{{{inner}}}"
     return type(value).__name__
-
-
-def flatten(value) -> list:
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in flatten(v)]
-    if isinstance(value, dict):
-        return [leaf for k in sorted(value, key=repr) for leaf in flatten(value[k])]
-    return [value]
 
 
 def _fmt(x: float) -> str:

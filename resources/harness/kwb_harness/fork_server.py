@@ -9,15 +9,15 @@ CUDA context does not survive fork, and never imports candidate code, so nothing
 does can outlive its child.
 
 The server also keeps the task's CPU-side inputs (``get_inputs()`` under each seed) in its own
-memory. Children inherit them copy-on-write and only move them to the device; generating large
-random inputs on the CPU was the biggest cost left in a warm stage.
+memory (stages/warm_inputs.py). Children inherit them copy-on-write and only move them to the
+device; generating large random inputs on the CPU was the biggest cost left in a warm stage.
 
 Protocol, one JSON object per line. The server writes ``{"ready": true, ...}`` once. Each
 request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_bytes",
 "max_descendants"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
 "limit", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. A line
 ``{"standby": true}`` (no reply) says an evaluation is over: the server then forks standby
-children that prepare the next inspect, verify and profile (standby.py). A stage counts as
+children that prepare the next inspect, verify and profile (stages/standby.py). A stage counts as
 finished when its child reports the result written; the child is then killed and reaped later.
 End of input stops the server.
 """
@@ -28,40 +28,13 @@ import signal
 import sys
 import time
 
-from . import stage_child
-
-_MAX_CACHED_INPUT_BYTES = 8 << 30
+from .stages import stage_child
+from .stages.warm_inputs import warm_inputs
 
 
 def _reply(message: dict) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
-
-
-def _warm_inputs(data: dict, stage: str) -> None:
-    """Generates (on the CPU, in this process) the inputs the stage will ask for."""
-    from . import input_pool, models, profile, verify
-    from .request import parse
-    from .task_loader import load_reference
-
-    if stage not in ("verify", "profile", "inspect"):
-        return
-    req = parse(data, stage)
-    task = load_reference(req.reference, req.workspace)
-    if not models.warmable(task):
-        return
-    seeds = [req.seed]
-    if stage == "verify":
-        seeds = verify.check_seeds(req)
-    elif stage == "profile":
-        first = models.cpu_inputs(task, req.seed, req.workspace)
-        per_set = max(1, input_pool.set_bytes(first))
-        for salt in profile.pool_salts(req):
-            seeds += input_pool.InputPool.seeds(req.seed, salt, per_set, profile.pool_budget(req.device))
-    for seed in seeds:
-        if models.cached_input_bytes() > _MAX_CACHED_INPUT_BYTES:
-            break
-        models.cpu_inputs(task, seed, req.workspace)
 
 
 def _child(message: dict, close_fds: list, done_fd: int) -> None:
@@ -159,7 +132,7 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -
 
 class _Server:
     """Serves stage requests; keeps the last request of each preparable stage and, between
-    evaluations, a standby child per such stage (standby.py)."""
+    evaluations, a standby child per such stage (stages/standby.py)."""
 
     def __init__(self):
         self._last = {}
@@ -181,7 +154,7 @@ class _Server:
 
     def serve(self, message: dict) -> dict:
         from .request import load_json
-        from .runner import preparable
+        from .stages.runner import preparable
 
         stage = message["stage"]
         reply = {"id": message.get("id")}
@@ -189,7 +162,7 @@ class _Server:
         data = None
         try:
             data = load_json(message["request"])
-            _warm_inputs(data, stage)
+            warm_inputs(data, stage)
         except Exception as exc:  # noqa: BLE001 - the child meets the same problem and reports it
             reply["warm_error"] = f"{type(exc).__name__}: {exc}"
         reply["warm_s"] = time.perf_counter() - warm_started
@@ -234,7 +207,7 @@ class _Server:
 
     def stand_by(self) -> dict:
         """Forks a standby child for each stage whose last request is known."""
-        from .standby import Standby
+        from .stages.standby import Standby
 
         started = []
         for stage, data in self._last.items():
@@ -248,7 +221,7 @@ class _Server:
                 # cache: the next request asks for the candidate alone.
                 data = dict(data, include_baselines=False)
             try:
-                _warm_inputs(data, stage)
+                warm_inputs(data, stage)
             except Exception:  # noqa: BLE001 - the standby meets it too and runs from scratch
                 pass
             self._standby[stage] = Standby(stage, data, self._go_fds())
@@ -260,7 +233,7 @@ class _Server:
 
     def expire(self) -> None:
         """Lets standby children go that waited too long: each holds a CUDA context."""
-        from .standby import IDLE_LIMIT_S
+        from .stages.standby import IDLE_LIMIT_S
 
         now = time.monotonic()
         for stage, standby in list(self._standby.items()):
@@ -307,7 +280,7 @@ def _warm_lazy_state() -> None:
 
     import torch
 
-    from .op_guard import make_guard
+    from .integrity.op_guard import make_guard
 
     with make_guard():
         (torch.ones(4) * 2).sum()
@@ -323,7 +296,9 @@ def main() -> int:
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch  # noqa: F401 - the point of the server
 
-    from . import inspect_task, models, profile, verify  # noqa: F401 - warm the stage modules
+    # Warms the stage modules.
+    from . import models  # noqa: F401
+    from .stages import inspect_task, profile, verify  # noqa: F401
 
     _warm_lazy_state()
     _reply({"ready": True, "pid": os.getpid(), "torch": torch.__version__,

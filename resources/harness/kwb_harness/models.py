@@ -147,7 +147,7 @@ def _task_key(task, seed: int):
             content = handle.read()
     except OSError:
         return None
-    # Sizes are module globals (alternate_shape changes them for the second shape).
+    # Sizes are module globals (integrity/alternate_shape.py changes them for the second shape).
     scalars = tuple(sorted((k, v) for k, v in vars(module).items()
                            if not k.startswith("__") and type(v) in (int, float, bool, str)))
     return (os.path.abspath(path), hash(content), scalars, seed)
@@ -176,9 +176,7 @@ def cpu_inputs(task, seed: int, workspace: str | None = None) -> list:
 
 
 def cached_input_bytes() -> int:
-    from .input_pool import set_bytes
-
-    return sum(set_bytes(inputs) for inputs in _cpu_input_cache.values())
+    return sum(values.set_bytes(inputs) for inputs in _cpu_input_cache.values())
 
 
 def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> list:
@@ -194,7 +192,7 @@ def run_model(model, inputs: list, device: str, role: str, workspace: str | None
               clone_inputs: bool = True):
     """One forward on fresh clones of the inputs (or on ``inputs`` themselves when the caller
     cloned them and wants to inspect them afterwards); errors are attributed to ``role``.
-    ``guard`` (a dispatch mode from op_guard) watches the forward pass, not the input cloning."""
+    ``guard`` (a dispatch mode from integrity/op_guard.py) watches the forward pass, not the input cloning."""
     import contextlib
 
     import torch

@@ -133,7 +133,7 @@ def load_candidate(path: str, workspace: str | None = None) -> type:
 
 def load_candidate_for(req, counter=None) -> type:
     """Loads the extension (if the request names one) and then the candidate's ModelNew.
-    With a ``counter`` (extension_calls.CallCounter) the candidate imports a stand-in module
+    With a ``counter`` (integrity.extension_calls.CallCounter) the candidate imports a stand-in module
     that counts its calls into the extension."""
     # Candidates that call load_inline themselves build into the evaluation's build
     # folder instead of a per-user cache shared with unrelated runs.
@@ -148,7 +148,7 @@ def load_candidate_for(req, counter=None) -> type:
     if req.extension_path:
         module = load_extension(req.extension_path)
         if counter is not None:
-            from .extension_calls import counting_module
+            from .integrity.extension_calls import counting_module
 
             sys.modules[EXTENSION_NAME] = counting_module(module, counter)
     return load_candidate(req.candidate, req.workspace)

@@ -36,6 +36,26 @@ def map_tensors(value, fn):
     return value
 
 
+def flatten(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in flatten(v)]
+    if isinstance(value, dict):
+        return [leaf for k in sorted(value, key=repr) for leaf in flatten(value[k])]
+    return [value]
+
+
+def tensors(value) -> list:
+    """The tensors among the leaves of ``value``, in :func:`flatten`'s order."""
+    import torch
+
+    return [t for t in flatten(value) if isinstance(t, torch.Tensor)]
+
+
+def set_bytes(inputs) -> int:
+    """The bytes held by the tensors of an input set (or of any nested value)."""
+    return sum(t.numel() * t.element_size() for t in tensors(inputs))
+
+
 def to_device(value, device: str):
     return map_tensors(value, lambda t: t.to(device))
 

@@ -6,7 +6,7 @@ import os
 import sys
 
 from .kwb_harness.result import json_safe, write_result
-from .kwb_harness.runner import execute
+from .kwb_harness.stages.runner import execute
 
 WORKSPACE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -33,9 +33,11 @@ def become_stage_process(message: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.stdout = os.fdopen(1, "w", buffering=1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
-    # The command line a cold stage has (`python -m kwb_harness STAGE ...`): nothing the
-    # candidate can read about its process should tell a warm stage from a cold one.
-    sys.argv = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "__main__.py"), message["stage"],
+    # The command line a cold stage has (`python -m kwb_harness STAGE ...`, whose argv[0] is the
+    # package's __main__.py, one folder up from here): nothing the candidate can read about its
+    # process should tell a warm stage from a cold one.
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.argv = [os.path.join(package_dir, "__main__.py"), message["stage"],
                 "--request", message["request"], "--result", message["result"]]
 
 
@@ -46,8 +48,8 @@ RESULT_WRITTEN = b"result written\n"
 def run_stage(message: dict, prepared=None, done_fd: int = -1) -> int:
     """Runs the stage, writes its result and says so on ``done_fd``; the exit code for the
     child."""
-    from .phase_marks import finish_timeline
-    from .result import write_result
+    from ..result import write_result
+    from ..timing.phase_marks import finish_timeline
     from .runner import execute
 
     result = execute(message["stage"], message["request"], capture=True, prepared=prepared)

@@ -8,8 +8,8 @@ fails here. Which call of a round is checked is drawn at random, so the candidat
 
 import random
 
-from . import models, values
-from .compare import compare
+from .. import models, values
+from ..compare import compare
 
 
 class TimedOutputCheck:

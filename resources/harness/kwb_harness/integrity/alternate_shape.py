@@ -10,7 +10,7 @@ run on the new shape, otherwise the task does not allow it and the check is skip
 
 import contextlib
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 
 def _names_read(fn) -> set:

@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 import json
 
-from .phase_clock import PhaseClock
+from ..timing.phase_clock import PhaseClock
 
 # Request fields only the candidate's side of a stage reads.
 CANDIDATE_FIELDS = ("candidate", "extension_path", "kernels_dir")

@@ -5,11 +5,11 @@ Used by ``python -m kwb_harness`` and, in-process, by the workspace's utils/ shi
 
 import time
 
+from ..environment import describe
+from ..errors import BAD_REQUEST, INTERNAL, HarnessError
+from ..request import load_json, parse
+from ..result import new_result, set_error
 from .capture import TeeCapture
-from .environment import describe
-from .errors import BAD_REQUEST, INTERNAL, HarnessError
-from .request import load_json, parse
-from .result import new_result, set_error
 
 
 # The stages whose candidate-free part can run ahead of the request (preparation.py); their

@@ -3,13 +3,13 @@ candidate's sources (without running them) when the request names one."""
 
 import os
 
-from . import device as devices
-from . import models, values
-from .compare import flatten
-from .errors import TASK_IMPORT, HarnessError, describe_exception
+from .. import device as devices
+from .. import models, values
+from ..errors import TASK_IMPORT, HarnessError, describe_exception
+from ..integrity.source_checks import check_sources
+from ..task_loader import _import_file, check_reference
+from ..values import flatten
 from .preparation import Preparation
-from .source_checks import check_sources
-from .task_loader import _import_file, check_reference
 
 
 _DESCRIPTION_FIELDS = ("inputs", "init_inputs", "outputs", "parameters", "has_get_inputs", "has_get_init_inputs")

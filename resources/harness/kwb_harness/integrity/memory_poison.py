@@ -52,7 +52,7 @@ def poison_free_memory(device: str, recent_sizes: list) -> int:
 
 
 def tensor_bytes(value) -> list:
-    from .compare import flatten
+    from ..values import flatten
 
     import torch
 

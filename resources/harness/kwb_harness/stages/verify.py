@@ -10,19 +10,21 @@ test shape (a second, derived shape is verified too).
 
 import gc
 
-from . import alternate_shape, models, thread_census, values
-from . import device as devices
-from .compare import compare, flatten
-from .errors import CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
-from .extension_calls import CallCounter, not_run_flag
-from .memory_poison import poison_free_memory, tensor_bytes
-from .namespace_guard import NamespaceSnapshot
-from .namespace_guard import flags as namespace_flags
-from .op_guard import fallback_flag, make_guard
-from .phase_clock import PhaseClock
+from .. import device as devices
+from .. import models, values
+from ..compare import compare
+from ..errors import CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
+from ..integrity import alternate_shape, thread_census
+from ..integrity.extension_calls import CallCounter, not_run_flag
+from ..integrity.memory_poison import poison_free_memory, tensor_bytes
+from ..integrity.namespace_guard import NamespaceSnapshot
+from ..integrity.namespace_guard import flags as namespace_flags
+from ..integrity.op_guard import fallback_flag, make_guard
+from ..task_loader import load_candidate_for, load_reference
+from ..timing.phase_clock import PhaseClock
+from ..timing.trusted import TrustedClock, tampering_flag
+from ..values import flatten
 from .preparation import Preparation
-from .task_loader import load_candidate_for, load_reference
-from .trusted import TrustedClock, tampering_flag
 
 
 class _Flags:

@@ -12,19 +12,21 @@ import gc
 import os
 import time
 
-from . import device as devices
-from . import gpu_monitor, kernel_census, models, phase_marks, roofline, values
-from .errors import CANDIDATE_RUN, CUDA_ERROR, TASK_RUN, HarnessError, describe_exception
-from .input_pool import InputPool, set_bytes
-from .memory_poison import tensor_bytes
-from .namespace_guard import NamespaceSnapshot
-from .namespace_guard import flags as namespace_flags
-from .phase_clock import PhaseClock
+from .. import device as devices
+from .. import models, values
+from ..errors import CANDIDATE_RUN, CUDA_ERROR, TASK_RUN, HarnessError, describe_exception
+from ..integrity import kernel_census, roofline
+from ..integrity.memory_poison import tensor_bytes
+from ..integrity.namespace_guard import NamespaceSnapshot
+from ..integrity.namespace_guard import flags as namespace_flags
+from ..integrity.output_check import TimedOutputCheck, snapshot
+from ..task_loader import load_candidate_for, load_reference
+from ..timing import gpu_monitor, phase_marks
+from ..timing.input_pool import InputPool
+from ..timing.phase_clock import PhaseClock
+from ..timing.timers import CpuTimer, CudaTimer, relative_spread, rotated, summarize
+from ..timing.trusted import TrustedClock, tampering_flag
 from .preparation import Preparation
-from .output_check import TimedOutputCheck, snapshot
-from .task_loader import load_candidate_for, load_reference
-from .timing import CpuTimer, CudaTimer, relative_spread, rotated, summarize
-from .trusted import TrustedClock, tampering_flag
 
 # Memory for each variant's input sets: enough for a few distinct sets of typical tasks
 # without crowding out the task itself.
@@ -265,7 +267,7 @@ def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, 
 
     output = ref_model(*values.clone(inputs))
     params = sum(t.numel() * t.element_size() for t in list(ref_model.parameters()) + list(ref_model.buffers()))
-    bytes_moved = set_bytes(inputs) + params + sum(tensor_bytes(output))
+    bytes_moved = values.set_bytes(inputs) + params + sum(tensor_bytes(output))
     del output
     bandwidth = roofline.copy_bandwidth_gbs(req.device, clock)
     floor_ms = roofline.floor(bytes_moved, bandwidth)

@@ -13,21 +13,9 @@ inputs stay valid for the reference.
 
 import random
 
-from . import models
+from .. import models, values
 
 _MAX_SETS = 4
-
-
-def _tensors(value) -> list:
-    from .compare import flatten
-
-    import torch
-
-    return [t for t in flatten(value) if isinstance(t, torch.Tensor)]
-
-
-def set_bytes(inputs: list) -> int:
-    return sum(t.numel() * t.element_size() for t in _tensors(inputs))
 
 
 class InputPool:
@@ -39,7 +27,7 @@ class InputPool:
 
     def __init__(self, task, seed: int, device: str, workspace: str, budget_bytes: int, salt: int):
         first = models.make_inputs(task, seed + salt, device, workspace)
-        seeds = self.seeds(seed, salt, set_bytes(first), budget_bytes)
+        seeds = self.seeds(seed, salt, values.set_bytes(first), budget_bytes)
         count = len(seeds)
         self._sets = [first] + [models.make_inputs(task, s, device, workspace) for s in seeds[1:]]
         self._uses = [0] * count
@@ -58,7 +46,7 @@ class InputPool:
         inputs = self._sets[index]
         if self._uses[index]:
             with torch.no_grad():
-                for t in _tensors(inputs):
+                for t in values.tensors(inputs):
                     if t.is_floating_point() or t.is_complex():
                         t.mul_(self._random.uniform(0.75, 1.0))
         self._uses[index] += 1

@@ -19,12 +19,12 @@ import sysconfig
 import tempfile
 import time
 
-from . import device as devices
+from .. import device as devices
+from ..diagnostics import first_error, parse_diagnostics, workspace_relative
+from ..environment import torch_build_info
+from ..errors import BAD_REQUEST, COMPILE_ERROR, HarnessError
+from ..task_loader import EXTENSION_NAME
 from .capture import redirect_to_file, tail_text
-from .diagnostics import first_error, parse_diagnostics, workspace_relative
-from .environment import torch_build_info
-from .errors import BAD_REQUEST, COMPILE_ERROR, HarnessError
-from .task_loader import EXTENSION_NAME
 
 SOURCE_EXTS = (".cu", ".cpp")
 HEADER_EXTS = (".h", ".hpp", ".cuh", ".inl")

@@ -1,0 +1,1 @@
+"""The evaluation stages (inspect, compile, verify, profile, baseline) and what runs them."""

@@ -1,0 +1,1 @@
+"""Timing: the trusted clock, per-call timers, input pools for timed calls and phase accounting."""
