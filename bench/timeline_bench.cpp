@@ -4,9 +4,9 @@
 //   QT_QPA_PLATFORM=offscreen kwb_timeline_bench [--kernels N] [--frames N] [--width W]
 //                                                 [--height H]
 
-#include "tests/widgets/timeline_fixture.h"
-#include "widgets/timeline_pane.h"
-#include "widgets/timeline_view.h"
+#include "tests/timeline/timeline_fixture.h"
+#include "widgets/timeline/timeline_pane.h"
+#include "widgets/timeline/timeline_view.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

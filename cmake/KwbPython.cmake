@@ -1,5 +1,5 @@
 # The Python that runs PyTorch tasks. The same resolution order as the running app uses
-# (engine/python_environment.cpp): KWB_PYTHON, the project's virtual environment, then PATH.
+# (engine/system/python_environment.cpp): KWB_PYTHON, the project's virtual environment, then PATH.
 set(KWB_DEFAULT_VENV "$ENV{HOME}/.local/share/kernel-workbench/venv")
 if(DEFINED ENV{KWB_PYTHON} AND NOT KWB_PYTHON_EXECUTABLE)
     set(KWB_PYTHON_EXECUTABLE "$ENV{KWB_PYTHON}")

@@ -1,6 +1,6 @@
 #include "agent/tools/default_tools.h"
 
-#include "agent/tools/file_tools.h"
+#include "agent/tools/files/file_tools.h"
 #include "agent/tools/workspace_tools.h"
 
 namespace kwb::agent {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "agent/tools/bash_tools.h"
+#include "agent/tools/shell/bash_tools.h"
 #include "agent/tools/tool_registry.h"
 
 namespace kwb::agent {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/evaluation_result.h"
+#include "engine/evaluation/evaluation_result.h"
 
 #include <string>
 

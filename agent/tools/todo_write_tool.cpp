@@ -1,4 +1,4 @@
-#include "agent/tools/file_tools.h"
+#include "agent/tools/files/file_tools.h"
 #include "agent/tools/tool_arguments.h"
 
 using nlohmann::json;

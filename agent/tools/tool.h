@@ -1,7 +1,7 @@
 #pragma once
 
-#include "agent/tool_schema.h"
-#include "engine/evaluator.h"
+#include "agent/llm/tool_schema.h"
+#include "engine/evaluation/evaluator.h"
 
 #include <functional>
 #include <nlohmann/json.hpp>

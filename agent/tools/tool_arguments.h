@@ -1,6 +1,6 @@
 #pragma once
 
-#include "agent/tool_schema.h"
+#include "agent/llm/tool_schema.h"
 
 #include <nlohmann/json.hpp>
 #include <string>

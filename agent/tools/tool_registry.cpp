@@ -1,7 +1,9 @@
 #include "agent/tools/tool_registry.h"
 
-#include "agent/tools/text_limits.h"
+#include "agent/llm/api_key.h"
+#include "agent/tools/files/valid_utf8.h"
 #include "agent/tools/tool_arguments.h"
+#include "engine/process/head_tail_capper.h"
 
 #include <exception>
 
@@ -51,7 +53,7 @@ std::vector<ToolSchema> ToolRegistry::schemas() const {
 ToolResult ToolRegistry::run(const ToolCall& call, ToolContext& context, std::stop_token stop) {
     const json arguments = call.parsedArguments();
     if (arguments.is_discarded()) {
-        const LimitedText shown = limitText(call.argumentsJson, 200);
+        const HeadTailCapper::Capped shown = capHeadTail(call.argumentsJson, 200);
         return finish(call.name, ToolResult::error("the arguments are not valid JSON: " +
                                                    toValidUtf8(shown.text)));
     }
@@ -84,9 +86,11 @@ ToolResult ToolRegistry::finish(std::string_view name, ToolResult result) const 
     std::string text = result.text;
     if (result.isError && !name.empty() && text.rfind(std::string(name) + ": ", 0) != 0)
         text = std::string(name) + ": " + text;
-    LimitedText limited = limitText(toValidUtf8(text), options_.outputLimitBytes);
+    if (!options_.secrets.empty())
+        text = redactSecrets(text, options_.secrets);
+    HeadTailCapper::Capped limited = capHeadTail(toValidUtf8(text), options_.outputLimitBytes);
     result.text = std::move(limited.text);
-    result.truncated = result.truncated || limited.truncated;
+    result.truncated = result.truncated || limited.truncated();
     makeStringsValid(result.data);
     return result;
 }

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "agent/conversation.h"
+#include "agent/llm/conversation.h"
 #include "agent/tools/tool.h"
 
 #include <cstddef>
@@ -14,6 +14,9 @@ namespace kwb::agent {
 struct ToolRegistryOptions {
     // Most bytes of a result's text the model sees; longer text keeps its head and tail.
     std::size_t outputLimitBytes = 30000;
+    // Replaced by "[redacted]" in every result before the model (a remote server) sees it: a
+    // tool that prints a file or an error holding a credential must not send it away.
+    std::vector<std::string> secrets;
 };
 
 // The tools one agent may call, and the one door through which calls reach them. Whatever a

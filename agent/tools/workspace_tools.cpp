@@ -2,8 +2,8 @@
 
 #include "agent/tools/evaluation_summary.h"
 #include "agent/tools/tool_arguments.h"
-#include "engine/evaluator.h"
-#include "engine/workspace.h"
+#include "engine/evaluation/evaluator.h"
+#include "engine/workspace/workspace.h"
 
 #include <mutex>
 #include <nlohmann/json.hpp>

@@ -1,45 +1,45 @@
-#include "agent/episode_runner.h"
-#include "agent/provider_factory.h"
-#include "agent/steering.h"
-#include "agent/tools/default_tools.h"
-#include "agent/trajectory_store.h"
+#include "agent/llm/api_key.h"
+#include "agent/llm/known_secrets.h"
+#include "agent/session/agent_session.h"
+#include "agent/store/trajectory_store.h"
 #include "commands.h"
-#include "engine/user_directories.h"
-#include "engine/workspace.h"
 #include "episode_printer.h"
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
-#include <filesystem>
 #include <iostream>
-#include <unistd.h>
 
 namespace kwb::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string defaultStorePath() {
-    return (fs::path(stateDirectory()) / "trajectories.db").string();
-}
-
 // Whether the streamed text left the cursor mid-line; event lines start on a fresh line.
 std::atomic<bool> midLine{false};
 
-// The model's text as it streams, so a person watching sees the agent think.
+// Prints streamed text; the redactor holds back a tail that could begin a secret.
+void printLive(std::string_view text) {
+    std::cout << text << std::flush;
+    if (!text.empty())
+        midLine = text.back() != '\n';
+}
+
+// The model's text as it streams, so a person watching sees the agent think. It is redacted
+// like everything the store keeps: a model (or a server) echoing a key must not print it.
 class ConsoleSink : public agent::StreamSink {
 public:
-    void onTextDelta(std::string_view text) override {
-        std::cout << text << std::flush;
-        if (!text.empty())
-            midLine = text.back() != '\n';
-    }
+    explicit ConsoleSink(agent::StreamRedactor& redactor) : redactor_(redactor) {}
+    void onTextDelta(std::string_view text) override { printLive(redactor_.feed(text)); }
     void onRetry(int nextAttempt, std::chrono::milliseconds delay,
                  const agent::LlmError& reason) override {
+        printLive(redactor_.flush());
         std::cerr << "\n[retry " << nextAttempt << " in " << delay.count()
-                  << " ms: " << reason.message << "]\n";
+                  << " ms: " << agent::redactSecrets(reason.message, secrets_) << "]\n";
     }
+    void setSecrets(std::vector<std::string> secrets) { secrets_ = std::move(secrets); }
+
+private:
+    agent::StreamRedactor& redactor_;
+    std::vector<std::string> secrets_;
 };
 
 // Ctrl+C stops the episode cleanly (it is stored as stopped) instead of killing the process.
@@ -68,67 +68,48 @@ int runAgent(const AgentOptions& o) {
         std::cerr << "kwb: unknown provider '" << o.provider << "' (openai or anthropic)\n";
         return kExitUsage;
     }
-    agent::ProviderSettings settings = agent::ProviderSettings::defaultsFor(*kind);
+    agent::AgentLaunch launch;
+    launch.provider = agent::ProviderSettings::defaultsFor(*kind);
     if (!o.baseUrl.empty())
-        settings.baseUrl = o.baseUrl;
-    settings.model = o.model;
+        launch.provider.baseUrl = o.baseUrl;
+    launch.provider.model = o.model;
     if (!o.apiKeyEnv.empty())
-        settings.apiKeyEnv = o.apiKeyEnv;
+        launch.provider.apiKeyEnv = o.apiKeyEnv;
+    launch.taskPath = o.task;
+    launch.workspace = o.workspace;
+    launch.storePath = o.store;
+    launch.maxTurns = o.maxTurns;
+    launch.python = o.python;
+    launch.evaluation.device = deviceChoiceFrom(o.device);
 
-    const std::string workspace =
-        o.workspace.empty()
-            ? (fs::temp_directory_path() /
-               ("kwb-agent-" + fs::path(o.task).stem().string() + "-" + std::to_string(::getpid())))
-                  .string()
-            : o.workspace;
-    if (!isWorkspace(workspace)) {
-        // The agent starts from the starter candidate, as in CUDA Agent.
-        WorkspaceInitResult made = initWorkspace(o.task, workspace);
-        if (!made.ok) {
-            std::cerr << "kwb: " << made.error << "\n";
-            return kExitFailure;
-        }
-    }
-
-    const std::string key = settings.resolveApiKey().reveal();
-    auto opened = agent::TrajectoryStore::open(
-        o.store.empty() ? defaultStorePath() : o.store,
-        {key.empty() ? std::vector<std::string>{} : std::vector<std::string>{key}});
-    if (!opened) {
-        std::cerr << "kwb: " << opened.error().message << "\n";
+    agent::AgentSession::Prepared prepared = agent::AgentSession::prepare(launch);
+    if (!prepared) {
+        std::cerr << "kwb: " << prepared.error << "\n";
         return kExitFailure;
     }
-    agent::TrajectoryStore& store = *opened.value();
-    std::unique_ptr<agent::LlmProvider> provider = agent::makeProvider(settings);
-    agent::ToolRegistry tools;
-    agent::addDefaultTools(tools);
-    agent::SteeringController steering;
-
-    agent::EpisodeConfig config;
-    config.taskPath = fs::absolute(o.task).string();
-    config.workspace = fs::absolute(workspace).string();
-    config.maxTurns = o.maxTurns;
-    config.model = o.model;
-    config.providerDescription = provider->describe();
-    config.python = o.python;
-    config.evaluation.device = deviceChoiceFrom(o.device);
-
-    std::cout << "workspace " << config.workspace << "\nprovider " << provider->describe()
-              << "\nstore " << store.path() << "\n";
-    // Every stored event is shown as it is written; the streamed text arrives in between.
-    agent::Subscription live = store.subscribe([](const agent::StoreUpdate& update) {
-        if (update.kind != agent::StoreUpdate::Kind::EventAppended ||
-            update.event.kind == agent::EventKind::AssistantMessage)
-            return;
-        if (midLine.exchange(false))
-            std::cout << "\n";
-        printEvent(std::cout, update.event);
-    });
-    ConsoleSink sink;
-    agent::EpisodeRunner runner(store, *provider, tools, steering, config, &sink);
-    activeSteering = &steering;
+    agent::AgentSession& session = *prepared.session;
+    std::cout << "workspace " << session.config().workspace << "\nprovider "
+              << session.providerDescription() << "\nstore " << session.store().path() << "\n";
+    // Every stored event is shown as it is written; the streamed text arrives in between. Both
+    // come on the runner's thread, so an event first prints what the redactor held back.
+    agent::StreamRedactor redactor(session.secrets());
+    agent::Subscription live =
+        session.store().subscribe([&redactor](const agent::StoreUpdate& update) {
+            if (update.kind != agent::StoreUpdate::Kind::EventAppended)
+                return;
+            printLive(redactor.flush());
+            if (update.event.kind == agent::EventKind::AssistantMessage)
+                return;
+            if (midLine.exchange(false))
+                std::cout << "\n";
+            printEvent(std::cout, update.event);
+        });
+    ConsoleSink sink(redactor);
+    sink.setSecrets(session.secrets());
+    activeSteering = &session.steering();
     std::signal(SIGINT, stopOnSignal);
-    agent::EpisodeRunResult result = runner.run();
+    agent::EpisodeRunResult result = session.run(&sink);
+    printLive(redactor.flush());
     std::signal(SIGINT, SIG_DFL);
     activeSteering = nullptr;
 

@@ -1,8 +1,8 @@
 #include "commands.h"
-#include "engine/gpu_self_test.h"
-#include "engine/process_runner.h"
-#include "engine/python_environment.h"
-#include "engine/resource_paths.h"
+#include "engine/process/process_runner.h"
+#include "engine/system/gpu_self_test.h"
+#include "engine/system/python_environment.h"
+#include "engine/system/resource_paths.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>

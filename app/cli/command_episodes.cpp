@@ -1,7 +1,6 @@
-#include "agent/episode_export.h"
-#include "agent/trajectory_store.h"
+#include "agent/store/episode_export.h"
+#include "agent/store/trajectory_store.h"
 #include "commands.h"
-#include "engine/user_directories.h"
 #include "episode_printer.h"
 
 #include <CLI/CLI.hpp>
@@ -12,8 +11,7 @@ namespace kwb::cli {
 namespace {
 
 std::string storePathOr(const std::string& path) {
-    return path.empty() ? (std::filesystem::path(stateDirectory()) / "trajectories.db").string()
-                        : path;
+    return path.empty() ? agent::TrajectoryStore::defaultPath() : path;
 }
 
 std::unique_ptr<agent::TrajectoryStore> openStore(const std::string& path) {

@@ -1,5 +1,5 @@
 #include "commands.h"
-#include "engine/evaluator.h"
+#include "engine/evaluation/evaluator.h"
 #include "evaluation_printer.h"
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,6 @@
 #include "commands.h"
-#include "engine/resource_paths.h"
-#include "engine/system_report.h"
+#include "engine/system/resource_paths.h"
+#include "engine/system/system_report.h"
 #include "kwb/version.h"
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,6 @@
 #include "commands.h"
-#include "engine/resource_paths.h"
-#include "engine/task_catalog.h"
+#include "engine/system/resource_paths.h"
+#include "engine/workspace/task_catalog.h"
 
 #include <CLI/CLI.hpp>
 #include <iomanip>

@@ -1,8 +1,8 @@
 // `kwb timeline WORKSPACE --out trace.json`: the evaluation's profile stage under the CUPTI
 // injection library, turned into a Perfetto / chrome://tracing trace and per-kernel statistics.
 #include "commands.h"
-#include "engine/evaluator.h"
-#include "engine/gpu_inventory.h"
+#include "engine/cuda/gpu_inventory.h"
+#include "engine/evaluation/evaluator.h"
 #include "engine/timeline/injection_library.h"
 #include "engine/timeline/perfetto_export.h"
 #include "engine/timeline/timeline_builder.h"

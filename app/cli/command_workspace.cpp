@@ -1,6 +1,6 @@
 #include "commands.h"
-#include "engine/task_catalog.h"
-#include "engine/workspace.h"
+#include "engine/workspace/task_catalog.h"
+#include "engine/workspace/workspace.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>

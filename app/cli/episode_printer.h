@@ -1,6 +1,6 @@
 #pragma once
 
-#include "agent/episode_record.h"
+#include "agent/store/episode_record.h"
 
 #include <ostream>
 

@@ -1,5 +1,5 @@
 // kwb: the headless command-line front end. Qt-free, so it runs on GPU servers.
-#include "agent/http_client.h"
+#include "agent/providers/http_client.h"
 #include "commands.h"
 #include "kwb/version.h"
 

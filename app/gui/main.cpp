@@ -1,12 +1,12 @@
 // kernel-workbench: the desktop GUI.
-#include "engine/resource_paths.h"
+#include "engine/system/resource_paths.h"
 #include "kwb/version.h"
-#include "widgets/agent_pane.h"
-#include "widgets/agent_panes.h"
-#include "widgets/app_settings.h"
-#include "widgets/main_window.h"
-#include "widgets/task_list_model.h"
-#include "widgets/theme.h"
+#include "widgets/agent/agent_pane.h"
+#include "widgets/agent/agent_panes.h"
+#include "widgets/core/app_settings.h"
+#include "widgets/models/task_list_model.h"
+#include "widgets/window/main_window.h"
+#include "widgets/window/theme.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

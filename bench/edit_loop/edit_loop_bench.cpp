@@ -11,11 +11,11 @@
 // benchmark pauses (--pause-ms) as a person would between reading a result and saving again;
 // latency counts from the save. With the warm worker, standby children prepare the next verify
 // and profile during that pause (--no-standby turns them off, --pause-ms 0 gives them no time).
-#include "engine/evaluator.h"
-#include "engine/resource_paths.h"
-#include "engine/task_catalog.h"
-#include "engine/user_directories.h"
-#include "engine/workspace.h"
+#include "engine/evaluation/evaluator.h"
+#include "engine/system/resource_paths.h"
+#include "engine/system/user_directories.h"
+#include "engine/workspace/task_catalog.h"
+#include "engine/workspace/workspace.h"
 #include "tests/test_files.h"
 
 #include <CLI/CLI.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/diagnostic.h"
+#include "engine/diagnostics/diagnostic.h"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "engine/diagnostics/cuda_toolkit.h"
 
-#include "engine/process_runner.h"
+#include "engine/process/process_runner.h"
 #include "kwb/version.h"
 
 #include <cstdlib>

@@ -1,11 +1,11 @@
 #include "engine/diagnostics/kernel_check.h"
 
+#include "engine/cuda/gpu_inventory.h"
 #include "engine/diagnostics/compiler_log.h"
 #include "engine/diagnostics/cuda_toolkit.h"
 #include "engine/diagnostics/nvcc_single_file.h"
+#include "engine/diagnostics/nvrtc_compiler.h"
 #include "engine/diagnostics/scratch_directory.h"
-#include "engine/gpu_inventory.h"
-#include "engine/nvrtc_compiler.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "engine/diagnostic.h"
 #include "engine/diagnostics/compile_path_choice.h"
+#include "engine/diagnostics/diagnostic.h"
 #include "engine/diagnostics/resource_usage.h"
 #include "engine/diagnostics/sass_listing.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/process_runner.h"
+#include "engine/process/process_runner.h"
 
 #include <stop_token>
 #include <string>

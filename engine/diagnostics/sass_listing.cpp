@@ -1,6 +1,6 @@
 #include "engine/diagnostics/sass_listing.h"
 
-#include "engine/process_runner.h"
+#include "engine/process/process_runner.h"
 
 #include <regex>
 #include <sstream>

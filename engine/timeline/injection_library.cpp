@@ -1,6 +1,6 @@
 #include "engine/timeline/injection_library.h"
 
-#include "engine/resource_paths.h"
+#include "engine/system/resource_paths.h"
 
 #include <cstdlib>
 #include <filesystem>

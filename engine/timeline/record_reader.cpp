@@ -1,5 +1,7 @@
 #include "engine/timeline/record_reader.h"
 
+#include "engine/system/bounded_json.h"
+
 #include <nlohmann/json.hpp>
 
 namespace kwb::timeline {
@@ -160,7 +162,7 @@ std::optional<TimelineRecord> parseRecordLine(std::string_view line) {
         line.remove_suffix(1);
     if (line.empty())
         return std::nullopt;
-    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const json j = parseBoundedJson(line);
     if (!j.is_object())
         return std::nullopt;
     auto type = j.find("t");

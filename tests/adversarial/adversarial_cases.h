@@ -64,6 +64,8 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"honest_helpers", ""},
         {"honest_reshape", ""},
         {"honest_out_of_place_buffers", "", true},
+        // Honest, with poisoned standard-library look-alikes beside it (isolated interpreters).
+        {"stdlib_shadow", "", true},
     };
 }
 

@@ -3,7 +3,7 @@
 // CUDA mode on a GPU host (label gpu) and prints one line per case for bench/results.
 #include "../engine/evaluation_fixture.h"
 #include "adversarial_cases.h"
-#include "engine/gpu_inventory.h"
+#include "engine/cuda/gpu_inventory.h"
 
 #include <algorithm>
 #include <cstdlib>

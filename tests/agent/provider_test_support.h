@@ -1,7 +1,7 @@
 #pragma once
 
-#include "agent/provider_factory.h"
-#include "agent/provider_settings.h"
+#include "agent/llm/provider_settings.h"
+#include "agent/providers/provider_factory.h"
 #include "scripted_llm_server.h"
 
 #include <chrono>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "agent/stream_sink.h"
+#include "agent/llm/stream_sink.h"
 
 #include <chrono>
 #include <condition_variable>

@@ -1,7 +1,7 @@
-#include "agent/api_key.h"
-#include "agent/openai_chat_provider.h"
-#include "agent/provider_factory.h"
-#include "agent/provider_settings.h"
+#include "agent/llm/api_key.h"
+#include "agent/llm/provider_settings.h"
+#include "agent/providers/openai_chat_provider.h"
+#include "agent/providers/provider_factory.h"
 
 #include <cstdlib>
 #include <gtest/gtest.h>

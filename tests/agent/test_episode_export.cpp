@@ -1,5 +1,5 @@
-#include "agent/episode_export.h"
-#include "agent/trajectory_store.h"
+#include "agent/store/episode_export.h"
+#include "agent/store/trajectory_store.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -200,6 +200,48 @@ TEST_F(EpisodeExportTest, AMalformedLineIsNamedAndNothingIsImported) {
 
     // Each failure above came after at least one valid line: none of them left anything.
     EXPECT_TRUE(target->listEpisodes().value().empty());
+}
+
+TEST_F(EpisodeExportTest, FileDiffPathsOutsideTheWorkspaceAreRefused) {
+    auto source = open("source.db");
+    ASSERT_TRUE(source);
+    std::stringstream jsonl;
+    ASSERT_TRUE(exportEpisodes(*source, fillSample(*source), jsonl).ok());
+    std::string good;
+    std::getline(jsonl, good);
+    auto target = open("target.db");
+    ASSERT_TRUE(target);
+    const json sample = json::parse(good);
+    std::size_t diffIndex = 0;
+    while (sample["events"][diffIndex]["kind"] != "file_diff")
+        ++diffIndex;
+    // A fork writes these paths into its workspace: every escape and protected file is refused.
+    for (const std::string path : {"../../x", "/abs/x", "kernels/../../x", "", "utils/common.py",
+                                   "model.py", "binding.cpp", "a//b"}) {
+        json line = sample;
+        line["events"][diffIndex]["payload"]["path"] = path;
+        std::istringstream in(line.dump());
+        auto imported = importEpisodes(*target, in);
+        ASSERT_FALSE(imported.ok()) << path;
+        EXPECT_NE(imported.error().message.find("event " + std::to_string(diffIndex + 1) + ": "),
+                  std::string::npos)
+            << imported.error().message;
+    }
+    json noPath = sample;
+    noPath["events"][diffIndex]["payload"].erase("path");
+    std::istringstream in(noPath.dump());
+    EXPECT_FALSE(importEpisodes(*target, in).ok());
+    EXPECT_TRUE(target->listEpisodes().value().empty());
+}
+
+TEST_F(EpisodeExportTest, DeeplyNestedLinesAreRefusedNotCrashed) {
+    auto target = open("target.db");
+    ASSERT_TRUE(target);
+    std::istringstream in(std::string(100000, '[') + std::string(100000, ']') + "\n");
+    auto imported = importEpisodes(*target, in);
+    ASSERT_FALSE(imported.ok());
+    EXPECT_NE(imported.error().message.find("line 1: nested deeper than"), std::string::npos)
+        << imported.error().message;
 }
 
 TEST_F(EpisodeExportTest, TheExportScrubsKeysTheFileAlreadyHeld) {

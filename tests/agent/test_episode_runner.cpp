@@ -1,8 +1,8 @@
 // The ReAct episode loop end to end: the scripted LLM server plays the model, the real tools act on
 // a tiny pure-Python workspace, and the trajectory store keeps what happened.
-#include "agent/episode_runner.h"
-#include "agent/tools/bash_tools.h"
-#include "agent/tools/file_tools.h"
+#include "agent/session/episode_runner.h"
+#include "agent/tools/files/file_tools.h"
+#include "agent/tools/shell/bash_tools.h"
 #include "agent/tools/workspace_tools.h"
 #include "provider_test_support.h"
 #include "tests/engine/evaluation_fixture.h"
@@ -448,6 +448,53 @@ TEST_F(EpisodeRunnerTest, AForkRestoresTheFilesAndTheConversationOfItsStep) {
     EXPECT_FALSE(contains(messages.dump(), "Second try."));
 }
 
+TEST_F(EpisodeRunnerTest, LinksInTheWorkspaceNeverReachTheStore) {
+    // A host file the sandbox cannot see, linked from the workspace by the agent or a user.
+    const fs::path host = root_ / "host-secret.txt";
+    std::ofstream(host) << "ssh-rsa AAAA-the-host-key";
+    fs::create_symlink(host, workspace_ / "notes.txt");
+    fs::create_directories(root_ / "host-folder");
+    std::ofstream(root_ / "host-folder" / "id.txt") << "another host file";
+    fs::create_directories(workspace_ / "kernels");
+    fs::create_directory_symlink(root_ / "host-folder", workspace_ / "kernels" / "linked");
+    auto provider = start(json::array({textTurn("Done.")}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    ASSERT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    for (const auto& e : events(result.id)) {
+        EXPECT_FALSE(contains(e.payload.dump(), "the-host-key")) << e.payload.dump();
+        EXPECT_FALSE(contains(e.payload.dump(), "another host file")) << e.payload.dump();
+    }
+}
+
+TEST_F(EpisodeRunnerTest, AForkRefusesAParentWhosePathsLeaveTheWorkspace) {
+    EpisodeRecord record;
+    record.task = (root_ / "pyws_task.py").string();
+    record.model = "test-model";
+    const EpisodeId parent = store_->createEpisode(record).value().id;
+    ASSERT_TRUE(
+        store_
+            ->appendEvent(parent, EventKind::SystemPrompt, messageToJson(Message::system("prompt")))
+            .ok());
+    ASSERT_TRUE(store_
+                    ->appendEvent(parent, EventKind::FileDiff,
+                                  {{"path", "../../escaped.txt"}, {"after", "planted"}})
+                    .ok());
+    auto provider = start(json::array({textTurn("never asked")}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    const fs::path forkDir = root_ / "forks" / "one";
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(forkDir));
+    const EpisodeRunResult forked = runner.forkFrom(parent, 2);
+    EXPECT_EQ(forked.id, 0);
+    EXPECT_TRUE(contains(forked.message, "unusable file")) << forked.message;
+    EXPECT_FALSE(fs::exists(root_ / "escaped.txt"));
+    EXPECT_FALSE(fs::exists(root_ / "forks" / "escaped.txt"));
+    EXPECT_TRUE(server_->requests().empty());
+}
+
 TEST_F(EpisodeRunnerTest, ARepeatedlyMalformedReplyFailsTheEpisode) {
     json broken = textTurn("never seen");
     broken["faults"] = json::array();
@@ -472,6 +519,31 @@ TEST_F(EpisodeRunnerTest, ARepeatedlyMalformedReplyFailsTheEpisode) {
             errorStored = e.payload["kind"] == "malformed_response" &&
                           !e.payload["message"].get<std::string>().empty();
     EXPECT_TRUE(errorStored);
+}
+
+TEST_F(EpisodeRunnerTest, TheEpisodeCostFollowsTheModelsPrice) {
+    json first = toolTurn("Look.", "c1", "Read", {{"file_path", "model_new.py"}});
+    first["usage"] = {{"input", 600'000}, {"output", 50'000}, {"cached", 200'000}};
+    json last = textTurn("Done.");
+    last["usage"] = {{"input", 400'000}, {"output", 50'000}, {"cached", 200'000}};
+    auto provider = start({first, last});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.model = "gpt-4.1"; // $2.00 input, $0.50 cached input, $8.00 output per million
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    ASSERT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    // 600k uncached at 2.00 + 400k cached at 0.50 + 100k out at 8.00 = 1.2 + 0.2 + 0.8.
+    EXPECT_NEAR(store_->loadEpisode(result.id).value().costUsd, 2.2, 1e-9);
+
+    // A model without a price costs nothing in the record and "n/a" on screen, never a guess.
+    auto unpriced = start(json::array({textTurn("Done.")}));
+    ASSERT_TRUE(unpriced) << server_->startError();
+    SteeringController secondSteering;
+    EpisodeRunner second(*store_, *unpriced, registry_, secondSteering, config(workspace_));
+    const EpisodeRunResult other = second.run();
+    EXPECT_EQ(store_->loadEpisode(other.id).value().costUsd, 0.0);
 }
 
 TEST_F(EpisodeRunnerTest, OldToolOutputsArePrunedOverTheBudget) {

@@ -1,6 +1,6 @@
-#include "agent/http_client.h"
-#include "engine/process_runner.h"
-#include "engine/python_environment.h"
+#include "agent/providers/http_client.h"
+#include "engine/process/process_runner.h"
+#include "engine/system/python_environment.h"
 
 #include <chrono>
 #include <csignal>

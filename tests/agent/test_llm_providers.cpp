@@ -1,5 +1,5 @@
 // The providers against the scripted server, both APIs, streamed and whole.
-#include "agent/llm_provider.h"
+#include "agent/llm/llm_provider.h"
 #include "provider_test_support.h"
 #include "recording_sink.h"
 

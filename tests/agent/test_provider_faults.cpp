@@ -1,6 +1,6 @@
 // The providers against the scripted server's faults: retries, clear errors, cancellation, and
 // a key that never shows.
-#include "agent/llm_provider.h"
+#include "agent/llm/llm_provider.h"
 #include "provider_test_support.h"
 #include "recording_sink.h"
 

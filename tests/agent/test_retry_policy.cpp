@@ -1,5 +1,5 @@
-#include "agent/retry_policy.h"
-#include "agent/retrying_provider.h"
+#include "agent/llm/retry_policy.h"
+#include "agent/llm/retrying_provider.h"
 #include "recording_sink.h"
 
 #include <chrono>

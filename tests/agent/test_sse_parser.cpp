@@ -1,4 +1,4 @@
-#include "agent/sse_parser.h"
+#include "agent/providers/sse_parser.h"
 
 #include <gtest/gtest.h>
 

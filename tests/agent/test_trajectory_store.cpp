@@ -1,5 +1,5 @@
-#include "agent/episode_record.h"
-#include "agent/trajectory_store.h"
+#include "agent/store/episode_record.h"
+#include "agent/store/trajectory_store.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,5 @@
-#include "agent/anthropic_messages_format.h"
-#include "agent/openai_chat_format.h"
+#include "agent/providers/anthropic_messages_format.h"
+#include "agent/providers/openai_chat_format.h"
 #include "recording_sink.h"
 
 #include <gtest/gtest.h>

@@ -9,11 +9,13 @@ kwb="$1"; python="$2"; repo="$3"
 tmp="$(mktemp -d)"
 trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 key="sk-test-$RANDOM$RANDOM-secret"
+# Another credential the process can see, not the provider's: it must be redacted as well.
+aws="aws-test-$RANDOM$RANDOM-credential"
 solution="$repo/resources/solutions/07_scale_residual_add"
 
-"$python" - "$solution" > "$tmp/script.json" <<'PY'
+"$python" - "$solution" "$key" "$aws" > "$tmp/script.json" <<'PY'
 import json, os, sys
-solution = sys.argv[1]
+solution, key, aws = sys.argv[1:4]
 def write(path):
     with open(os.path.join(solution, path)) as f:
         return {"name": "Write", "arguments": {"file_path": path, "content": f.read()}}
@@ -23,7 +25,8 @@ turns = [{"text": "I will write the fused kernel.",
           "tool_calls": [dict(id=f"call_{i}", **write(p)) for i, p in enumerate(files)]},
          {"text": "Now compile and verify.", "tool_calls": [{"id": "call_v", "name": "Verify", "arguments": {}}],
           "faults": [{"kind": "http_500", "status": 503}]},
-         {"text": "The kernel is correct. Done."}]
+         # A server (or model) that echoes credentials, streamed in small pieces.
+         {"text": f"The kernel is correct. Done. (Echo: {key} and {aws}.)"}]
 print(json.dumps({"turns": turns}))
 PY
 
@@ -33,7 +36,7 @@ for _ in $(seq 50); do grep -q '^PORT ' "$tmp/server.out" 2>/dev/null && break; 
 port="$(sed -n 's/^PORT //p' "$tmp/server.out")"
 [ -n "$port" ] || { echo "scripted server did not start"; exit 1; }
 
-OPENAI_API_KEY="$key" "$kwb" agent --task "$repo/resources/tasks/07_scale_residual_add.py" \
+OPENAI_API_KEY="$key" AWS_SECRET_ACCESS_KEY="$aws" "$kwb" agent --task "$repo/resources/tasks/07_scale_residual_add.py" \
     --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 10 \
     --workspace "$tmp/ws" --store "$tmp/store.db" --device "${KWB_AGENT_DEVICE:-cpu}" --python "$python" | tee "$tmp/agent.out"
 
@@ -51,7 +54,8 @@ grep -q "tool_result" "$tmp/show.out" || { echo "FAIL: episodes show"; exit 1; }
 [ "$(wc -l < "$tmp/export.jsonl")" -eq 1 ] || { echo "FAIL: export"; exit 1; }
 "$kwb" episodes --store "$tmp/store.db" import "$tmp/export.jsonl" | grep -q "imported episode 2" || { echo "FAIL: import"; exit 1; }
 grep -q "Bearer $key" "$tmp/requests.log" || { echo "FAIL: the key was not sent to the server"; exit 1; }
-if grep -rq "$key" "$tmp/store.db"* "$tmp/export.jsonl" "$tmp/agent.out"; then
-    echo "FAIL: the API key leaked into the store, the export or the output"; exit 1
+if grep -rq -e "$key" -e "$aws" "$tmp/store.db"* "$tmp/export.jsonl" "$tmp/agent.out"; then
+    echo "FAIL: a credential leaked into the store, the export or the live output"; exit 1
 fi
-echo "PASS: scripted episode stored with its reward; list, show, export and import work; no key leaked"
+grep -q "Echo: \[redacted\] and \[redacted\]" "$tmp/agent.out" || { echo "FAIL: the echo was not shown redacted"; exit 1; }
+echo "PASS: scripted episode stored with its reward; list, show, export and import work; no credential leaked"

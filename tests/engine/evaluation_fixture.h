@@ -2,10 +2,10 @@
 
 // Shared set-up for end-to-end evaluation tests: workspaces from bundled tasks and solutions in a
 // temporary folder, evaluated in CPU mode with small check and timing counts.
-#include "engine/evaluator.h"
-#include "engine/resource_paths.h"
-#include "engine/task_catalog.h"
-#include "engine/workspace.h"
+#include "engine/evaluation/evaluator.h"
+#include "engine/system/resource_paths.h"
+#include "engine/workspace/task_catalog.h"
+#include "engine/workspace/workspace.h"
 #include "tests/test_files.h"
 
 #include <filesystem>

@@ -1,9 +1,9 @@
 // Every bundled task must be a working KernelBench task for the configured Python: it imports,
 // both functions run, and the reference model produces an output.
-#include "engine/process_runner.h"
-#include "engine/python_environment.h"
-#include "engine/resource_paths.h"
-#include "engine/task_catalog.h"
+#include "engine/process/process_runner.h"
+#include "engine/system/python_environment.h"
+#include "engine/system/resource_paths.h"
+#include "engine/workspace/task_catalog.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
-#include "engine/evaluation_result.h"
-#include "engine/reward_policy.h"
+#include "engine/evaluation/evaluation_result.h"
+#include "engine/evaluation/reward_policy.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

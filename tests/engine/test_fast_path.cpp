@@ -1,7 +1,7 @@
 // The fast-path flavour without a GPU: PTX signatures, the NVRTC module build with its manifest
 // and cache, and the evaluator's compile stage choosing it (then stopping with a clear reason).
-#include "engine/fast_kernel_build.h"
-#include "engine/ptx_signature.h"
+#include "engine/evaluation/fast_kernel_build.h"
+#include "engine/evaluation/ptx_signature.h"
 #include "tests/engine/evaluation_fixture.h"
 
 #include <nlohmann/json.hpp>

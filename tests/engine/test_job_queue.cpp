@@ -1,4 +1,4 @@
-#include "engine/job_queue.h"
+#include "engine/process/job_queue.h"
 
 #include <atomic>
 #include <chrono>

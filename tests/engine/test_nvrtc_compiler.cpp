@@ -1,4 +1,4 @@
-#include "engine/nvrtc_compiler.h"
+#include "engine/diagnostics/nvrtc_compiler.h"
 
 #include <gtest/gtest.h>
 

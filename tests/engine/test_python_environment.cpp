@@ -1,5 +1,5 @@
-#include "engine/python_environment.h"
-#include "engine/sandbox.h"
+#include "engine/process/sandbox.h"
+#include "engine/system/python_environment.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "engine/sandbox.h"
+#include "engine/process/sandbox.h"
 
 #include <filesystem>
 #include <fstream>
@@ -95,4 +95,29 @@ TEST(Sandbox, MemoryLimitTurnsExhaustionIntoAnError) {
         std::string(KWB_TEST_EXPECTED_PYTHON) + " -S -c \"x = bytearray(2 << 30)\"", policy);
     EXPECT_FALSE(r.succeeded());
     EXPECT_NE(r.err.text.find("MemoryError"), std::string::npos) << r.err.text;
+}
+
+// Every sandboxed child starts from an allow-list, with or without bubblewrap: credentials,
+// HOME and injection hooks in kwb's environment never reach candidate code.
+TEST(Sandbox, ChildrenSeeOnlyTheAllowedEnvironment) {
+    setenv("KWB_TEST_PROVIDER_API_KEY", "sk-must-not-leak-1234", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "aws-must-not-leak-5678", 1);
+    setenv("SSH_AUTH_SOCK", "/tmp/ssh-agent.sock", 1);
+    setenv("CUDA_INJECTION64_PATH", "/tmp/evil.so", 1);
+    setenv("OPENBLAS_CORETYPE", "Haswell", 1); // a quirk some machines need: passes
+    for (const char* mode : {"", "rlimits-only"}) {
+        setenv("KWB_SANDBOX", mode, 1);
+        ProcessResult r = runSandboxed("env", {});
+        ASSERT_TRUE(r.succeeded()) << r.statusText() << r.err.text;
+        const std::string env = "\n" + r.out.text;
+        EXPECT_EQ(env.find("must-not-leak"), std::string::npos) << mode << "\n" << env;
+        EXPECT_EQ(env.find("SSH_AUTH_SOCK"), std::string::npos) << mode << "\n" << env;
+        EXPECT_EQ(env.find("CUDA_INJECTION64_PATH"), std::string::npos) << mode << "\n" << env;
+        EXPECT_EQ(env.find("\nHOME="), std::string::npos) << mode << "\n" << env;
+        EXPECT_NE(env.find("PATH="), std::string::npos) << mode << "\n" << env;
+        EXPECT_NE(env.find("OPENBLAS_CORETYPE=Haswell"), std::string::npos) << mode << "\n" << env;
+    }
+    for (const char* name : {"KWB_TEST_PROVIDER_API_KEY", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK",
+                             "CUDA_INJECTION64_PATH", "OPENBLAS_CORETYPE", "KWB_SANDBOX"})
+        unsetenv(name);
 }

@@ -1,5 +1,5 @@
-#include "engine/resource_paths.h"
-#include "engine/task_catalog.h"
+#include "engine/system/resource_paths.h"
+#include "engine/workspace/task_catalog.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,7 +1,7 @@
 // The warm evaluation worker (one forked child per stage from a server with torch imported)
 // must give the same outcomes as cold stage processes, and nothing a candidate does may reach
 // the next evaluation through the shared server.
-#include "engine/warm_worker.h"
+#include "engine/evaluation/warm_worker.h"
 #include "tests/engine/evaluation_fixture.h"
 
 namespace kwb::test {

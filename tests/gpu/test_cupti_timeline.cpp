@@ -1,8 +1,8 @@
 // CUPTI timelines end to end on a GPU host (`ctest -L gpu`): the injection library inside a
 // torch process, and `collectTimeline` through the evaluation pipeline. Skips without a GPU.
 #include "../engine/evaluation_fixture.h"
-#include "engine/gpu_inventory.h"
-#include "engine/process_runner.h"
+#include "engine/cuda/gpu_inventory.h"
+#include "engine/process/process_runner.h"
 #include "engine/timeline/injection_library.h"
 #include "engine/timeline/timeline_builder.h"
 

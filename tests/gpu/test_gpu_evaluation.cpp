@@ -1,6 +1,6 @@
 // The evaluation pipeline in CUDA mode: runs on a GPU host (`ctest -L gpu`), skips elsewhere.
 #include "../engine/evaluation_fixture.h"
-#include "engine/gpu_inventory.h"
+#include "engine/cuda/gpu_inventory.h"
 
 using namespace kwb;
 using namespace kwb::test;

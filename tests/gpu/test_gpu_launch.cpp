@@ -1,7 +1,7 @@
 // GPU tests skip (not pass) on machines without a usable GPU; tools/gpu-host-build.sh runs them
 // on the H200 host with `ctest -L gpu`.
-#include "engine/gpu_inventory.h"
-#include "engine/gpu_self_test.h"
+#include "engine/cuda/gpu_inventory.h"
+#include "engine/system/gpu_self_test.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // The injection library without a GPU: its record format read back by the engine's reader
 // (fake CUPTI records), its exported entry points, and a process that calls its entry point
 // where CUPTI cannot record, which must carry on unprofiled and say why.
+#include "engine/cuda/gpu_inventory.h"
 #include "engine/cupti/activity_lines.h"
-#include "engine/gpu_inventory.h"
 #include "engine/timeline/record_reader.h"
 #include "engine/timeline/timeline_builder.h"
 #include "timeline_test_data.h"

@@ -1,10 +1,10 @@
 #pragma once
 // Episodes built in memory or written through the real store API, for the agent-pane tests.
 
-#include "agent/episode_record.h"
-#include "agent/trajectory_store.h"
-#include "engine/evaluation_result.h"
-#include "widgets/episode_snapshot.h"
+#include "agent/store/episode_record.h"
+#include "agent/store/episode_snapshot.h"
+#include "agent/store/trajectory_store.h"
+#include "engine/evaluation/evaluation_result.h"
 
 #include <array>
 #include <nlohmann/json.hpp>
@@ -45,9 +45,9 @@ inline nlohmann::json assistant(const std::string& text) {
 
 // An in-memory episode whose evaluations have these rewards and speed-ups (events 2, 4, ...),
 // with an assistant message before each.
-inline EpisodeSnapshotPtr episodeWith(agent::EpisodeId id,
-                                      const std::vector<std::array<double, 3>>& evaluations,
-                                      const std::string& task = "tasks/level1/01_gelu.py") {
+inline agent::EpisodeSnapshotPtr episodeWith(agent::EpisodeId id,
+                                             const std::vector<std::array<double, 3>>& evaluations,
+                                             const std::string& task = "tasks/level1/01_gelu.py") {
     agent::EpisodeTrajectory t;
     t.episode.id = id;
     t.episode.task = task;
@@ -61,7 +61,7 @@ inline EpisodeSnapshotPtr episodeWith(agent::EpisodeId id,
                                  evaluationPayload(static_cast<int>(reward), eager, compile)));
     }
     t.episode.lastSequence = sequence;
-    return makeEpisodeSnapshot(std::move(t));
+    return agent::makeEpisodeSnapshot(std::move(t));
 }
 
 } // namespace kwb::ui::test

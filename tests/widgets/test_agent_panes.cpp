@@ -1,19 +1,19 @@
 // The agent panes end to end over a real trajectory store: a stored episode is listed, opened,
 // replayed, plotted and exported through the engine bridge; and a live episode, played by the
 // scripted LLM server, streams into the panes while it runs and is steered from them.
-#include "agent/trajectory_store.h"
-#include "engine/resource_paths.h"
+#include "agent/store/trajectory_store.h"
+#include "engine/system/resource_paths.h"
 #include "episode_fixtures.h"
 #include "tests/agent/scripted_llm_server.h"
-#include "widgets/agent_pane.h"
-#include "widgets/agent_panes.h"
-#include "widgets/agent_session_controller.h"
-#include "widgets/conversation_model.h"
-#include "widgets/engine_bridge.h"
-#include "widgets/reward_plot.h"
-#include "widgets/rewards_pane.h"
-#include "widgets/run_list_model.h"
-#include "widgets/runs_browser.h"
+#include "widgets/agent/agent_pane.h"
+#include "widgets/agent/agent_panes.h"
+#include "widgets/core/agent_session_controller.h"
+#include "widgets/core/engine_bridge.h"
+#include "widgets/models/conversation_model.h"
+#include "widgets/models/run_list_model.h"
+#include "widgets/runs/reward_plot.h"
+#include "widgets/runs/rewards_pane.h"
+#include "widgets/runs/runs_browser.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
@@ -27,6 +27,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace kwb;
 using namespace kwb::ui;
 using namespace kwb::ui::test;
 using kwb::agent::EventKind;
@@ -204,13 +205,13 @@ private slots:
         agent->setProvider(kwb::agent::ProviderKind::OpenAiChat,
                            QString::fromStdString(server.url("/v1")), QStringLiteral("scripted"));
         agent->setMaxTurns(5);
-        AgentStartRequest request = agent->startRequest();
+        kwb::agent::AgentLaunch request = agent->startRequest();
         QCOMPARE(request.provider.model, std::string("scripted"));
         QCOMPARE(request.maxTurns, 5);
         request.provider.apiKey = "sk-test-live-key";
         request.provider.retry.maxAttempts = 1;
-        request.workspace = dir.filePath(QStringLiteral("ws"));
-        request.python = QStringLiteral(KWB_TEST_EXPECTED_PYTHON);
+        request.workspace = dir.filePath(QStringLiteral("ws")).toStdString();
+        request.python = KWB_TEST_EXPECTED_PYTHON;
         request.finalEvaluation = false; // no Python evaluation: this test is about the panes
 
         ConversationModel* conversation = agent->conversationModel();
@@ -299,7 +300,7 @@ private slots:
         QVERIFY(agent->forkButton()->isEnabled());
         const qint64 step =
             conversation->index(readResult).data(ConversationModel::SequenceRole).toLongLong();
-        request.taskPath = QString::fromStdString(parent->record.task);
+        request.taskPath = parent->record.task;
         QVERIFY(panes.controller()->fork(parent->record.id, step, request));
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kTimeoutMs);
         QVERIFY2(finished[1][0].toString().contains(QLatin1String("finished")),

@@ -1,13 +1,14 @@
 // The conversation list: one row per stored event, worded for a reader, folded where long, and
 // growing row by row while an episode runs (checked by QAbstractItemModelTester throughout).
 #include "episode_fixtures.h"
-#include "widgets/conversation_delegate.h"
-#include "widgets/conversation_model.h"
+#include "widgets/agent/conversation_delegate.h"
+#include "widgets/models/conversation_model.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTest>
 
+using namespace kwb;
 using namespace kwb::ui;
 using namespace kwb::ui::test;
 using kwb::agent::EventKind;
@@ -15,7 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-EpisodeSnapshotPtr smallEpisode() {
+agent::EpisodeSnapshotPtr smallEpisode() {
     kwb::agent::EpisodeTrajectory t;
     t.episode.id = 3;
     t.episode.model = "m";
@@ -39,7 +40,7 @@ EpisodeSnapshotPtr smallEpisode() {
         event(3, 5, EventKind::Evaluation, evaluationPayload(2, 1.8, 1.2)),
         event(3, 6, EventKind::Status, {{"status", "running"}, {"message", "stuck: Read x3"}}),
     };
-    return makeEpisodeSnapshot(std::move(t));
+    return agent::makeEpisodeSnapshot(std::move(t));
 }
 
 } // namespace
@@ -102,13 +103,13 @@ private slots:
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         const auto full = smallEpisode();
-        EpisodeSnapshotPtr live = truncatedTo(full, 2);
+        agent::EpisodeSnapshotPtr live = agent::truncatedTo(full, 2);
         model.setSnapshot(live);
         model.toggleExpanded(model.index(0));
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
         for (std::size_t i = 2; i < full->events.size(); ++i) {
-            live = withEvent(live, *full->events[i]);
+            live = agent::withEvent(live, *full->events[i]);
             model.setSnapshot(live);
         }
         QCOMPARE(model.rowCount(), 6);
@@ -116,10 +117,10 @@ private slots:
         QCOMPARE(reset.count(), 0);
         QVERIFY(model.index(0).data(ConversationModel::ExpandedRole).toBool());
         // A repeated event (a subscriber that also loaded history) adds nothing.
-        model.setSnapshot(withEvent(live, *full->events[3]));
+        model.setSnapshot(agent::withEvent(live, *full->events[3]));
         QCOMPARE(model.rowCount(), 6);
         // Stepping a replay back removes rows; another episode resets.
-        model.setSnapshot(truncatedTo(full, 3));
+        model.setSnapshot(agent::truncatedTo(full, 3));
         QCOMPARE(model.rowCount(), 3);
         model.setSnapshot(episodeWith(9, {{1, 1.0, 1.0}}));
         QCOMPARE(reset.count(), 1);

@@ -1,14 +1,14 @@
 // The hand-edit loop on a real CPU workspace: Ctrl+S in the candidate editors saves the file and
 // evaluates the workspace through the engine bridge (warm worker, quick timing), the result
 // panel shows the verdict and reward, and a save during a run supersedes it.
-#include "engine/resource_paths.h"
-#include "engine/workspace.h"
-#include "widgets/app_settings.h"
-#include "widgets/candidate_editors.h"
-#include "widgets/code_editor.h"
-#include "widgets/edit_loop_controller.h"
-#include "widgets/engine_bridge.h"
-#include "widgets/result_panel.h"
+#include "engine/system/resource_paths.h"
+#include "engine/workspace/workspace.h"
+#include "widgets/core/app_settings.h"
+#include "widgets/core/engine_bridge.h"
+#include "widgets/editors/candidate_editors.h"
+#include "widgets/editors/code_editor.h"
+#include "widgets/result/result_panel.h"
+#include "widgets/window/edit_loop_controller.h"
 
 #include <QAction>
 #include <QFile>
@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace kwb;
 using namespace kwb::ui;
 
 namespace {

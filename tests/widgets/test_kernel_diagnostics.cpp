@@ -1,20 +1,20 @@
 // The instant loop in the editors, with the real NVRTC: a broken kernel typed into the editor
 // gets a squiggle, a marker, a tooltip and a problems row; fixing it clears them; the kernel
 // line carries its resource usage; the PTX view shows the PTX.
-#include "engine/resource_paths.h"
-#include "widgets/app_settings.h"
-#include "widgets/assembly_view.h"
-#include "widgets/candidate_diagnostics.h"
-#include "widgets/candidate_editors.h"
-#include "widgets/code_editor.h"
-#include "widgets/diff_model.h"
-#include "widgets/diff_view.h"
-#include "widgets/editor_diagnostics_overlay.h"
-#include "widgets/kernel_diagnostics_controller.h"
-#include "widgets/kernel_resource_text.h"
-#include "widgets/main_window.h"
-#include "widgets/problems_model.h"
-#include "widgets/problems_pane.h"
+#include "engine/system/resource_paths.h"
+#include "widgets/core/app_settings.h"
+#include "widgets/core/kernel_diagnostics_controller.h"
+#include "widgets/diagnostics/candidate_diagnostics.h"
+#include "widgets/diagnostics/problems_pane.h"
+#include "widgets/diff/diff_view.h"
+#include "widgets/editors/assembly_view.h"
+#include "widgets/editors/candidate_editors.h"
+#include "widgets/editors/code_editor.h"
+#include "widgets/editors/editor_diagnostics_overlay.h"
+#include "widgets/models/diff_model.h"
+#include "widgets/models/kernel_resource_text.h"
+#include "widgets/models/problems_model.h"
+#include "widgets/window/main_window.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
@@ -27,6 +27,7 @@
 #include <QTest>
 #include <QTreeView>
 
+using namespace kwb;
 using namespace kwb::ui;
 
 namespace {

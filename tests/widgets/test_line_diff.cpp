@@ -1,12 +1,13 @@
-#include "widgets/diff_model.h"
-#include "widgets/diff_view.h"
-#include "widgets/line_diff.h"
+#include "widgets/diff/diff_view.h"
+#include "widgets/models/diff_model.h"
+#include "widgets/models/line_diff.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDialog>
 #include <QTest>
 
+using namespace kwb;
 using namespace kwb::ui;
 
 namespace {

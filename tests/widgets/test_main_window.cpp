@@ -1,18 +1,18 @@
-#include "agent/trajectory_store.h"
-#include "engine/resource_paths.h"
-#include "widgets/agent_pane.h"
-#include "widgets/agent_panes.h"
-#include "widgets/app_settings.h"
-#include "widgets/candidate_editors.h"
-#include "widgets/code_editor.h"
-#include "widgets/main_window.h"
-#include "widgets/rewards_pane.h"
-#include "widgets/run_list_model.h"
-#include "widgets/runs_browser.h"
-#include "widgets/shortcuts_help.h"
-#include "widgets/system_status_bar.h"
-#include "widgets/task_list_model.h"
-#include "widgets/timeline_pane.h"
+#include "agent/store/trajectory_store.h"
+#include "engine/system/resource_paths.h"
+#include "widgets/agent/agent_pane.h"
+#include "widgets/agent/agent_panes.h"
+#include "widgets/core/app_settings.h"
+#include "widgets/editors/candidate_editors.h"
+#include "widgets/editors/code_editor.h"
+#include "widgets/models/run_list_model.h"
+#include "widgets/models/task_list_model.h"
+#include "widgets/runs/rewards_pane.h"
+#include "widgets/runs/runs_browser.h"
+#include "widgets/timeline/timeline_pane.h"
+#include "widgets/window/main_window.h"
+#include "widgets/window/shortcuts_help.h"
+#include "widgets/window/system_status_bar.h"
 
 #include <QAbstractItemView>
 #include <QDir>
@@ -23,6 +23,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace kwb;
 using namespace kwb::ui;
 
 namespace {
@@ -174,7 +175,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(panes->hasEpisodeList(), 30000);
         QCOMPARE(panes->runListModel()->rowCount(), 1);
         QVERIFY(window.openTask(bundledTask("01_gelu.py")));
-        QCOMPARE(panes->agentPane()->startRequest().taskPath, window.currentTaskPath());
+        QCOMPARE(QString::fromStdString(panes->agentPane()->startRequest().taskPath),
+                 window.currentTaskPath());
     }
 
     void dockLayoutIsSavedAndRestored() {

@@ -2,9 +2,9 @@
 // speed-ups with spread, flags coloured by severity, stage logs, the comparison with the
 // previous evaluation, an empty state before any evaluation, and a no-GPU outcome as a fact
 // about the machine rather than a failure of the candidate.
-#include "widgets/evaluation_comparison.h"
-#include "widgets/result_details_model.h"
-#include "widgets/result_panel.h"
+#include "engine/evaluation/evaluation_comparison.h"
+#include "widgets/models/result_details_model.h"
+#include "widgets/result/result_panel.h"
 
 #include <QAbstractItemModelTester>
 #include <QColor>
@@ -12,6 +12,7 @@
 #include <QTest>
 #include <QTreeView>
 
+using namespace kwb;
 using namespace kwb::ui;
 
 namespace {

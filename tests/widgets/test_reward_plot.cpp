@@ -1,16 +1,17 @@
 // The reward plot's maths (ticks, ranges, data <-> pixel mapping, hit-testing), the rollout
 // aggregates, and the widget: its points, hover text and the stepSelected click.
 #include "episode_fixtures.h"
-#include "widgets/plot_axes.h"
-#include "widgets/reward_plot.h"
-#include "widgets/reward_series.h"
-#include "widgets/rewards_pane.h"
+#include "widgets/models/reward_series.h"
+#include "widgets/runs/plot_axes.h"
+#include "widgets/runs/reward_plot.h"
+#include "widgets/runs/rewards_pane.h"
 
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
 #include <cmath>
 
+using namespace kwb;
 using namespace kwb::ui;
 using namespace kwb::ui::test;
 

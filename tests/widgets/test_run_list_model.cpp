@@ -1,7 +1,7 @@
 // The runs browser's model: episodes from the store, merged row by row on refresh, updated live,
 // searched through the proxy, with a progress value only for running episodes.
-#include "widgets/run_list_model.h"
-#include "widgets/runs_browser.h"
+#include "widgets/models/run_list_model.h"
+#include "widgets/runs/runs_browser.h"
 
 #include <QAbstractItemModelTester>
 #include <QPushButton>
@@ -9,6 +9,7 @@
 #include <QSortFilterProxyModel>
 #include <QTest>
 
+using namespace kwb;
 using namespace kwb::ui;
 using kwb::agent::EpisodeRecord;
 using kwb::agent::EpisodeStatus;

@@ -1,5 +1,5 @@
-#include "agent/trajectory_store.h"
-#include "engine/resource_paths.h"
+#include "agent/store/trajectory_store.h"
+#include "engine/system/resource_paths.h"
 
 #include <QDir>
 #include <QImage>

@@ -5,11 +5,11 @@
 //
 // After an intended visual change, regenerate with KWB_UPDATE_SCREENSHOTS=1 and look at the
 // images before committing them.
-#include "timeline_fixture.h"
-#include "widgets/diff_view.h"
-#include "widgets/reward_plot.h"
-#include "widgets/theme.h"
-#include "widgets/timeline_view.h"
+#include "tests/timeline/timeline_fixture.h"
+#include "widgets/diff/diff_view.h"
+#include "widgets/runs/reward_plot.h"
+#include "widgets/timeline/timeline_view.h"
+#include "widgets/window/theme.h"
 
 #include <QApplication>
 #include <QDir>
@@ -17,6 +17,7 @@
 #include <QTest>
 #include <cstdlib>
 
+using namespace kwb;
 using namespace kwb::ui;
 
 namespace {

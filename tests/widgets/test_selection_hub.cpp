@@ -2,26 +2,26 @@
 // window a reward point selects the step in the agent pane, shows that step's evaluation in the
 // result panel and its files (rebuilt from the recorded texts) and diffs in the editors; a
 // timeline kernel selects its statistics row.
-#include "agent/trajectory_store.h"
+#include "agent/store/trajectory_store.h"
 #include "episode_fixtures.h"
-#include "timeline_fixture.h"
-#include "widgets/agent_pane.h"
-#include "widgets/agent_panes.h"
-#include "widgets/app_settings.h"
-#include "widgets/candidate_editors.h"
-#include "widgets/code_editor.h"
-#include "widgets/conversation_model.h"
-#include "widgets/diff_model.h"
-#include "widgets/diff_view.h"
-#include "widgets/kernel_statistics_model.h"
-#include "widgets/main_window.h"
-#include "widgets/result_panel.h"
-#include "widgets/reward_plot.h"
-#include "widgets/rewards_pane.h"
-#include "widgets/selection_hub.h"
-#include "widgets/step_files.h"
-#include "widgets/step_inspection.h"
-#include "widgets/timeline_pane.h"
+#include "tests/timeline/timeline_fixture.h"
+#include "widgets/agent/agent_pane.h"
+#include "widgets/agent/agent_panes.h"
+#include "widgets/core/app_settings.h"
+#include "widgets/core/selection_hub.h"
+#include "widgets/core/step_files.h"
+#include "widgets/core/step_inspection.h"
+#include "widgets/diff/diff_view.h"
+#include "widgets/editors/candidate_editors.h"
+#include "widgets/editors/code_editor.h"
+#include "widgets/models/conversation_model.h"
+#include "widgets/models/diff_model.h"
+#include "widgets/models/kernel_statistics_model.h"
+#include "widgets/result/result_panel.h"
+#include "widgets/runs/reward_plot.h"
+#include "widgets/runs/rewards_pane.h"
+#include "widgets/timeline/timeline_pane.h"
+#include "widgets/window/main_window.h"
 
 #include <QDialog>
 #include <QDir>
@@ -34,6 +34,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace kwb;
 using namespace kwb::ui;
 using namespace kwb::ui::test;
 using kwb::agent::EventKind;
@@ -42,7 +43,7 @@ namespace {
 
 // Episode 7: message (1), diff of kernels/a.cu (2), evaluation (3, reward 1), diff (4),
 // diff of model_new.py (5), evaluation (6, reward 3).
-EpisodeSnapshotPtr episodeWithDiffs() {
+agent::EpisodeSnapshotPtr episodeWithDiffs() {
     kwb::agent::EpisodeTrajectory t;
     t.episode.id = 7;
     t.episode.task = "tasks/level1/01_gelu.py";
@@ -54,7 +55,7 @@ EpisodeSnapshotPtr episodeWithDiffs() {
                 event(7, 5, EventKind::FileDiff, {{"path", "model_new.py"}, {"diff", "+call"}}),
                 event(7, 6, EventKind::Evaluation, evaluationPayload(3, 1.8, 1.3))};
     t.episode.lastSequence = 6;
-    return makeEpisodeSnapshot(std::move(t));
+    return agent::makeEpisodeSnapshot(std::move(t));
 }
 
 // An evaluation that recorded a CUPTI timeline (a record file checked into tests/data).
@@ -67,7 +68,7 @@ nlohmann::json evaluationWithTimeline(int reward, double vsEager, double vsCompi
 // Episode 8, recorded with whole texts: the initial files (1, 2), a kernel edit (3), an
 // evaluation (4, reward 1), a model_new.py edit (5), a new helper header (6), an evaluation
 // (7, reward 3), a deleted header (8).
-EpisodeSnapshotPtr episodeWithFiles() {
+agent::EpisodeSnapshotPtr episodeWithFiles() {
     auto change = [](const char* path, nlohmann::json before, nlohmann::json after,
                      bool initial = false) {
         nlohmann::json p = {{"path", path}, {"before", before}, {"after", after}, {"diff", "…"}};
@@ -91,7 +92,7 @@ EpisodeSnapshotPtr episodeWithFiles() {
         // A hostile or broken store must not make the workbench write outside its folder.
         event(8, 9, EventKind::FileDiff, change("../escape.txt", nullptr, "no\n"))};
     t.episode.lastSequence = 9;
-    return makeEpisodeSnapshot(std::move(t));
+    return agent::makeEpisodeSnapshot(std::move(t));
 }
 
 } // namespace
@@ -292,7 +293,7 @@ private slots:
             record.provider = "scripted";
             record.model = "m";
             id = store.value()->createEpisode(record).value().id;
-            const EpisodeSnapshotPtr recorded = episodeWithFiles();
+            const agent::EpisodeSnapshotPtr recorded = episodeWithFiles();
             for (const auto& e : recorded->events)
                 QVERIFY(store.value()->appendEvent(id, e->kind, e->payload));
             kwb::agent::EpisodeOutcome outcome;

@@ -1,7 +1,7 @@
-#include "tests/widgets/timeline_fixture.h"
-#include "widgets/kernel_statistics_model.h"
-#include "widgets/timeline_pane.h"
-#include "widgets/timeline_view.h"
+#include "tests/timeline/timeline_fixture.h"
+#include "widgets/models/kernel_statistics_model.h"
+#include "widgets/timeline/timeline_pane.h"
+#include "widgets/timeline/timeline_view.h"
 
 #include <QApplication>
 #include <QImage>
@@ -12,6 +12,7 @@
 #include <QTest>
 #include <QWheelEvent>
 
+using namespace kwb;
 using namespace kwb::ui;
 
 namespace {
@@ -50,7 +51,7 @@ kwb::timeline::TimelineSnapshot twoKernels() {
 }
 
 double rowMiddle(const TimelineView& view, std::size_t row) {
-    const LaneRow& r = view.laneLayout().rows().at(row);
+    const timeline::LaneRow& r = view.laneLayout().rows().at(row);
     return view.laneLayout().screenTop(r) + r.height / 2.0;
 }
 
@@ -65,7 +66,7 @@ private slots:
         view.setTimeline(twoKernels());
         const auto& vp = view.viewport();
         QCOMPARE(vp.plotWidth(), 1000.0);
-        const LaneRow& row = view.laneLayout().rows().at(0);
+        const timeline::LaneRow& row = view.laneLayout().rows().at(0);
         const int y = static_cast<int>(row.top) + 3; // above the name text
         const int inK0 = static_cast<int>(vp.xOf(4500));
         const int inK1 = static_cast<int>(vp.xOf(8500));
@@ -132,7 +133,7 @@ private slots:
         }
         QVERIFY(red);
         // Hovering the main stream at full zoom lands on a folded block.
-        const auto mainRow = view.laneLayout().rowOf(LaneRow::Kind::Stream, 0).value();
+        const auto mainRow = view.laneLayout().rowOf(timeline::LaneRow::Kind::Stream, 0).value();
         hover(&view, QPointF(view.viewport().xOf(view.viewport().extentNs() * 0.4),
                              rowMiddle(view, mainRow)));
         QVERIFY(view.hovered().has_value());

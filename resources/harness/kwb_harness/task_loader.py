@@ -62,9 +62,11 @@ def load_extension(path: str) -> object:
 
 def _import_file(path: str, role: str):
     directory = os.path.dirname(path)
-    # Tasks and candidates may import helpers that sit beside them.
+    # Tasks and candidates may import helpers that sit beside them, but after the standard
+    # library and the installed packages: a workspace file named like a module the harness (or
+    # torch) imports later must not be imported in its place.
     if directory not in sys.path:
-        sys.path.insert(0, directory)
+        sys.path.append(directory)
     stem = os.path.splitext(os.path.basename(path))[0]
     stem = "".join(c if c.isalnum() else "_" for c in stem)
     name = f"kwb_{role}_{next(_counter)}_{stem}"

@@ -1,4 +1,4 @@
-#include "engine/process_runner.h"
+#include "engine/process/process_runner.h"
 
 #include <gtest/gtest.h>
 #include <thread>

@@ -1,0 +1,59 @@
+#include "agent/llm/api_key.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace kwb::agent {
+
+std::string redactSecret(std::string_view text, std::string_view secret) {
+    std::string out;
+    if (secret.empty())
+        return std::string(text);
+    out.reserve(text.size());
+    std::size_t from = 0;
+    for (std::size_t at = text.find(secret); at != std::string_view::npos;
+         at = text.find(secret, from)) {
+        out.append(text.substr(from, at - from));
+        out.append("[redacted]");
+        from = at + secret.size();
+    }
+    out.append(text.substr(from));
+    return out;
+}
+
+std::string redactSecrets(std::string_view text, const std::vector<std::string>& secrets) {
+    std::string out(text);
+    // Longest first, so a secret that contains another is replaced whole.
+    std::vector<std::string> ordered = secrets;
+    std::sort(ordered.begin(), ordered.end(),
+              [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    for (const std::string& secret : ordered)
+        out = redactSecret(out, secret);
+    return out;
+}
+
+bool isCredentialHeader(std::string_view name) {
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char* word : {"authorization", "key", "token", "secret", "cookie", "password"})
+        if (lower.find(word) != std::string::npos)
+            return true;
+    return false;
+}
+
+ApiKey::ApiKey(std::string_view value) {
+    const auto first = value.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos)
+        value_ = value.substr(first, value.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+ApiKey ApiKey::fromEnvironment(const std::string& variable) {
+    if (variable.empty())
+        return {};
+    const char* value = std::getenv(variable.c_str());
+    return value ? ApiKey(value) : ApiKey();
+}
+
+} // namespace kwb::agent

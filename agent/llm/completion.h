@@ -1,0 +1,40 @@
+#pragma once
+
+#include "agent/llm/conversation.h"
+#include "agent/llm/token_usage.h"
+#include "agent/llm/tool_schema.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kwb::agent {
+
+struct CompletionRequest {
+    std::string model; // empty: the provider's configured model
+    std::vector<Message> messages;
+    std::vector<ToolSchema> tools;
+    std::optional<int> maxTokens; // Anthropic requires one; its provider supplies a default
+    std::optional<double> temperature;
+    std::vector<std::string> stop;
+    // Asks for deltas as they are generated. Without it the sink still receives the whole text
+    // and tool calls, once, so callers handle both modes the same way.
+    bool stream = true;
+};
+
+enum class StopReason { EndTurn, ToolUse, MaxTokens, StopSequence, ContentFilter, Unknown };
+
+std::string_view stopReasonName(StopReason reason); // "end_turn", "tool_use", ...
+
+struct CompletionResult {
+    std::string text;
+    std::vector<ToolCall> toolCalls;
+    StopReason stopReason = StopReason::Unknown;
+    std::string rawStopReason;       // as the API named it ("stop", "end_turn", ...)
+    std::optional<TokenUsage> usage; // empty when the server did not report it
+    std::string model;               // the model that answered, as the server reports it
+    int attempts = 1;                // requests it took, retries included
+};
+
+} // namespace kwb::agent

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kwb::agent {
+
+// Whether an environment variable's name says it holds a credential: *KEY*, *TOKEN*, *SECRET*,
+// *PASSWORD*, *CREDENTIAL*, *AUTH*, and the cloud families (AWS_*, AZURE_*, GOOGLE_*, ...).
+bool looksLikeCredentialName(std::string_view name);
+
+// Every credential this process can see in its environment (values of at least 8 characters
+// under a credential-like name), not only the active provider's key: a model echoing any of
+// them, a tool printing `env`, a stage's traceback must not carry one into a record, an export
+// or a terminal.
+std::vector<std::string> credentialsInEnvironment();
+
+// `extra` plus credentialsInEnvironment(), without duplicates or values under 8 characters.
+std::vector<std::string> knownSecrets(const std::vector<std::string>& extra = {});
+
+// Redacts secrets from text that arrives in pieces (a streamed reply printed as it comes): a
+// secret split across two pieces is still caught, because the tail that could begin one is held
+// back until the next piece (or flush()) shows how it ends.
+class StreamRedactor {
+public:
+    explicit StreamRedactor(std::vector<std::string> secrets);
+    // The part of `piece` (with what was held back before) that is safe to show now.
+    std::string feed(std::string_view piece);
+    // Whatever is still held back, redacted (the stream ended).
+    std::string flush();
+
+private:
+    std::vector<std::string> secrets_;
+    std::string pending_;
+};
+
+} // namespace kwb::agent

@@ -1,0 +1,98 @@
+#include "agent/providers/http_completion.h"
+
+#include "agent/providers/http_llm_error.h"
+
+namespace kwb::agent {
+namespace {
+
+LlmError withEndpoint(LlmError error, std::string_view endpoint) {
+    error.message = std::string(endpoint) + ": " + error.message;
+    return error;
+}
+
+bool succeeded(const HttpResponse& response) {
+    return response.failure == HttpFailure::None && response.status >= 200 && response.status < 300;
+}
+
+void deliverWhole(const CompletionResult& result, StreamSink& sink) {
+    if (!result.text.empty())
+        sink.onTextDelta(result.text);
+    for (std::size_t i = 0; i < result.toolCalls.size(); ++i) {
+        const auto& call = result.toolCalls[i];
+        sink.onToolCallStart(static_cast<int>(i), call.id, call.name);
+        sink.onToolCallArgumentsDelta(static_cast<int>(i), call.argumentsJson);
+    }
+}
+
+} // namespace
+
+CompletionOutcome streamCompletion(HttpClient& client, const HttpRequest& request,
+                                   StreamDecoder& decoder, std::string_view endpoint,
+                                   std::stop_token stop) {
+    SseParser parser;
+    std::size_t bytes = 0;
+    bool ended = false;
+    const HttpResponse response = client.stream(
+        request,
+        [&](std::string_view chunk) {
+            bytes += chunk.size();
+            for (const SseEvent& event : parser.feed(chunk)) {
+                if (ended)
+                    break;
+                ended = !decoder.onEvent(event);
+                if (decoder.failure())
+                    return false;
+            }
+            // After the end marker the rest of the response is still read, so the connection
+            // can serve the next request.
+            return true;
+        },
+        stop);
+
+    if (response.failure == HttpFailure::Cancelled)
+        return LlmError{LlmErrorKind::Cancelled, "cancelled"};
+    if (decoder.failure())
+        return withEndpoint(*decoder.failure(), endpoint);
+    if (!succeeded(response)) {
+        LlmError error = llmErrorFromHttp(response, endpoint);
+        if (response.failure != HttpFailure::None && bytes > 0)
+            error.message += " (after " + std::to_string(bytes) + " bytes of the stream)";
+        return error;
+    }
+    const auto contentType = response.header("content-type");
+    if (!decoder.finished() && contentType &&
+        contentType->find("text/event-stream") == std::string::npos)
+        return malformedResponse(endpoint, "expected an event stream, got " + *contentType, "");
+    if (!decoder.finished()) {
+        // The server closed the response cleanly but early (a crash behind a proxy, a restart):
+        // as transient as a broken connection.
+        return LlmError(LlmErrorKind::Network,
+                        std::string(endpoint) + ": the stream ended after " +
+                            std::to_string(bytes) + " bytes, before the response was complete",
+                        /*retryable=*/true);
+    }
+    return decoder.takeResult();
+}
+
+CompletionOutcome fetchCompletion(HttpClient& client, const HttpRequest& request,
+                                  const WholeResponseParser& parse, StreamSink& sink,
+                                  std::string_view endpoint, std::stop_token stop) {
+    std::string body;
+    // stream() rather than send(), only so that a stop ends the wait.
+    const HttpResponse response = client.stream(
+        request,
+        [&](std::string_view chunk) {
+            body.append(chunk);
+            return true;
+        },
+        stop);
+    if (!succeeded(response))
+        return llmErrorFromHttp(response, endpoint);
+    CompletionOutcome outcome = parse(body);
+    if (!outcome.ok())
+        return withEndpoint(std::move(outcome.error()), endpoint);
+    deliverWhole(outcome.result(), sink);
+    return outcome;
+}
+
+} // namespace kwb::agent

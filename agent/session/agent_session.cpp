@@ -1,0 +1,103 @@
+#include "agent/session/agent_session.h"
+
+#include "agent/llm/known_secrets.h"
+#include "agent/llm/llm_provider.h"
+#include "agent/providers/provider_factory.h"
+#include "agent/store/trajectory_store.h"
+#include "agent/tools/default_tools.h"
+#include "agent/tools/tool_registry.h"
+#include "engine/workspace/workspace.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+namespace kwb::agent {
+
+namespace fs = std::filesystem;
+
+std::string freshAgentWorkspaceFolder(const std::string& taskPath) {
+    std::error_code ec;
+    const fs::path temp = fs::temp_directory_path(ec);
+    if (ec)
+        return {};
+    std::string pattern =
+        (temp / ("kwb-agent-" + fs::path(taskPath).stem().string() + "-XXXXXX")).string();
+    // mkdtemp: a unique name even when several sessions of one process start at once.
+    if (::mkdtemp(pattern.data()) == nullptr)
+        return {};
+    return pattern;
+}
+
+AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
+                                             std::shared_ptr<SteeringController> steering) {
+    Prepared out;
+    // A fork always gets a new folder: the runner rebuilds the parent's files there.
+    std::string workspace = launch.forkParent != 0 ? std::string() : launch.workspace;
+    if (workspace.empty()) {
+        workspace = freshAgentWorkspaceFolder(launch.taskPath);
+        if (workspace.empty()) {
+            out.error = "cannot create a workspace folder in the temp directory";
+            return out;
+        }
+    }
+    if (launch.forkParent == 0 && !isWorkspace(workspace)) {
+        // The agent starts from the starter candidate, as in CUDA Agent.
+        WorkspaceInitResult made = initWorkspace(launch.taskPath, workspace);
+        if (!made.ok) {
+            out.error = made.error;
+            return out;
+        }
+    }
+
+    // The provider's key and every credential in the environment are redacted from everything
+    // the store writes, every tool result the model sees and the live text (secrets()).
+    const std::string key = launch.provider.resolveApiKey().reveal();
+    std::vector<std::string> secrets = knownSecrets({key});
+    TrajectoryStoreOptions storeOptions;
+    storeOptions.secrets = secrets;
+    auto opened = TrajectoryStore::open(launch.storePath.empty() ? TrajectoryStore::defaultPath()
+                                                                 : launch.storePath,
+                                        std::move(storeOptions));
+    if (!opened) {
+        out.error = opened.error().message;
+        return out;
+    }
+
+    std::unique_ptr<AgentSession> session(new AgentSession());
+    session->steering_ = steering ? std::move(steering) : std::make_shared<SteeringController>();
+    session->store_ = std::move(opened).value();
+    session->provider_ = makeProvider(launch.provider);
+    ToolRegistryOptions toolOptions;
+    toolOptions.secrets = secrets;
+    session->tools_ = std::make_unique<ToolRegistry>(std::move(toolOptions));
+    session->secrets_ = std::move(secrets);
+    addDefaultTools(*session->tools_);
+    session->forkParent_ = launch.forkParent;
+    session->forkStep_ = launch.forkStep;
+
+    EpisodeConfig& config = session->config_;
+    config.taskPath = fs::absolute(launch.taskPath).string();
+    config.workspace = fs::absolute(workspace).string();
+    config.maxTurns = launch.maxTurns;
+    config.model = launch.provider.model;
+    config.providerDescription = session->provider_->describe();
+    config.python = launch.python;
+    config.evaluation = launch.evaluation;
+    config.finalEvaluation = launch.finalEvaluation;
+    out.session = std::move(session);
+    return out;
+}
+
+AgentSession::~AgentSession() = default;
+
+std::string AgentSession::providerDescription() const {
+    return provider_->describe();
+}
+
+EpisodeRunResult AgentSession::run(StreamSink* observer) {
+    EpisodeRunner runner(*store_, *provider_, *tools_, *steering_, config_, observer);
+    return forkParent_ != 0 ? runner.forkFrom(forkParent_, forkStep_) : runner.run();
+}
+
+} // namespace kwb::agent

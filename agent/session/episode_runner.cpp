@@ -1,0 +1,714 @@
+#include "agent/session/episode_runner.h"
+
+#include "agent/store/model_prices.h"
+#include "engine/evaluation/evaluator.h"
+#include "engine/workspace/contained_files.h"
+#include "engine/workspace/workspace.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace kwb::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using FileState = std::map<std::string, std::string>; // workspace-relative path -> text
+
+constexpr std::uintmax_t kMaxTrackedBytes = 1 << 20;
+constexpr std::size_t kDiffShownToAgent = 4000;
+
+std::optional<std::string> readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return std::nullopt;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+bool validUtf8(const std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        int extra = c < 0x80           ? 0
+                    : (c >> 5) == 0x6  ? 1
+                    : (c >> 4) == 0xE  ? 2
+                    : (c >> 3) == 0x1E ? 3
+                                       : -1;
+        if (extra < 0 || c == 0 || i + extra >= text.size())
+            return false;
+        for (int k = 1; k <= extra; ++k)
+            if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2)
+                return false;
+        i += extra + 1;
+    }
+    return true;
+}
+
+bool skippedFolder(const std::string& name) {
+    return name.empty() || name[0] == '.' || name == "__pycache__" || name == "build";
+}
+
+// The files the agent may change, as they are now.
+FileState scanWorkspace(const std::string& workspace) {
+    FileState files;
+    std::error_code ec;
+    const fs::path root(workspace);
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (it->is_directory(ec)) {
+            if (skippedFolder(name))
+                it.disable_recursion_pending();
+            continue;
+        }
+        // Links are never followed: a link to a host file must not bring its contents into the
+        // store, an export or a fork's workspace.
+        if (it->symlink_status(ec).type() != fs::file_type::regular || name.empty() ||
+            name[0] == '.')
+            continue;
+        const std::string relative = it->path().lexically_relative(root).generic_string();
+        if (isProtectedWorkspacePath(relative))
+            continue;
+        if (auto text = readFileInside(root, relative, kMaxTrackedBytes); text && validUtf8(*text))
+            files[relative] = std::move(*text);
+    }
+    return files;
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
+}
+
+struct Diff {
+    std::string text; // one hunk: the changed middle, with the unchanged ends trimmed
+    int added = 0;
+    int removed = 0;
+};
+
+Diff diffTexts(const std::string& path, const std::optional<std::string>& before,
+               const std::optional<std::string>& after) {
+    const auto a = splitLines(before.value_or(""));
+    const auto b = splitLines(after.value_or(""));
+    std::size_t prefix = 0;
+    while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix])
+        ++prefix;
+    std::size_t suffix = 0;
+    while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
+           a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix])
+        ++suffix;
+    Diff diff;
+    diff.removed = static_cast<int>(a.size() - prefix - suffix);
+    diff.added = static_cast<int>(b.size() - prefix - suffix);
+    std::ostringstream out;
+    out << "--- " << (before ? "a/" + path : "/dev/null") << "\n+++ "
+        << (after ? "b/" + path : "/dev/null") << "\n@@ -" << prefix + 1 << "," << diff.removed
+        << " +" << prefix + 1 << "," << diff.added << " @@\n";
+    for (std::size_t i = prefix; i < a.size() - suffix; ++i)
+        out << "-" << a[i] << "\n";
+    for (std::size_t i = prefix; i < b.size() - suffix; ++i)
+        out << "+" << b[i] << "\n";
+    diff.text = out.str();
+    return diff;
+}
+
+json optionalText(const std::optional<std::string>& text) {
+    return text ? json(*text) : json(nullptr);
+}
+
+std::size_t messageChars(const Message& message) {
+    std::size_t chars = message.text.size();
+    for (const auto& call : message.toolCalls)
+        chars += call.name.size() + call.argumentsJson.size();
+    return chars;
+}
+
+// Forwards deltas to the observer, if any.
+class ForwardingSink final : public StreamSink {
+public:
+    explicit ForwardingSink(StreamSink* target) : target_(target) {}
+    void onTextDelta(std::string_view text) override {
+        if (target_)
+            target_->onTextDelta(text);
+    }
+    void onToolCallStart(int index, const std::string& id, const std::string& name) override {
+        if (target_)
+            target_->onToolCallStart(index, id, name);
+    }
+    void onToolCallArgumentsDelta(int index, std::string_view fragment) override {
+        if (target_)
+            target_->onToolCallArgumentsDelta(index, fragment);
+    }
+    void onRetry(int attempt, std::chrono::milliseconds delay, const LlmError& reason) override {
+        if (target_)
+            target_->onRetry(attempt, delay, reason);
+    }
+
+private:
+    StreamSink* target_;
+};
+
+} // namespace
+
+struct EpisodeRunner::Impl {
+    // A message of the conversation, with what pruning needs to name it.
+    struct Entry {
+        Message message;
+        std::string tool;      // tool results: the tool's name
+        std::int64_t step = 0; // the event's sequence number
+        bool pruned = false;
+    };
+
+    TrajectoryStore& store;
+    LlmProvider& provider;
+    ToolRegistry& tools;
+    SteeringController& steering;
+    EpisodeConfig config;
+    ForwardingSink sink;
+
+    EpisodeRecord record;
+    std::vector<Entry> conversation;
+    FileState tracked;
+    ToolContext context;
+    int turns = 0;
+    std::vector<std::string> notes; // user messages the loop itself owes the agent
+
+    // The context estimate: the provider's count at the last reply plus what came after.
+    std::optional<std::int64_t> reportedTokens;
+    std::size_t charsSinceReport = 0;
+
+    std::string lastCall;
+    int sameCallCount = 0;
+    std::string lastError;
+    int sameErrorCount = 0;
+    std::string storeError;
+
+    Impl(TrajectoryStore& store, LlmProvider& provider, ToolRegistry& tools,
+         SteeringController& steering, EpisodeConfig config, StreamSink* observer)
+        : store(store), provider(provider), tools(tools), steering(steering),
+          config(std::move(config)), sink(observer) {
+        context.workspace = this->config.workspace;
+        context.evaluation = this->config.evaluation;
+        context.python = this->config.python;
+        context.onFileChanged = [this](const FileChange& change) {
+            recordFileChange(change.tool, change.path, change.before,
+                             std::optional<std::string>(change.after));
+        };
+    }
+
+    std::int64_t append(EventKind kind, json payload) {
+        auto event = store.appendEvent(record.id, kind, std::move(payload));
+        if (!event) {
+            if (storeError.empty())
+                storeError = event.error().message;
+            return 0;
+        }
+        return event.value().sequence;
+    }
+
+    void status(const std::string& message) {
+        append(EventKind::Status, {{"status", "running"}, {"message", message}});
+    }
+
+    void steeringEvent(const std::string& action, json extra = json::object()) {
+        extra["action"] = action;
+        append(EventKind::Steering, std::move(extra));
+    }
+
+    void addMessage(Message message, const std::string& tool = {}) {
+        json payload = messageToJson(message);
+        if (!tool.empty())
+            payload["tool"] = tool;
+        const std::int64_t step = append(eventKindFor(message.role), std::move(payload));
+        charsSinceReport += messageChars(message);
+        if (message.role == Role::Assistant)
+            ++turns;
+        conversation.push_back({std::move(message), tool, step, false});
+    }
+
+    void recordFileChange(const std::string& tool, const std::string& path,
+                          const std::optional<std::string>& before,
+                          const std::optional<std::string>& after, bool initial = false) {
+        json payload = {{"path", path},
+                        {"tool", tool},
+                        {"before", optionalText(before)},
+                        {"after", optionalText(after)}};
+        payload["diff"] = initial ? std::string() : diffTexts(path, before, after).text;
+        if (initial)
+            payload["initial"] = true;
+        append(EventKind::FileDiff, std::move(payload));
+        if (after)
+            tracked[path] = *after;
+        else
+            tracked.erase(path);
+    }
+
+    // Changes no tool reported (Bash, the user): recorded so that the events stay exact.
+    void recordUnreportedChanges(const std::string& tool) {
+        const FileState now = scanWorkspace(config.workspace);
+        const FileState before = tracked;
+        for (const auto& [path, text] : now) {
+            auto old = before.find(path);
+            if (old == before.end())
+                recordFileChange(tool, path, std::nullopt, text);
+            else if (old->second != text)
+                recordFileChange(tool, path, old->second, text);
+        }
+        for (const auto& [path, text] : before)
+            if (!now.count(path))
+                recordFileChange(tool, path, text, std::nullopt);
+    }
+
+    std::int64_t estimatedTokens() const {
+        const std::int64_t perToken = std::max(1, config.charsPerToken);
+        if (reportedTokens)
+            return *reportedTokens + static_cast<std::int64_t>(charsSinceReport) / perToken;
+        std::size_t chars = 0;
+        for (const auto& entry : conversation)
+            chars += messageChars(entry.message);
+        return static_cast<std::int64_t>(chars) / perToken;
+    }
+
+    void pruneIfNeeded() {
+        if (estimatedTokens() <= config.contextTokenBudget)
+            return;
+        // Messages from the K-th last assistant reply on are kept whole.
+        std::size_t keepFrom = conversation.size();
+        int seen = 0;
+        for (std::size_t i = conversation.size(); i-- > 0;)
+            if (conversation[i].message.role == Role::Assistant &&
+                ++seen >= std::max(1, config.pruning.keepRecentTurns)) {
+                keepFrom = i;
+                break;
+            }
+        if (seen < config.pruning.keepRecentTurns)
+            return;
+        const std::int64_t perToken = std::max(1, config.charsPerToken);
+        int pruned = 0;
+        std::size_t saved = 0;
+        for (std::size_t i = 1; i < keepFrom && estimatedTokens() > config.contextTokenBudget;
+             ++i) {
+            Entry& entry = conversation[i];
+            if (entry.message.role != Role::Tool || entry.pruned ||
+                entry.message.text.size() < config.pruning.minCharsToPrune)
+                continue;
+            const std::size_t chars = entry.message.text.size();
+            entry.message.text = "[output of " + (entry.tool.empty() ? "a tool" : entry.tool) +
+                                 " at step " + std::to_string(entry.step) +
+                                 " pruned: " + std::to_string(chars) + " chars]";
+            entry.pruned = true;
+            const std::size_t less = chars - entry.message.text.size();
+            saved += less;
+            if (reportedTokens)
+                *reportedTokens -= static_cast<std::int64_t>(less) / perToken;
+            ++pruned;
+        }
+        if (pruned > 0)
+            status("context pruned: " + std::to_string(pruned) + " old tool outputs (" +
+                   std::to_string(saved) + " chars); about " + std::to_string(estimatedTokens()) +
+                   " tokens of " + std::to_string(config.contextTokenBudget));
+    }
+
+    // Pause, edits made while paused, injected and owed messages: everything between steps.
+    // Returns false when the episode was stopped.
+    bool betweenSteps() {
+        if (steering.pauseRequested() && !steering.stopRequested()) {
+            steeringEvent("paused");
+            if (!steering.waitWhilePaused())
+                return false;
+            steeringEvent("resumed");
+            for (const std::string& edited : steering.takeEditedFiles())
+                deliverEdit(edited);
+            recordUnreportedChanges("user");
+        }
+        if (steering.stopRequested())
+            return false;
+        for (auto& injected : steering.takeMessages()) {
+            const bool steer = injected.mode == SteeringController::Mode::Steer;
+            steeringEvent("message", {{"mode", steer ? "steer" : "queue"}});
+            addMessage(Message::user(std::move(injected.text)));
+        }
+        for (auto& note : std::exchange(notes, {}))
+            addMessage(Message::user(std::move(note)));
+        return true;
+    }
+
+    void deliverEdit(std::string path) {
+        fs::path given(path);
+        if (given.is_absolute())
+            given = given.lexically_relative(config.workspace);
+        path = given.lexically_normal().generic_string();
+        if (path.empty() || path.rfind("..", 0) == 0 || fs::path(path).is_absolute()) {
+            steeringEvent("file_edited", {{"path", path}, {"ignored", "outside the workspace"}});
+            return;
+        }
+        const std::optional<std::string> now =
+            readFileInside(config.workspace, path, kMaxTrackedBytes);
+        auto old = tracked.find(path);
+        const std::optional<std::string> before =
+            old == tracked.end() ? std::nullopt : std::optional<std::string>(old->second);
+        const Diff diff = diffTexts(path, before, now);
+        if (before != now)
+            recordFileChange("user", path, before, now);
+        steeringEvent("file_edited", {{"path", path}});
+        std::string text = "The user edited " + path + " while you were paused (+" +
+                           std::to_string(diff.added) + " -" + std::to_string(diff.removed) +
+                           " lines):\n" + diff.text.substr(0, kDiffShownToAgent);
+        if (diff.text.size() > kDiffShownToAgent)
+            text += "\n[diff cut at " + std::to_string(kDiffShownToAgent) + " chars]";
+        addMessage(Message::user(std::move(text)));
+    }
+
+    // Returns the message to stop with once the agent has repeated itself too often.
+    std::optional<std::string> checkStuck(const ToolCall& call, const ToolResult& result) {
+        const std::string signature = call.name + "\n" + call.argumentsJson;
+        sameCallCount = signature == lastCall ? sameCallCount + 1 : 1;
+        lastCall = signature;
+        if (result.isError) {
+            sameErrorCount = result.text == lastError ? sameErrorCount + 1 : 1;
+            lastError = result.text;
+        } else {
+            sameErrorCount = 0;
+            lastError.clear();
+        }
+        std::string what;
+        int count = 0;
+        if (sameCallCount >= config.stuckWarnAfter) {
+            what = "the same " + call.name + " call " + std::to_string(sameCallCount) + " times";
+            count = sameCallCount;
+        }
+        if (sameErrorCount >= config.stuckWarnAfter && sameErrorCount > count) {
+            what = "the same error " + std::to_string(sameErrorCount) +
+                   " times: " + result.text.substr(0, 200);
+            count = sameErrorCount;
+        }
+        if (count == 0)
+            return std::nullopt;
+        if (count >= config.stuckStopAfter) {
+            status("stuck: " + what);
+            return "stuck: " + what;
+        }
+        if (count == config.stuckWarnAfter) {
+            status("stuck: " + what);
+            notes.push_back("You are repeating yourself (" + what +
+                            "). Stop and try a different approach.");
+        }
+        return std::nullopt;
+    }
+
+    void saveUsage() {
+        // The list price (or the user's price file); a model without a price keeps 0, which the
+        // views show as "n/a" (costText) rather than as free.
+        if (const auto price = priceOf(record.model))
+            record.costUsd = costOf(record.usage, *price);
+        auto updated = store.updateEpisode(record);
+        if (!updated && storeError.empty())
+            storeError = updated.error().message;
+    }
+
+    EpisodeRunResult finish(EpisodeStatus endStatus, std::string message, bool evaluate) {
+        EpisodeOutcome outcome;
+        outcome.status = endStatus;
+        outcome.message = message;
+        if (evaluate && config.finalEvaluation && !steering.stopRequested()) {
+            const std::stop_token stop = steering.beginStep(AgentState::Tool);
+            const Evaluator evaluator(config.python);
+            const EvaluationResult result = evaluator.evaluate(
+                EvaluationTarget::forWorkspace(config.workspace), config.evaluation, {}, stop);
+            steering.endStep();
+            json evaluation = toJson(result);
+            evaluation["trigger"] = "final";
+            append(EventKind::Evaluation, evaluation);
+            outcome.reward = result.reward;
+            outcome.finalEvaluation = toJson(result);
+        }
+        saveUsage();
+        auto finished = store.finishEpisode(record.id, outcome);
+        if (!finished && storeError.empty())
+            storeError = finished.error().message;
+        steering.finished();
+        EpisodeRunResult out;
+        out.id = record.id;
+        out.status = endStatus;
+        out.reward = outcome.reward;
+        out.message = storeError.empty() ? message : message + " (store: " + storeError + ")";
+        out.turns = turns;
+        out.usage = record.usage;
+        return out;
+    }
+
+    EpisodeRunResult stopped() {
+        steeringEvent("stop");
+        return finish(EpisodeStatus::Stopped, "stopped by the user", false);
+    }
+
+    EpisodeRunResult loop() {
+        while (true) {
+            if (!betweenSteps())
+                return stopped();
+            if (turns >= config.maxTurns)
+                return finish(EpisodeStatus::Finished,
+                              "turn limit (" + std::to_string(config.maxTurns) + ")", true);
+            pruneIfNeeded();
+
+            CompletionRequest request;
+            request.model = config.model;
+            request.tools = tools.schemas();
+            request.maxTokens = config.maxTokens;
+            request.temperature = config.temperature;
+            request.stream = config.stream;
+            for (const auto& entry : conversation)
+                request.messages.push_back(entry.message);
+
+            const std::stop_token stop = steering.beginStep(AgentState::Thinking);
+            CompletionOutcome outcome = provider.complete(request, sink, stop);
+            steering.endStep();
+
+            if (!outcome.ok()) {
+                const LlmError& error = outcome.error();
+                if (error.kind == LlmErrorKind::Cancelled) {
+                    if (steering.stopRequested())
+                        return stopped();
+                    if (steering.pauseRequested() || steering.hasPendingSteer()) {
+                        steeringEvent("interrupted", {{"during", "model call"}});
+                        continue; // the partial reply is dropped; the call is made again
+                    }
+                }
+                append(EventKind::Error, {{"source", "provider"},
+                                          {"kind", errorKindName(error.kind)},
+                                          {"message", error.message},
+                                          {"attempts", error.attempts}});
+                return finish(EpisodeStatus::Failed, "provider error: " + error.describe(), false);
+            }
+
+            CompletionResult& result = outcome.result();
+            if (result.usage) {
+                record.usage += *result.usage;
+                reportedTokens = result.usage->inputTokens + result.usage->outputTokens;
+                charsSinceReport = 0;
+            }
+            std::vector<ToolCall> calls = result.toolCalls;
+            addMessage(Message::assistant(std::move(result.text), calls));
+            if (reportedTokens)
+                charsSinceReport = 0; // the reply is inside the reported output tokens
+            saveUsage();
+            if (calls.empty())
+                return finish(EpisodeStatus::Finished, "the model stopped", true);
+
+            std::optional<std::string> stuck;
+            bool interrupted = false;
+            for (const ToolCall& call : calls) {
+                if (interrupted || steering.stopRequested()) {
+                    addMessage(
+                        Message::toolResult(call.id, "not run: interrupted by the user", true),
+                        call.name);
+                    continue;
+                }
+                append(EventKind::ToolCall,
+                       {{"id", call.id}, {"name", call.name}, {"arguments", call.argumentsJson}});
+                const std::stop_token toolStop = steering.beginStep(AgentState::Tool);
+                ToolResult outcomeOfTool = tools.run(call, context, toolStop);
+                steering.endStep();
+                interrupted = toolStop.stop_requested();
+                addMessage(Message::toolResult(call.id, outcomeOfTool.text, outcomeOfTool.isError),
+                           call.name);
+                const json& data = outcomeOfTool.data;
+                if (data.is_object() && data.contains("evaluation") &&
+                    (data.value("mode", "") == "verify" || data.value("mode", "") == "profile")) {
+                    json evaluation = data["evaluation"];
+                    evaluation["trigger"] = call.name;
+                    append(EventKind::Evaluation, std::move(evaluation));
+                }
+                if (!stuck)
+                    stuck = checkStuck(call, outcomeOfTool);
+            }
+            recordUnreportedChanges("workspace");
+            if (steering.stopRequested())
+                return stopped();
+            if (stuck)
+                return finish(EpisodeStatus::Stopped, *stuck, true);
+        }
+    }
+
+    bool createEpisode(std::optional<EpisodeId> parent, std::int64_t step) {
+        if (parent) {
+            auto forked = store.forkEpisode(*parent, step);
+            if (!forked) {
+                storeError = forked.error().message;
+                return false;
+            }
+            record = forked.value();
+        } else {
+            EpisodeRecord fresh;
+            fresh.task = config.taskPath.empty() ? config.workspace : config.taskPath;
+            auto created = store.createEpisode(std::move(fresh));
+            if (!created) {
+                storeError = created.error().message;
+                return false;
+            }
+            record = created.value();
+        }
+        record.provider =
+            config.providerDescription.empty() ? provider.describe() : config.providerDescription;
+        record.model = config.model;
+        json settings = config.extraSettings.is_object() ? config.extraSettings : json::object();
+        settings["workspace"] = config.workspace;
+        settings["max_turns"] = config.maxTurns;
+        settings["context_token_budget"] = config.contextTokenBudget;
+        settings["prune_keep_recent_turns"] = config.pruning.keepRecentTurns;
+        settings["stream"] = config.stream;
+        if (config.temperature)
+            settings["temperature"] = *config.temperature;
+        if (config.maxTokens)
+            settings["max_tokens"] = *config.maxTokens;
+        record.settings = std::move(settings);
+        saveUsage();
+        return true;
+    }
+
+    EpisodeRunResult failedToStart() {
+        EpisodeRunResult out;
+        out.id = record.id;
+        out.message = "cannot start the episode: " + storeError;
+        return out;
+    }
+
+    EpisodeRunResult run() {
+        if (!createEpisode(std::nullopt, 0))
+            return failedToStart();
+        const std::string taskFile = config.taskPath.empty()
+                                         ? (fs::path(config.workspace) / "model.py").string()
+                                         : config.taskPath;
+        const std::string skill = readFileInside(config.workspace, "SKILL.md").value_or("");
+        const std::string task = readFile(taskFile).value_or("");
+        addMessage(Message::system(skill +
+                                   "\n\n# Task\n\nThe reference model (model.py):\n\n"
+                                   "```python\n" +
+                                   task + "```\n"));
+        addMessage(Message::user(
+            "Write ModelNew in model_new.py (with CUDA kernels under kernels/) so that it matches "
+            "Model and runs faster. Check your work with Compile, Verify and Profile. Answer "
+            "without a tool call when you are done."));
+        for (const auto& [path, text] : scanWorkspace(config.workspace))
+            recordFileChange("initial", path, std::nullopt, text, /*initial=*/true);
+        return loop();
+    }
+
+    EpisodeRunResult forkFrom(EpisodeId parent, std::int64_t step) {
+        auto events = store.loadEvents(parent);
+        if (!events) {
+            storeError = events.error().message;
+            return failedToStart();
+        }
+        auto parentRecord = store.loadEpisode(parent);
+        if (!parentRecord) {
+            storeError = parentRecord.error().message;
+            return failedToStart();
+        }
+        if (config.taskPath.empty())
+            config.taskPath = parentRecord.value().task;
+
+        // The files and the conversation as they were after event `step`.
+        std::map<std::string, std::optional<std::string>> files;
+        std::vector<Entry> restored;
+        for (const EpisodeEvent& event : events.value()) {
+            if (event.sequence > step)
+                break;
+            if (event.kind == EventKind::FileDiff) {
+                const json& after = event.payload["after"];
+                const std::string path = event.payload.value("path", "");
+                // An imported episode is outside input: its paths must stay in the workspace.
+                if (std::string problem = fileDiffPathProblem(path); !problem.empty()) {
+                    storeError = "step " + std::to_string(event.sequence) +
+                                 " of the parent names an unusable file: " + problem;
+                    return failedToStart();
+                }
+                files[path] = after.is_string()
+                                  ? std::optional<std::string>(after.get<std::string>())
+                                  : std::nullopt;
+                continue;
+            }
+            if (event.kind != EventKind::SystemPrompt && event.kind != EventKind::UserMessage &&
+                event.kind != EventKind::AssistantMessage && event.kind != EventKind::ToolResult)
+                continue;
+            Message message;
+            if (messageFromJson(event.payload, message))
+                restored.push_back(
+                    {std::move(message), event.payload.value("tool", ""), event.sequence, false});
+        }
+
+        WorkspaceInitOptions init;
+        init.overwrite = true;
+        const WorkspaceInitResult made = initWorkspace(config.taskPath, config.workspace, init);
+        if (!made.ok) {
+            storeError = "cannot create the fork's workspace: " + made.error;
+            return failedToStart();
+        }
+        for (const auto& [path, text] : scanWorkspace(config.workspace))
+            if (!files.count(path) || !files[path])
+                removeFileInside(config.workspace, path);
+        for (const auto& [path, text] : files) {
+            std::string error;
+            if (text && !writeFileInside(config.workspace, path, *text, &error)) {
+                storeError = "cannot restore " + path + ": " + error;
+                return failedToStart();
+            }
+        }
+
+        if (!createEpisode(parent, step))
+            return failedToStart();
+        tracked = scanWorkspace(config.workspace);
+        conversation = std::move(restored);
+        turns = 0;
+        for (const auto& entry : conversation)
+            if (entry.message.role == Role::Assistant)
+                ++turns;
+        // Calls of the last reply that the parent had not answered by the fork step get an
+        // answer, so that the conversation stays valid for the APIs.
+        std::vector<std::pair<std::string, std::string>> unanswered;
+        for (const auto& entry : conversation) {
+            if (entry.message.role == Role::Assistant) {
+                unanswered.clear();
+                for (const ToolCall& call : entry.message.toolCalls)
+                    unanswered.emplace_back(call.id, call.name);
+            } else if (entry.message.role == Role::Tool) {
+                std::erase_if(unanswered, [&](const auto& call) {
+                    return call.first == entry.message.toolCallId;
+                });
+            }
+        }
+        for (const auto& [id, name] : unanswered)
+            addMessage(
+                Message::toolResult(id, "not run: the episode was forked before this call", true),
+                name);
+        steeringEvent("forked", {{"parent", parent}, {"step", step}});
+        recordUnreportedChanges("workspace");
+        return loop();
+    }
+};
+
+EpisodeRunner::EpisodeRunner(TrajectoryStore& store, LlmProvider& provider, ToolRegistry& tools,
+                             SteeringController& steering, EpisodeConfig config,
+                             StreamSink* observer)
+    : impl_(std::make_unique<Impl>(store, provider, tools, steering, std::move(config), observer)) {
+}
+
+EpisodeRunner::~EpisodeRunner() = default;
+
+EpisodeRunResult EpisodeRunner::run() {
+    return impl_->run();
+}
+
+EpisodeRunResult EpisodeRunner::forkFrom(EpisodeId parent, std::int64_t step) {
+    return impl_->forkFrom(parent, step);
+}
+
+} // namespace kwb::agent

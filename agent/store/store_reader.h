@@ -1,0 +1,31 @@
+#pragma once
+
+#include "agent/store/episode_record.h"
+#include "agent/store/episode_snapshot.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kwb::agent {
+
+// The GUI's reads of the trajectory store. They block on SQLite, so they run on the engine
+// thread only (EngineBridge); each opens its own connection, which SQLite's WAL mode lets read
+// while an agent writes the same file.
+
+struct EpisodeListSnapshot {
+    std::string storePath;
+    std::vector<EpisodeRecord> episodes; // newest first, as the store lists them
+    std::string error;                   // empty when the read worked
+};
+
+struct EpisodeSetSnapshot {
+    std::vector<EpisodeSnapshotPtr> episodes; // in the order asked for
+    std::string error;
+};
+
+// A missing file is an empty list, not an error: browsing must not create a store.
+EpisodeListSnapshot readEpisodeList(const std::string& storePath);
+EpisodeSetSnapshot readEpisodes(const std::string& storePath, const std::vector<EpisodeId>& ids);
+
+} // namespace kwb::agent

@@ -1,0 +1,156 @@
+#pragma once
+
+#include "agent/store/episode_record.h"
+#include "agent/store/store_subscriptions.h"
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace kwb::agent {
+
+// Why a store call failed, written for the user ("cannot append an event: no episode 12").
+struct StoreError {
+    std::string message;
+};
+
+// What every store call returns: a value or a StoreError, never an exception.
+template <typename T>
+class [[nodiscard]] StoreResult {
+public:
+    StoreResult(T value) : value_(std::move(value)) {}
+    StoreResult(StoreError error) : value_(std::move(error)) {}
+
+    bool ok() const { return std::holds_alternative<T>(value_); }
+    explicit operator bool() const { return ok(); }
+
+    // Calling the wrong one throws std::bad_variant_access.
+    const T& value() const& { return std::get<T>(value_); }
+    T& value() & { return std::get<T>(value_); }
+    T&& value() && { return std::get<T>(std::move(value_)); }
+    const StoreError& error() const { return std::get<StoreError>(value_); }
+
+private:
+    std::variant<T, StoreError> value_;
+};
+
+template <>
+class [[nodiscard]] StoreResult<void> {
+public:
+    StoreResult() = default;
+    StoreResult(StoreError error) : error_(std::move(error)) {}
+
+    bool ok() const { return !error_; }
+    explicit operator bool() const { return ok(); }
+    const StoreError& error() const { return error_.value(); }
+
+private:
+    std::optional<StoreError> error_;
+};
+
+struct TrajectoryStoreOptions {
+    // API keys and other credentials. Every text the store writes (payloads, settings, error
+    // messages) has them replaced by "[redacted]" first: a last line of defence when a key has
+    // slipped into a tool output or an echoed error body.
+    std::vector<std::string> secrets;
+    // How long a write waits for another connection (thread or process) to release the file.
+    std::chrono::milliseconds busyTimeout{std::chrono::seconds(30)};
+};
+
+struct EpisodeFilter {
+    std::optional<std::string> task;
+    std::optional<EpisodeStatus> status;
+    int limit = 100; // 0 or less: all
+};
+
+// How an episode ended, for finishEpisode().
+struct EpisodeOutcome {
+    EpisodeStatus status = EpisodeStatus::Finished;
+    std::optional<double> reward;
+    nlohmann::json finalEvaluation; // an EvaluationResult's toJson(); null when none
+    std::string message;            // why it failed or was stopped, for the status event
+};
+
+// Imported episodes get new ids, or keep theirs where this store has no episode with that id.
+enum class ImportIds { Renumber, KeepWhenFree };
+
+// The agent's episodes and their events in one SQLite file (WAL mode).
+//
+// Threads: one connection per store object, every call serialised on one mutex, so a store is
+// safe to share between threads. Processes and other store objects on the same file write
+// concurrently through SQLite's locking: writes take the write lock up front, wait up to
+// busyTimeout, and retry the transaction when the file stays busy.
+//
+// Live consumers in this process subscribe(); consumers in other processes poll
+// loadEvents(id, lastSeen + 1), comparing with EpisodeRecord::lastSequence.
+class TrajectoryStore {
+public:
+    static constexpr int kSchemaVersion = 1;
+
+    // Where the GUI, `kwb agent` and `kwb episodes` keep episodes unless told otherwise:
+    // <state folder>/trajectories.db (KWB_STATE_DIR, else the XDG state folder).
+    static std::string defaultPath();
+
+    // A file path (created when missing) or ":memory:".
+    static StoreResult<std::unique_ptr<TrajectoryStore>> open(const std::string& path,
+                                                              TrajectoryStoreOptions options = {});
+    ~TrajectoryStore();
+    TrajectoryStore(const TrajectoryStore&) = delete;
+    TrajectoryStore& operator=(const TrajectoryStore&) = delete;
+
+    const std::string& path() const;
+
+    // Stores a new episode (record.id, lastSequence and turns are ignored; an empty startedAt
+    // is stamped now) and returns it as stored.
+    StoreResult<EpisodeRecord> createEpisode(EpisodeRecord record);
+    // Assigns the episode's next sequence number and the timestamp atomically, so concurrent
+    // writers never collide, and counts assistant messages into `turns`.
+    StoreResult<EpisodeEvent> appendEvent(EpisodeId episode, EventKind kind,
+                                          nlohmann::json payload);
+    // Writes everything but id, parent, fork step, startedAt, turns and lastSequence. A status
+    // change also appends a status event.
+    StoreResult<EpisodeRecord> updateEpisode(const EpisodeRecord& record);
+    // Ends a running episode: status, reward, final evaluation, finishedAt and wallSeconds,
+    // plus a status event.
+    StoreResult<EpisodeRecord> finishEpisode(EpisodeId episode, EpisodeOutcome outcome);
+    // A new running episode that starts with copies of the source's events 1..upToSequence
+    // (0: none), linked to its parent. Its usage and cost start at zero.
+    StoreResult<EpisodeRecord> forkEpisode(EpisodeId source, std::int64_t upToSequence);
+    // Removes the episode and its events; its forks stay and lose their parent link.
+    StoreResult<void> deleteEpisode(EpisodeId episode);
+
+    StoreResult<std::vector<EpisodeRecord>> listEpisodes(const EpisodeFilter& filter = {}) const;
+    StoreResult<EpisodeRecord> loadEpisode(EpisodeId episode) const;
+    StoreResult<std::vector<EpisodeEvent>> loadEvents(EpisodeId episode,
+                                                      std::int64_t fromSequence = 1) const;
+    // The record and all its events from one snapshot.
+    StoreResult<EpisodeTrajectory> loadTrajectory(EpisodeId episode) const;
+
+    // Inserts whole episodes in one transaction: all of them or, on any error, none. Parent
+    // links survive only between episodes of the same batch (any other id would name an
+    // unrelated episode here). Returns the stored records in input order.
+    StoreResult<std::vector<EpisodeRecord>>
+    insertTrajectories(const std::vector<EpisodeTrajectory>& trajectories, ImportIds ids);
+
+    // Every committed change by this store object, in commit order, on the writing thread and
+    // without the store's lock held (a callback may read or write the store). Subscribe before
+    // loading history, and drop events whose sequence you already have.
+    Subscription subscribe(StoreCallback callback);
+
+    // The secrets replaced by "[redacted]", as the store does before writing.
+    std::string scrubText(std::string_view text) const;
+    nlohmann::json scrubJson(const nlohmann::json& value) const; // keys and string values
+
+private:
+    struct Impl;
+    explicit TrajectoryStore(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kwb::agent

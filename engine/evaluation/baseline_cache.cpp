@@ -1,0 +1,71 @@
+#include "engine/evaluation/baseline_cache.h"
+
+#include "engine/evaluation/evaluator.h"
+#include "engine/system/bounded_json.h"
+#include "engine/system/content_hash.h"
+#include "engine/system/user_directories.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kwb {
+namespace {
+constexpr int kCacheVersion = 2;
+fs::path pathFor(const BaselineKey& key) {
+    return fs::path(cacheDirectory()) / "baselines" / (key.hash + ".json");
+}
+} // namespace
+
+BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& device,
+                           const std::string& deviceName, const std::string& torchVersion,
+                           const EvaluationOptions& o) {
+    BaselineKey key;
+    key.description = "task " + sha256OfFile(taskPath).substr(0, 16) + ", " + device + " " +
+                      deviceName + ", torch " + torchVersion + ", warmup " +
+                      std::to_string(o.warmup) + ", iterations " + std::to_string(o.iterations) +
+                      ", rounds " + std::to_string(o.rounds) + "-" + std::to_string(o.maxRounds) +
+                      ", target cv " + std::to_string(o.targetCv) + (o.l2Flush ? ", l2 flush" : "");
+    key.hash = sha256Hex(key.description + "|v" + std::to_string(kCacheVersion));
+    return key;
+}
+
+std::optional<CachedBaseline> loadBaseline(const BaselineKey& key) {
+    std::ifstream in(pathFor(key));
+    if (!in)
+        return std::nullopt;
+    json j = parseBoundedJson(in);
+    if (j.is_discarded() || j.value("version", 0) != kCacheVersion)
+        return std::nullopt;
+    CachedBaseline baseline{timingFromJson(j.value("eager", json::object())),
+                            timingFromJson(j.value("compile", json::object()))};
+    if (!baseline.eager.available)
+        return std::nullopt;
+    return baseline;
+}
+
+void storeBaseline(const BaselineKey& key, const CachedBaseline& baseline) {
+    std::error_code ec;
+    const fs::path target = pathFor(key);
+    fs::create_directories(target.parent_path(), ec);
+    // Write-then-rename: concurrent evaluators never read a half-written file.
+    std::random_device device;
+    const fs::path temporary = target.string() + ".tmp" + std::to_string(device());
+    {
+        std::ofstream out(temporary);
+        out << json{{"version", kCacheVersion},
+                    {"key", key.description},
+                    {"eager", toJson(baseline.eager)},
+                    {"compile", toJson(baseline.compiled)}}
+                   .dump(2);
+    }
+    fs::rename(temporary, target, ec);
+    if (ec)
+        fs::remove(temporary, ec);
+}
+
+} // namespace kwb

@@ -1,0 +1,127 @@
+#pragma once
+
+#include "engine/diagnostics/diagnostic.h"
+#include "engine/evaluation/integrity_evidence.h"
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+enum class StageStatus { NotRun, Passed, Failed, Skipped };
+std::string toString(StageStatus status);
+
+// One pipeline stage as it ran: how long, what it printed (already truncated), and why it failed.
+struct StageRecord {
+    std::string name; // static, workspace, inspect, compile, verify, profile, reward
+    StageStatus status = StageStatus::NotRun;
+    double seconds = 0.0;
+    std::string summary;
+    std::string log;
+};
+
+struct OutputError {
+    int index = 0;
+    double maxAbsError = 0.0;
+    double maxRelError = 0.0;
+    std::vector<std::int64_t> shape;
+    std::string dtype;
+};
+
+struct TimingStats {
+    bool available = false;
+    std::string unavailableReason;
+    double medianMs = 0, meanMs = 0, minMs = 0, maxMs = 0, stdevMs = 0, p10Ms = 0, p90Ms = 0;
+    int samples = 0;
+    std::string method; // "cuda-events" or "wall-clock"
+    double hostMedianMs = 0;
+    double cv = 0;       // coefficient of variation of single calls (stdev / mean)
+    double roundCv = 0;  // coefficient of variation of the per-round medians
+    int rounds = 0;      // rounds run (repeat-until-stable)
+    bool stable = false; // roundCv within the target
+
+    double spreadPercent() const { return medianMs > 0 ? 100.0 * stdevMs / medianMs : 0.0; }
+};
+
+enum class FlagSeverity { Info, Warning, Strict };
+std::string toString(FlagSeverity severity);
+
+// An integrity finding. Strict flags make the reward -1; warnings are shown, not punished.
+struct IntegrityFlag {
+    std::string code; // e.g. "protected_file_modified", "sandbox_weak"
+    FlagSeverity severity = FlagSeverity::Warning;
+    std::string reason;
+};
+
+struct EnvironmentInfo {
+    std::string device; // "cuda" or "cpu"
+    std::string deviceName;
+    std::string driverVersion;
+    std::string cudaVersion;
+    std::string torchVersion;
+    std::string pythonVersion;
+    std::string pythonPath;
+};
+
+// Everything one evaluation established, as an immutable value. The GUI, the CLI, the agent and
+// the RL runner all read this record and nothing else; it round-trips through JSON.
+struct EvaluationResult {
+    static constexpr int kFormatVersion = 1;
+    int formatVersion = kFormatVersion;
+
+    std::string workspace;
+    std::string referencePath;
+    std::string candidatePath;
+    std::string startedAt; // ISO 8601 UTC
+    double totalSeconds = 0.0;
+    std::uint64_t seed = 0;
+    bool cpuMode = false;
+    bool sandboxed = false;
+
+    std::vector<StageRecord> stages;
+    bool compiled = false;
+    bool correct = false;
+    std::string failureKind; // first failure: "compile_error", "numerical_mismatch", ...
+    std::string failureMessage;
+    std::vector<Diagnostic> diagnostics;
+
+    int checksRun = 0;
+    int checksPassed = 0;
+    std::vector<OutputError> outputErrors;
+
+    TimingStats eager;
+    TimingStats compiledBaseline; // torch.compile
+    TimingStats candidate;
+    bool baselinesFromCache = false;
+    double speedupVsEager = 0.0;   // eager median / candidate median; 0 when not measured
+    double speedupVsCompile = 0.0; // compile median / candidate median; 0 when unavailable
+
+    int reward = -1;
+    std::string rewardReason;
+    std::vector<IntegrityFlag> flags;
+    IntegrityEvidence integrity;
+    EnvironmentInfo environment;
+    // The profile stage's CUPTI records (kwb-cupti/1 lines), when a timeline was collected.
+    std::string timelineRecordPath;
+
+    const StageRecord* stage(const std::string& name) const;
+    bool hasStrictFlag() const;
+    std::string verdict() const; // "correct, 1.42x vs eager" / "compile failed: ..."
+};
+
+nlohmann::json toJson(const EvaluationResult& result);
+// Reads a record written by toJson; `error` explains a malformed or newer-format document.
+bool fromJson(const nlohmann::json& json, EvaluationResult& result, std::string* error = nullptr);
+
+nlohmann::json toJson(const TimingStats& stats);
+TimingStats timingFromJson(const nlohmann::json& json);
+
+// The record's parts share their JSON shape with the harness's stage results, so both are read
+// by the same functions. Missing or mistyped fields give defaults, never an exception.
+Diagnostic diagnosticFromJson(const nlohmann::json& json);
+OutputError outputErrorFromJson(const nlohmann::json& json);
+IntegrityFlag flagFromJson(const nlohmann::json& json);
+
+} // namespace kwb

@@ -1,0 +1,666 @@
+#include "engine/evaluation/evaluator.h"
+
+#include "engine/cuda/cuda_driver.h"
+#include "engine/cuda/gpu_inventory.h"
+#include "engine/evaluation/baseline_cache.h"
+#include "engine/evaluation/fast_kernel_build.h"
+#include "engine/evaluation/harness_stage.h"
+#include "engine/evaluation/static_checks.h"
+#include "engine/evaluation/warm_worker.h"
+#include "engine/process/sandbox.h"
+#include "engine/system/content_hash.h"
+#include "engine/system/python_environment.h"
+#include "engine/system/resource_paths.h"
+#include "engine/system/user_directories.h"
+#include "engine/system/utc_timestamp.h"
+#include "engine/timeline/injection_library.h"
+#include "engine/workspace/workspace.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kwb {
+namespace {
+
+std::uint64_t freshSeed() {
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 20 ^ device()) % 1000000007ULL + 1;
+}
+
+bool warmWorkerWanted(const EvaluationOptions& options) {
+    const char* forced = std::getenv("KWB_WARM_WORKER");
+    if (forced && *forced)
+        return std::string(forced) == "1";
+    return options.warmWorker;
+}
+
+// One seed for every warm evaluation of this process that did not ask for one: the warm
+// worker's server then already holds the task's inputs for it (hand edits re-evaluate the same
+// task again and again). Fresh inputs per evaluation stay the rule for cold runs and RL.
+std::uint64_t sessionSeed() {
+    static const std::uint64_t seed = freshSeed();
+    return seed;
+}
+
+std::string uniqueRunId() {
+    std::random_device device;
+    return std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
+           std::to_string(device());
+}
+
+// Where the verdict-deciding context of one evaluation lives while it runs.
+struct RunContext {
+    EvaluationTarget target;
+    EvaluationOptions options;
+    std::string python;
+    std::string device; // "cpu" or "cuda"
+    std::string arch;
+    std::string buildDirectory;
+    std::string scratchDirectory;
+    std::string cacheDirectory;
+    std::uint64_t seed = 0;
+    bool gpuAllowed = false;
+};
+
+// Fills what every run shares: seed, interpreter, cache, and a scratch folder of its own.
+RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions& options,
+                         const std::string& python, EvaluationResult& r) {
+    RunContext c;
+    c.target = target;
+    c.options = options;
+    c.python = python;
+    c.seed = options.seed ? options.seed : warmWorkerWanted(options) ? sessionSeed() : freshSeed();
+    c.cacheDirectory = cacheDirectory();
+    c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
+    r.seed = c.seed;
+    r.environment.pythonPath = python;
+    return c;
+}
+
+// CUDA only where the driver sees a GPU and the caller did not ask for the CPU. Returns the
+// inventory so a caller can explain why a requested GPU is missing.
+GpuInventory chooseDevice(const EvaluationOptions& options, RunContext& c, EvaluationResult& r) {
+    GpuInventory gpus = detectGpus();
+    c.device = options.device == DeviceChoice::Cpu || !gpus.hasGpu() ? "cpu" : "cuda";
+    c.gpuAllowed = c.device == "cuda";
+    c.arch = c.gpuAllowed ? gpus.devices.front().arch() : "";
+    r.cpuMode = !c.gpuAllowed;
+    r.environment.device = c.device;
+    r.environment.deviceName = c.gpuAllowed ? gpus.devices.front().name : "cpu";
+    r.environment.driverVersion = gpus.driverLoaded ? formatCudaVersion(gpus.driverVersion) : "";
+    return gpus;
+}
+
+// Why the interpreter cannot run anything, or empty when it can start.
+std::string pythonProblem(const std::string& python) {
+    if (python.empty())
+        return "no Python with torch found (set KWB_PYTHON or the interpreter in settings)";
+    if (findExecutable(python).empty())
+        return "the task Python " + python + " does not exist or is not executable";
+    return {};
+}
+
+json baseRequest(const RunContext& c, const std::string& stage) {
+    return {{"version", 1},
+            {"stage", stage},
+            {"workspace", c.target.workspace},
+            {"reference", c.target.referencePath},
+            {"candidate", c.target.candidatePath},
+            {"device", c.device},
+            {"seed", c.seed},
+            {"build_dir", c.buildDirectory},
+            {"cache_dir", c.cacheDirectory}};
+}
+
+// What one stage needs beyond the common set-up (the profile stage's timeline recording).
+struct StageExtras {
+    std::map<std::string, std::string> environment;
+    std::vector<std::string> writablePaths;
+    std::vector<std::string> readOnlyPaths;
+};
+
+// Everything that shapes one stage's process: sandbox, limits, environment.
+HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json request,
+                           const StageExtras& extras = {}) {
+    HarnessStageSpec spec;
+    spec.stage = stage;
+    spec.request = std::move(request);
+    spec.python = c.python;
+    spec.scratchDirectory = c.scratchDirectory;
+    spec.workingDirectory = c.target.workspace;
+    spec.timeout = c.options.stageTimeout;
+    spec.sandbox.writablePaths = {c.buildDirectory, c.cacheDirectory};
+    const fs::path pythonPrefix = fs::path(c.python).parent_path().parent_path();
+    spec.sandbox.readOnlyPaths = {c.target.workspace,
+                                  fs::path(c.target.referencePath).parent_path().string(),
+                                  fs::path(c.target.candidatePath).parent_path().string(),
+                                  resourceRoot(), pythonPrefix.string()};
+    spec.sandbox.allowGpu = c.gpuAllowed;
+    spec.sandbox.limits.cpuSeconds = static_cast<std::uint64_t>(c.options.stageTimeout.count()) * 4;
+    spec.sandbox.limits.openFiles = 4096;
+    spec.sandbox.limits.fileSizeBytes = 4ULL << 30;
+    // CUDA reserves far more address space than it uses, so the memory cap holds in CPU mode only.
+    if (!c.gpuAllowed)
+        spec.sandbox.limits.addressSpaceBytes = 16ULL << 30;
+    spec.sandbox.maxProcesses = 512;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    spec.environment = {{"TORCH_EXTENSIONS_DIR", c.buildDirectory + "/torch_extensions"},
+                        {"TORCHINDUCTOR_CACHE_DIR", c.cacheDirectory + "/inductor"},
+                        {"TRITON_CACHE_DIR", c.cacheDirectory + "/triton"},
+                        {"MAX_JOBS", std::to_string(cores)},
+                        {"KWB_CPU_THREADS", std::to_string(std::min(cores, 8u))},
+                        {"OMP_NUM_THREADS", std::to_string(std::min(cores, 8u))}};
+    if (!c.gpuAllowed)
+        spec.environment["CUDA_VISIBLE_DEVICES"] = "";
+    // Every workspace compiles the same binding.cpp against the same torch headers (tens of
+    // seconds each); ccache, where installed, turns the repeats into cache hits.
+    if (fs::exists("/usr/lib/ccache/c++") && !std::getenv("CXX")) {
+        spec.environment["CXX"] = "/usr/lib/ccache/c++";
+        spec.environment["CCACHE_DIR"] = c.cacheDirectory + "/ccache";
+        spec.environment["CCACHE_NOHASHDIR"] = "1";
+        spec.environment["CCACHE_BASEDIR"] = c.target.workspace;
+    }
+    for (const auto& [name, value] : extras.environment)
+        spec.environment[name] = value;
+    spec.sandbox.writablePaths.insert(spec.sandbox.writablePaths.end(),
+                                      extras.writablePaths.begin(), extras.writablePaths.end());
+    spec.sandbox.readOnlyPaths.insert(spec.sandbox.readOnlyPaths.end(),
+                                      extras.readOnlyPaths.begin(), extras.readOnlyPaths.end());
+    return spec;
+}
+
+HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
+                             const StageExtras& extras = {}) {
+    HarnessStageSpec spec = stageSpec(c, stage, std::move(request), extras);
+    return warmWorkerWanted(c.options) ? WarmWorkerPool::shared().run(spec) : runHarnessStage(spec);
+}
+
+bool standbyWanted(const EvaluationOptions& options) {
+    const char* forced = std::getenv("KWB_WARM_STANDBY");
+    if (forced && *forced)
+        return std::string(forced) == "1";
+    return options.standby;
+}
+
+// Sets up the CUPTI recording of the profile stage: the record file (fresh, in a folder the
+// sandbox lets the stage write) and the injection environment. Returns why it cannot, or "".
+std::string prepareTimeline(const RunContext& c, StageExtras& extras, EvaluationResult& r) {
+    const std::string library = timeline::cuptiInjectionLibraryPath();
+    if (library.empty())
+        return "this build has no CUPTI injection library (libkwb_cupti_inject.so); "
+               "set KWB_CUPTI_INJECTION to its path";
+    fs::path records = c.options.timelineRecordPath;
+    if (records.empty()) {
+        std::string stamp = utcTimestamp();
+        std::replace(stamp.begin(), stamp.end(), ':', '-');
+        records = fs::path(c.buildDirectory) / "timelines" / (stamp + "-profile.kwbtl.jsonl");
+    }
+    records = fs::absolute(records).lexically_normal();
+    std::error_code ec;
+    fs::create_directories(records.parent_path(), ec);
+    fs::remove(records, ec); // the library appends
+    if (std::FILE* f = std::fopen(records.c_str(), "w"))
+        std::fclose(f);
+    else
+        return "cannot create the timeline record file " + records.string();
+    extras.environment = timeline::timelineEnvironment(library, records.string());
+    extras.writablePaths.push_back(records.parent_path().string());
+    extras.readOnlyPaths.push_back(fs::path(library).parent_path().string());
+    r.timelineRecordPath = records.string();
+    return {};
+}
+
+// A profile or baseline request: the timing settings are the same for both, so timings stay
+// comparable with the cached baselines.
+json timingRequest(const RunContext& c, const std::string& stage, bool includeBaselines) {
+    json request = baseRequest(c, stage);
+    request["warmup"] = c.options.warmup;
+    request["iterations"] = c.options.iterations;
+    request["rounds"] = c.options.rounds;
+    request["l2_flush"] = c.options.l2Flush && c.gpuAllowed;
+    request["include_baselines"] = includeBaselines;
+    request["include_compile"] = true;
+    request["target_cv"] = c.options.targetCv;
+    request["max_rounds"] = c.options.maxRounds;
+    request["time_budget_s"] = static_cast<double>(c.options.timingBudget.count());
+    // Outputs of timed calls are checked against the reference with verify's tolerances.
+    request["atol"] = c.options.atol;
+    request["rtol"] = c.options.rtol;
+    return request;
+}
+
+CachedBaseline baselineTimingsFrom(const json& result) {
+    const json timings = result.value("timings", json::object());
+    return {timingFromJson(timings.value("eager", json::object())),
+            timingFromJson(timings.value("compile", json::object()))};
+}
+
+StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcome) {
+    StageRecord record;
+    record.name = name;
+    record.seconds = outcome.seconds;
+    record.log = outcome.log;
+    const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
+    record.status =
+        outcome.ok ? (skipped ? StageStatus::Skipped : StageStatus::Passed) : StageStatus::Failed;
+    record.summary = outcome.ok ? (skipped ? "skipped" : "ok")
+                                : outcome.failureKind + ": " + outcome.failureMessage;
+    return record;
+}
+
+void fail(EvaluationResult& r, const std::string& kind, const std::string& message) {
+    if (r.failureKind.empty()) {
+        r.failureKind = kind;
+        r.failureMessage = message;
+    }
+}
+
+void absorbEnvironment(EvaluationResult& r, const json& result) {
+    if (!result.is_object() || !result.contains("environment"))
+        return;
+    const json& e = result["environment"];
+    if (!e.is_object())
+        return;
+    r.environment.pythonVersion = e.value("python", r.environment.pythonVersion);
+    r.environment.torchVersion = e.value("torch", r.environment.torchVersion);
+    r.environment.cudaVersion = e.value("cuda", r.environment.cudaVersion);
+    r.environment.deviceName = e.value("device_name", r.environment.deviceName);
+}
+
+// Harness results are arrays of the record's own shapes; anything not an array is ignored.
+const json& arrayField(const json& result, const char* key) {
+    static const json empty = json::array();
+    return result.is_object() && result.contains(key) && result[key].is_array() ? result[key]
+                                                                                : empty;
+}
+
+void absorbDiagnostics(EvaluationResult& r, const json& result) {
+    for (const auto& d : arrayField(result, "diagnostics"))
+        r.diagnostics.push_back(diagnosticFromJson(d));
+}
+
+// Integrity findings a harness stage reports ("flags": [{code, severity, reason}]).
+void absorbFlags(EvaluationResult& r, const json& result) {
+    for (const auto& f : arrayField(result, "flags"))
+        r.flags.push_back(flagFromJson(f));
+}
+
+// Above this speed-up over eager a result is flagged for review: real kernels rarely beat
+// torch by this much, exploits often do.
+constexpr double kImplausibleSpeedup = 10.0;
+
+void computeSpeedups(EvaluationResult& r) {
+    if (!r.candidate.available || r.candidate.medianMs <= 0)
+        return;
+    if (r.eager.available)
+        r.speedupVsEager = r.eager.medianMs / r.candidate.medianMs;
+    if (r.compiledBaseline.available)
+        r.speedupVsCompile = r.compiledBaseline.medianMs / r.candidate.medianMs;
+    if (r.speedupVsEager > kImplausibleSpeedup) {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "%.1fx faster than eager is more than %.0fx: review this result",
+                      r.speedupVsEager, kImplausibleSpeedup);
+        r.flags.push_back({"implausible_speedup", FlagSeverity::Warning, text});
+    }
+}
+
+} // namespace
+
+DeviceChoice deviceChoiceFrom(const std::string& text) {
+    if (text == "cpu")
+        return DeviceChoice::Cpu;
+    if (text == "cuda" || text == "gpu")
+        return DeviceChoice::Cuda;
+    return DeviceChoice::Auto;
+}
+
+EvaluationTarget EvaluationTarget::forWorkspace(const std::string& directory) {
+    const fs::path dir = fs::absolute(directory).lexically_normal();
+    return {dir.string(), (dir / "model.py").string(), (dir / "model_new.py").string()};
+}
+
+EvaluationTarget EvaluationTarget::forPair(const std::string& reference,
+                                           const std::string& candidate) {
+    const fs::path candidatePath = fs::absolute(candidate).lexically_normal();
+    return {candidatePath.parent_path().string(),
+            fs::absolute(reference).lexically_normal().string(), candidatePath.string()};
+}
+
+Evaluator::Evaluator(std::string pythonPath) {
+    PythonProbe probe = pythonPath.empty() ? detectPython("") : PythonProbe{};
+    // The sandbox hides some trees (/tmp); a resolved folder keeps the interpreter reachable.
+    python_ = resolveFolderOf(pythonPath.empty() ? probe.path : pythonPath);
+}
+
+EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
+                                     const EvaluationOptions& options, const Progress& progress,
+                                     std::stop_token stop) const {
+    const auto started = std::chrono::steady_clock::now();
+    EvaluationResult r;
+    r.startedAt = utcTimestamp();
+    r.workspace = target.workspace;
+    r.referencePath = target.referencePath;
+    r.candidatePath = target.candidatePath;
+    std::string scratch;
+    bool verifyRan = false;
+    const RunContext* context = nullptr;
+    auto finish = [&]() {
+        std::error_code ec;
+        if (!scratch.empty())
+            fs::remove_all(scratch, ec);
+        // Nothing of this evaluation is timed any more: the warm worker may prepare the next
+        // evaluation's verify and profile while the user edits.
+        if (verifyRan && context && warmWorkerWanted(options) && standbyWanted(options))
+            WarmWorkerPool::shared().standBy(stageSpec(*context, "verify", json::object()));
+        computeSpeedups(r);
+        RewardDecision decision = decideReward(r, options.reward);
+        r.reward = decision.reward;
+        r.rewardReason = decision.reason;
+        r.totalSeconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return r;
+    };
+    auto report = [&](const std::string& stage) {
+        if (progress)
+            progress(stage);
+    };
+    // Checked between stages; a stage already running finishes (or times out) first.
+    auto cancelled = [&]() {
+        if (!stop.stop_requested())
+            return false;
+        fail(r, "cancelled", "evaluation cancelled");
+        return true;
+    };
+
+    RunContext c = newRunContext(target, options, python_, r);
+    context = &c;
+    const bool workspaceMode =
+        target.workspace == fs::path(target.referencePath).parent_path().string() &&
+        fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
+    c.buildDirectory =
+        workspaceMode
+            ? (fs::path(target.workspace) / "build").string()
+            : (fs::path(c.cacheDirectory) / "pairs" / sha256Hex(target.candidatePath).substr(0, 24))
+                  .string();
+    scratch = c.scratchDirectory;
+
+    // Inputs that cannot be evaluated at all.
+    StageRecord setup{"workspace", StageStatus::Passed, 0.0, "ok", ""};
+    for (const auto& [label, path] :
+         {std::pair{"reference", target.referencePath}, {"candidate", target.candidatePath}})
+        if (!fs::is_regular_file(path)) {
+            setup.status = StageStatus::Failed;
+            setup.summary = std::string(label) + " file not found: " + path;
+            r.stages.push_back(setup);
+            fail(r, "missing_file", setup.summary);
+            return finish();
+        }
+    if (std::string problem = pythonProblem(python_); !problem.empty()) {
+        setup.status = StageStatus::Failed;
+        setup.summary = problem;
+        r.stages.push_back(setup);
+        fail(r, "python_missing", setup.summary);
+        return finish();
+    }
+    if (workspaceMode) {
+        ProtectedFilesCheck check = checkAndRestoreProtectedFiles(target.workspace);
+        setup.summary = check.describe();
+        if (check.manifestFound && !check.clean()) {
+            setup.status = StageStatus::Failed;
+            r.flags.push_back({"protected_file_modified", FlagSeverity::Strict, check.describe()});
+            r.stages.push_back(setup);
+            fail(r, "protected_file_modified", check.describe());
+            return finish();
+        }
+        if (!check.manifestFound)
+            r.flags.push_back({"no_manifest", FlagSeverity::Warning, check.describe()});
+    }
+    r.stages.push_back(setup);
+
+    GpuInventory gpus = chooseDevice(options, c, r);
+    if (options.device == DeviceChoice::Cuda && !gpus.hasGpu()) {
+        fail(r, "no_gpu", "--device cuda was asked for, but " + gpus.status);
+        return finish();
+    }
+
+    report("static");
+    const auto staticStart = std::chrono::steady_clock::now();
+    StaticCheckReport statics =
+        runStaticChecks(target.referencePath, target.candidatePath, workspaceMode);
+    StageRecord staticRecord{"static", StageStatus::Passed, 0.0, statics.summary(), ""};
+    staticRecord.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - staticStart).count();
+    for (const auto& flag : statics.flags)
+        r.flags.push_back(flag);
+    if (!statics.fatal.empty()) {
+        staticRecord.status = StageStatus::Failed;
+        staticRecord.summary = statics.fatal;
+        r.stages.push_back(staticRecord);
+        fail(r, "static_check", statics.fatal);
+        return finish();
+    }
+    r.stages.push_back(staticRecord);
+
+    auto sandboxNote = [&](const HarnessStageOutcome& outcome) {
+        r.sandboxed = outcome.sandboxed;
+        if (!outcome.sandboxWarning.empty()) {
+            bool already = false;
+            for (const auto& f : r.flags)
+                already |= f.code == "sandbox_weak";
+            if (!already)
+                r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, outcome.sandboxWarning});
+        }
+    };
+
+    if (cancelled())
+        return finish();
+    report("inspect");
+    HarnessStageOutcome inspect = runStage(c, "inspect", baseRequest(c, "inspect"));
+    sandboxNote(inspect);
+    r.stages.push_back(recordFor("inspect", inspect));
+    absorbEnvironment(r, inspect.result);
+    // The source checks run inside inspect: they need the task's shapes and dtypes.
+    absorbFlags(r, inspect.result);
+    if (!inspect.ok) {
+        fail(r, inspect.failureKind, "reference task: " + inspect.failureMessage);
+        return finish();
+    }
+
+    if (cancelled())
+        return finish();
+    report("compile");
+    // Two ways to compile, one way on: the fast path's NVRTC modules (in-process) or the torch
+    // extension (a harness stage). Each leaves its record, diagnostics and what verify loads.
+    const bool fastPath = workspaceMode && usesFastKernels(target.candidatePath);
+    json kernelsDirectory = nullptr;
+    json extensionPath = nullptr;
+    std::string compileFailureKind, compileFailureMessage;
+    if (fastPath) {
+        FastKernelBuildRequest build;
+        build.workspace = target.workspace;
+        build.arch = c.arch.empty() ? "sm_90" : c.arch;
+        build.outputDirectory = (fs::path(c.buildDirectory) / "kwb_kernels").string();
+        build.cacheDirectory = (fs::path(c.cacheDirectory) / "fast-kernels").string();
+        const auto buildStarted = std::chrono::steady_clock::now();
+        const FastKernelBuildResult built = buildFastKernels(build);
+        StageRecord record{"compile", built.ok ? StageStatus::Passed : StageStatus::Failed, 0.0,
+                           built.summary, built.log};
+        record.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - buildStarted).count();
+        r.stages.push_back(record);
+        for (const Diagnostic& d : built.diagnostics)
+            r.diagnostics.push_back(d);
+        if (built.ok)
+            kernelsDirectory = build.outputDirectory;
+        else
+            compileFailureKind = "compile_error", compileFailureMessage = built.summary;
+    } else {
+        json compileRequest = baseRequest(c, "compile");
+        compileRequest["arch"] = c.arch;
+        compileRequest["extra_cflags"] = json::array();
+        compileRequest["extra_cuda_cflags"] = json::array();
+        HarnessStageOutcome compile = runStage(c, "compile", compileRequest);
+        r.stages.push_back(recordFor("compile", compile));
+        absorbDiagnostics(r, compile.result);
+        if (!compile.ok) {
+            compileFailureKind =
+                compile.failureKind.empty() ? "compile_error" : compile.failureKind;
+            compileFailureMessage = compile.failureMessage;
+        }
+        // A skipped compile (no sources: the candidate builds its own extension) reports "".
+        if (compile.result.is_object() && compile.result.contains("extension_path") &&
+            compile.result["extension_path"].is_string() &&
+            !compile.result["extension_path"].get<std::string>().empty())
+            extensionPath = compile.result["extension_path"];
+    }
+    if (!compileFailureKind.empty()) {
+        fail(r, compileFailureKind, compileFailureMessage);
+        return finish();
+    }
+    r.compiled = true;
+    if (options.stopAfterCompile) {
+        r.stages.push_back({"verify", StageStatus::Skipped, 0.0, "compile only", ""});
+        return finish();
+    }
+    if (fastPath && !c.gpuAllowed) {
+        // Without a GPU the cubins cannot run; NVRTC's diagnostics above are what is left.
+        fail(r, "no_gpu",
+             "fast-path kernels (kwb_kernels) run only on a CUDA GPU; they compiled for sm_90, "
+             "but verification needs a GPU (" +
+                 gpus.status + ")");
+        return finish();
+    }
+
+    if (cancelled())
+        return finish();
+    report("verify");
+    json verifyRequest = baseRequest(c, "verify");
+    verifyRequest["checks"] = options.checks;
+    verifyRequest["atol"] = options.atol;
+    verifyRequest["rtol"] = options.rtol;
+    verifyRequest["extension_path"] = extensionPath;
+    verifyRequest["kernels_dir"] = kernelsDirectory;
+    HarnessStageOutcome verify = runStage(c, "verify", verifyRequest);
+    verifyRan = true;
+    r.stages.push_back(recordFor("verify", verify));
+    absorbEnvironment(r, verify.result);
+    if (verify.result.is_object()) {
+        r.checksRun = verify.result.value("checks_run", 0);
+        r.checksPassed = verify.result.value("checks_passed", 0);
+        for (const auto& o : arrayField(verify.result, "outputs"))
+            r.outputErrors.push_back(outputErrorFromJson(o));
+    }
+    absorbFlags(r, verify.result);
+    absorbVerifyEvidence(r.integrity, verify.result);
+    r.correct = verify.ok && verify.result.is_object() && verify.result.value("correct", false);
+    if (!r.correct) {
+        fail(r, verify.failureKind.empty() ? "numerical_mismatch" : verify.failureKind,
+             verify.failureMessage);
+        return finish();
+    }
+
+    if (!options.profile)
+        return finish();
+    if (cancelled())
+        return finish();
+    report("profile");
+    BaselineKey key = baselineKeyFor(target.referencePath, c.device, r.environment.deviceName,
+                                     r.environment.torchVersion, options);
+    StageExtras profileExtras;
+    bool timeline = false;
+    if (options.collectTimeline) {
+        std::string problem = c.gpuAllowed ? prepareTimeline(c, profileExtras, r)
+                                           : "CPU mode: CUPTI timelines need a CUDA GPU";
+        timeline = problem.empty();
+        if (!timeline)
+            r.flags.push_back({"timeline_unavailable", FlagSeverity::Warning, problem});
+    }
+    // Under the profiler the baselines run too (the timeline shows all three phases), and their
+    // times, slowed by it, stay out of the cache.
+    std::optional<CachedBaseline> cached =
+        options.refreshBaselines || timeline ? std::nullopt : loadBaseline(key);
+    json profileRequest = timingRequest(c, "profile", !cached.has_value());
+    profileRequest["extension_path"] = extensionPath;
+    profileRequest["kernels_dir"] = kernelsDirectory;
+    HarnessStageOutcome profile = runStage(c, "profile", profileRequest, profileExtras);
+    StageRecord profileRecord = recordFor("profile", profile);
+    absorbFlags(r, profile.result);
+    absorbProfileEvidence(r.integrity, profile.result);
+    if (profile.ok && profile.result.is_object()) {
+        const json timings = profile.result.value("timings", json::object());
+        r.candidate = timingFromJson(timings.value("candidate", json::object()));
+        if (cached) {
+            r.eager = cached->eager;
+            r.compiledBaseline = cached->compiled;
+            r.baselinesFromCache = true;
+        } else {
+            const CachedBaseline measured = baselineTimingsFrom(profile.result);
+            r.eager = measured.eager;
+            r.compiledBaseline = measured.compiled;
+            if (r.eager.available && !timeline)
+                storeBaseline(key, measured);
+        }
+        if (r.cpuMode)
+            profileRecord.summary = "CPU mode: wall-clock timing";
+    } else {
+        // A correct candidate that cannot be timed still earns "correct", never a speed reward.
+        r.flags.push_back({"profile_failed", FlagSeverity::Warning,
+                           profile.failureKind + ": " + profile.failureMessage});
+    }
+    r.stages.push_back(profileRecord);
+    return finish();
+}
+
+EvaluationResult Evaluator::baseline(const std::string& taskPath,
+                                     const EvaluationOptions& options) const {
+    EvaluationResult r;
+    r.startedAt = utcTimestamp();
+    r.referencePath = fs::absolute(taskPath).lexically_normal().string();
+    const auto started = std::chrono::steady_clock::now();
+    RunContext c =
+        newRunContext({fs::path(r.referencePath).parent_path().string(), r.referencePath, ""},
+                      options, python_, r);
+    c.buildDirectory = (fs::path(c.cacheDirectory) / "baseline-build").string();
+    chooseDevice(options, c, r);
+    if (!fs::is_regular_file(r.referencePath)) {
+        fail(r, "missing_file", "task file not found: " + taskPath);
+        return r;
+    }
+    if (std::string problem = pythonProblem(python_); !problem.empty()) {
+        fail(r, "python_missing", problem);
+        return r;
+    }
+    HarnessStageOutcome outcome = runStage(c, "baseline", timingRequest(c, "baseline", true));
+    r.stages.push_back(recordFor("baseline", outcome));
+    r.sandboxed = outcome.sandboxed;
+    absorbEnvironment(r, outcome.result);
+    if (!outcome.ok) {
+        fail(r, outcome.failureKind, outcome.failureMessage);
+    } else {
+        const CachedBaseline measured = baselineTimingsFrom(outcome.result);
+        r.eager = measured.eager;
+        r.compiledBaseline = measured.compiled;
+        if (r.eager.available)
+            storeBaseline(baselineKeyFor(r.referencePath, c.device, r.environment.deviceName,
+                                         r.environment.torchVersion, options),
+                          measured);
+    }
+    r.totalSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    r.rewardReason = "baseline only";
+    std::error_code ec;
+    fs::remove_all(c.scratchDirectory, ec);
+    return r;
+}
+
+} // namespace kwb

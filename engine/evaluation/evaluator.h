@@ -1,0 +1,83 @@
+#pragma once
+
+#include "engine/evaluation/evaluation_result.h"
+#include "engine/evaluation/reward_policy.h"
+
+#include <chrono>
+#include <functional>
+#include <stop_token>
+#include <string>
+
+namespace kwb {
+
+enum class DeviceChoice { Auto, Cpu, Cuda };
+DeviceChoice deviceChoiceFrom(const std::string& text); // "auto" | "cpu" | "cuda"
+
+// What to evaluate: a workspace folder, or a plain KernelBench pair (reference file plus a
+// candidate file that builds its own extension with load_inline).
+struct EvaluationTarget {
+    std::string workspace;
+    std::string referencePath;
+    std::string candidatePath;
+
+    static EvaluationTarget forWorkspace(const std::string& directory);
+    static EvaluationTarget forPair(const std::string& reference, const std::string& candidate);
+};
+
+struct EvaluationOptions {
+    DeviceChoice device = DeviceChoice::Auto;
+    int checks = 5;
+    double atol = 1e-2;
+    double rtol = 1e-2;
+    bool profile = true;
+    bool stopAfterCompile = false; // compile only (the agent's Compile tool): no verify, no reward
+    bool refreshBaselines = false; // re-time eager and torch.compile even if cached
+    int warmup = 3;
+    int iterations = 30;
+    int rounds = 5;
+    // Repeat-until-stable timing: more rounds (up to maxRounds, or timingBudget of timed
+    // work) while the per-round medians of any variant vary by more than targetCv.
+    double targetCv = 0.03;
+    int maxRounds = 15;
+    std::chrono::seconds timingBudget{20};
+    bool l2Flush = true;
+    std::chrono::seconds stageTimeout{600};
+    // Run the Python stages in a warm worker (WarmWorkerPool: torch imported once, one forked
+    // child per stage) instead of a fresh interpreter each. Also on when KWB_WARM_WORKER=1.
+    bool warmWorker = false;
+    // With the warm worker: once an evaluation is over, the worker forks standby children that
+    // prepare the next verify and profile (CUDA context, task, reference outputs, input pools)
+    // while the user edits; the next evaluation of the same workspace and settings then only
+    // imports and runs the candidate. KWB_WARM_STANDBY=0/1 overrides.
+    bool standby = true;
+    std::uint64_t seed = 0; // 0: a fresh random seed per evaluation
+    // Record a CUPTI timeline of the profile stage (GPU only): the injection library writes
+    // kwb-cupti/1 records into timelineRecordPath (empty: <build>/timelines/<time>.kwbtl.jsonl).
+    // Baselines timed under the profiler run afresh and are not cached: it slows them.
+    bool collectTimeline = false;
+    std::string timelineRecordPath;
+    RewardPolicy reward;
+};
+
+// Runs static checks -> compile -> verify -> profile -> reward, each untrusted step in a
+// sandboxed child of the task Python, and returns one EvaluationResult. Never throws: every
+// failure, including a missing Python, is a result with a reason. Safe to call from several
+// threads at once (each call has its own scratch folder; caches are written atomically).
+class Evaluator {
+public:
+    using Progress = std::function<void(const std::string& stage)>;
+
+    explicit Evaluator(std::string pythonPath = {}); // empty: auto-detect
+    EvaluationResult evaluate(const EvaluationTarget& target, const EvaluationOptions& options,
+                              const Progress& progress = {}, std::stop_token stop = {}) const;
+
+    // Times eager and torch.compile for a task alone (`kwb baseline`).
+    EvaluationResult baseline(const std::string& taskPath, const EvaluationOptions& options) const;
+
+    const std::string& python() const { return python_; }
+
+private:
+    std::string python_;
+};
+
+} // namespace kwb

@@ -1,0 +1,243 @@
+#include "engine/evaluation/fast_kernel_build.h"
+
+#include "engine/diagnostics/nvrtc_compiler.h"
+#include "engine/evaluation/ptx_signature.h"
+#include "engine/system/bounded_json.h"
+#include "engine/system/content_hash.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kwb {
+namespace {
+
+std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+bool writeFileAtomically(const fs::path& path, const std::string& bytes) {
+    const fs::path temporary = path.string() + ".tmp";
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+            return false;
+    }
+    std::error_code ec;
+    fs::rename(temporary, path, ec);
+    return !ec;
+}
+
+std::vector<fs::path> filesWithExtensions(const fs::path& folder,
+                                          const std::set<std::string>& extensions) {
+    std::vector<fs::path> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+        if (entry.is_regular_file() && extensions.count(entry.path().extension().string()))
+            found.push_back(entry.path());
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+// Headers can change what a .cu compiles to, so they are part of every file's cache key.
+std::string headersFingerprint(const fs::path& kernels) {
+    std::string all;
+    for (const auto& header : filesWithExtensions(kernels, {".cuh", ".h", ".hpp", ".inl"}))
+        all += header.filename().string() + "\n" + sha256Hex(readFile(header)) + "\n";
+    return sha256Hex(all);
+}
+
+json manifestFor(const std::string& relativeSource, const std::string& arch,
+                 const std::string& stem, const std::string& ptx,
+                 std::vector<std::string>& kernelList) {
+    json kernels = json::array();
+    std::set<std::string> names;
+    for (const PtxEntry& entry : parsePtxEntries(ptx)) {
+        // C++ kernels are reached by their plain name; a second overload or template instance
+        // with the same name keeps its mangled symbol so that neither is ambiguous.
+        std::string name = kernelBaseName(entry.symbol);
+        if (!names.insert(name).second)
+            name = entry.symbol;
+        json params = json::array();
+        for (const PtxParameter& p : entry.parameters) {
+            json param = {{"type", p.type}};
+            if (p.type == "b8" && p.sizeBytes > 1)
+                param["size"] = p.sizeBytes;
+            params.push_back(param);
+        }
+        kernels.push_back({{"name", name},
+                           {"symbol", entry.symbol},
+                           {"params", params},
+                           {"max_threads_per_block", entry.maxThreadsPerBlock}});
+        kernelList.push_back(fs::path(relativeSource).filename().string() + ": " + name);
+    }
+    return {{"version", 1},
+            {"source", relativeSource},
+            {"arch", arch},
+            {"cubin", stem + ".cubin"},
+            {"kernels", kernels}};
+}
+
+// NVRTC names the file as given; diagnostics should name it the way the user sees it.
+void relabel(std::vector<Diagnostic>& diagnostics, const std::string& compiledAs,
+             const std::string& relative) {
+    for (Diagnostic& d : diagnostics)
+        if (d.file == compiledAs || fs::path(d.file).filename() == fs::path(compiledAs).filename())
+            d.file = relative;
+}
+
+} // namespace
+
+bool usesFastKernels(const std::string& candidatePath) {
+    static const std::regex importPattern(
+        R"((^|\n)\s*(import\s+kwb_kernels\b|from\s+kwb_kernels\b))");
+    const std::string text = readFile(candidatePath);
+    return std::regex_search(text, importPattern);
+}
+
+FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
+    const auto started = std::chrono::steady_clock::now();
+    FastKernelBuildResult result;
+    const fs::path kernels = fs::path(request.workspace) / "kernels";
+    const fs::path output = request.outputDirectory;
+    std::error_code ec;
+    fs::create_directories(output, ec);
+    if (ec) {
+        result.summary = "cannot create " + output.string() + ": " + ec.message();
+        result.diagnostics.push_back({"", 0, 0, Severity::Error, result.summary});
+        return result;
+    }
+    const std::vector<fs::path> sources = filesWithExtensions(kernels, {".cu"});
+    if (sources.empty()) {
+        result.summary = "no kernels/*.cu to compile";
+        result.diagnostics.push_back({"kernels", 0, 0, Severity::Error,
+                                      "the fast path needs at least one kernels/*.cu file"});
+        return result;
+    }
+    const std::string headers = headersFingerprint(kernels);
+    const std::vector<std::string> options = {"--include-path=" + kernels.string(),
+                                              "-DKWB_FAST_PATH=1"};
+    std::set<std::string> stems;
+    std::ostringstream log;
+    bool allOk = true;
+    for (const fs::path& source : sources) {
+        const std::string stem = source.stem().string();
+        const std::string relative = "kernels/" + source.filename().string();
+        stems.insert(stem);
+        const std::string text = readFile(source);
+        std::string key =
+            relative + "\n" + text + "\n" + headers + "\n" + request.arch + "\n" + nvrtcVersion();
+        for (const auto& option : options)
+            key += "\n" + option;
+        const std::string hash = sha256Hex(key).substr(0, 32);
+        const fs::path cached =
+            request.cacheDirectory.empty() ? fs::path() : fs::path(request.cacheDirectory) / hash;
+
+        std::string cubin, ptx, manifest;
+        if (!cached.empty() && fs::exists(cached / "ok")) {
+            cubin = readFile(cached / "module.cubin");
+            ptx = readFile(cached / "module.ptx");
+            manifest = readFile(cached / "manifest.json");
+            ++result.filesCached;
+            log << relative << ": cached (" << hash.substr(0, 12) << ")\n";
+        } else {
+            NvrtcRequest nvrtc;
+            nvrtc.source = text;
+            nvrtc.fileName = relative;
+            nvrtc.arch = request.arch;
+            nvrtc.extraOptions = options;
+            const auto compileStarted = std::chrono::steady_clock::now();
+            NvrtcResult compiled = compileWithNvrtc(nvrtc);
+            // The compiler's own share of the stage, for the instant loop's budget.
+            log << relative << ": NVRTC "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - compileStarted)
+                       .count()
+                << " ms\n";
+            relabel(compiled.diagnostics, nvrtc.fileName, relative);
+            for (Diagnostic& d : compiled.diagnostics)
+                result.diagnostics.push_back(d);
+            if (!compiled.log.empty())
+                log << relative << ":\n" << compiled.log << "\n";
+            if (!compiled.success || compiled.cubin.empty()) {
+                allOk = false;
+                if (compiled.success)
+                    result.diagnostics.push_back({relative, 0, 0, Severity::Error,
+                                                  "NVRTC produced no cubin for " + request.arch});
+                continue;
+            }
+            ++result.filesCompiled;
+            cubin = compiled.cubin;
+            ptx = compiled.ptx;
+            std::vector<std::string> unused;
+            manifest = manifestFor(relative, request.arch, stem, ptx, unused).dump(1);
+            if (!cached.empty()) {
+                fs::create_directories(cached, ec);
+                if (!ec && writeFileAtomically(cached / "module.cubin", cubin) &&
+                    writeFileAtomically(cached / "module.ptx", ptx) &&
+                    writeFileAtomically(cached / "manifest.json", manifest))
+                    writeFileAtomically(cached / "ok", hash);
+            }
+        }
+        std::vector<std::string> kernelList;
+        json parsed = parseBoundedJson(manifest);
+        if (parsed.is_discarded() || !parsed.contains("kernels")) {
+            allOk = false;
+            result.diagnostics.push_back({relative, 0, 0, Severity::Error,
+                                          "internal: unreadable kernel manifest; clear the cache"});
+            continue;
+        }
+        for (const auto& k : parsed["kernels"])
+            result.kernels.push_back(source.filename().string() + ": " +
+                                     k.value("name", std::string()));
+        if (parsed["kernels"].empty())
+            result.diagnostics.push_back(
+                {relative, 0, 0, Severity::Warning, "defines no __global__ kernel"});
+        if (!writeFileAtomically(output / (stem + ".cubin"), cubin) ||
+            !writeFileAtomically(output / (stem + ".ptx"), ptx) ||
+            !writeFileAtomically(output / (stem + ".json"), manifest)) {
+            allOk = false;
+            result.diagnostics.push_back(
+                {relative, 0, 0, Severity::Error,
+                 "cannot write the compiled module to " + output.string()});
+        }
+    }
+    // Modules of deleted sources would otherwise stay loadable.
+    for (const auto& entry : fs::directory_iterator(output, ec)) {
+        const std::string ext = entry.path().extension().string();
+        if ((ext == ".cubin" || ext == ".ptx" || ext == ".json") &&
+            !stems.count(entry.path().stem().string()))
+            fs::remove(entry.path(), ec);
+    }
+    result.ok = allOk;
+    result.log = log.str();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    char timing[64];
+    std::snprintf(timing, sizeof timing, "%.2f s", seconds);
+    result.summary = "NVRTC " + request.arch + ": " + std::to_string(sources.size()) + " file" +
+                     (sources.size() == 1 ? "" : "s") + " (" + std::to_string(result.filesCached) +
+                     " cached), " + timing;
+    if (!allOk) {
+        for (const Diagnostic& d : result.diagnostics)
+            if (d.severity == Severity::Error) {
+                result.summary = formatDiagnostic(d);
+                break;
+            }
+    }
+    return result;
+}
+
+} // namespace kwb

@@ -1,0 +1,166 @@
+#include "engine/evaluation/harness_stage.h"
+
+#include "engine/system/bounded_json.h"
+#include "engine/system/resource_paths.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace kwb {
+namespace {
+
+std::string lastLines(const std::string& text, std::size_t maxChars) {
+    if (text.size() <= maxChars)
+        return text;
+    auto start = text.find('\n', text.size() - maxChars);
+    return "..." + text.substr(start == std::string::npos ? text.size() - maxChars : start);
+}
+
+} // namespace
+
+HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const ProcessResult& process,
+                                      const std::filesystem::path& resultFile,
+                                      HarnessStageOutcome outcome) {
+    std::ifstream in(resultFile);
+    if (in) {
+        outcome.result = parseBoundedJson(in);
+        if (outcome.result.is_discarded())
+            outcome.result = nullptr;
+    }
+
+    if (!process.started) {
+        outcome.failureKind = "python_missing";
+        outcome.failureMessage = "cannot run the task Python: " + process.startError;
+        return outcome;
+    }
+    if (process.timedOut) {
+        outcome.failureKind = "timeout";
+        outcome.failureMessage = spec.stage + " did not finish within " +
+                                 std::to_string(spec.timeout.count()) +
+                                 " s; its processes were killed";
+        return outcome;
+    }
+    if (!process.limitExceeded.empty()) {
+        outcome.failureKind = "resource_limit";
+        outcome.failureMessage = spec.stage + " was killed: " + process.limitExceeded + " exceeded";
+        return outcome;
+    }
+    // bubblewrap reports a child killed by signal N as exit code 128 + N.
+    int deathSignal = process.exitedNormally ? 0 : process.terminatingSignal;
+    if (outcome.sandboxed && process.exitedNormally && process.exitCode > 128 &&
+        process.exitCode < 128 + 65 && !outcome.result.is_object())
+        deathSignal = process.exitCode - 128;
+    if (deathSignal != 0) {
+        const char* name = sigabbrev_np(deathSignal);
+        outcome.failureKind = "crashed";
+        outcome.failureMessage = spec.stage + " crashed (killed by signal " +
+                                 std::to_string(deathSignal) +
+                                 (name ? std::string(", SIG") + name : std::string()) + ")";
+        if (!process.err.text.empty())
+            outcome.failureMessage += ": " + lastLines(process.err.text, 400);
+        return outcome;
+    }
+    if (!outcome.result.is_object()) {
+        const bool noTorch = process.err.text.find("No module named 'torch'") != std::string::npos;
+        outcome.failureKind = noTorch ? "python_missing" : "harness_failed";
+        outcome.failureMessage =
+            noTorch ? "the task Python cannot import torch"
+                    : spec.stage + " wrote no result (" + process.statusText() + ")";
+        if (!noTorch && !process.err.text.empty())
+            outcome.failureMessage += ": " + lastLines(process.err.text, 600);
+        return outcome;
+    }
+    if (outcome.result.contains("log") && outcome.result["log"].is_string() &&
+        !outcome.result["log"].get<std::string>().empty())
+        outcome.log = outcome.result["log"].get<std::string>();
+    outcome.ok = outcome.result.value("ok", false);
+    if (!outcome.ok) {
+        const auto& error = outcome.result.value("error", nlohmann::json::object());
+        outcome.failureKind = error.is_object() ? error.value("kind", "internal") : "internal";
+        outcome.failureMessage = error.is_object() ? error.value("message", "") : "";
+        if (outcome.failureKind == "internal" &&
+            outcome.failureMessage.find("No module named 'torch'") != std::string::npos) {
+            outcome.failureKind = "python_missing";
+            outcome.failureMessage = "the task Python " + spec.python + " cannot import torch";
+        }
+    }
+    return outcome;
+}
+
+bool writeStageRequest(const HarnessStageSpec& spec, fs::path& requestFile, fs::path& resultFile,
+                       std::string& error) {
+    std::error_code ec;
+    fs::create_directories(spec.scratchDirectory, ec);
+    requestFile = fs::path(spec.scratchDirectory) / (spec.stage + "-request.json");
+    resultFile = fs::path(spec.scratchDirectory) / (spec.stage + "-result.json");
+    fs::remove(resultFile, ec);
+    std::ofstream out(requestFile);
+    out << spec.request.dump(2);
+    if (!out) {
+        error = "cannot write " + requestFile.string();
+        return false;
+    }
+    return true;
+}
+
+SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
+                                const std::vector<std::string>& pythonArguments,
+                                const std::string& writableScratch) {
+    SandboxPolicy policy = spec.sandbox;
+    policy.writablePaths.push_back(writableScratch);
+    // An isolated interpreter (-I: no working directory, PYTHONPATH or user site on sys.path;
+    // -B and -u stand in for the PYTHON* variables -I ignores), started through kwb_stage.py,
+    // which puts the trusted harness first: nothing in the workspace can shadow a module the
+    // harness imports. `-m MODULE` in pythonArguments becomes the bootstrap's MODULE.
+    const std::string bootstrap = (fs::path(resourceRoot()) / "harness" / "kwb_stage.py").string();
+    std::vector<std::string> argv = {spec.python, "-I", "-B", "-u", bootstrap};
+    for (std::size_t i = 0; i < pythonArguments.size(); ++i)
+        if (!(i == 0 && pythonArguments[i] == "-m"))
+            argv.push_back(pythonArguments[i]);
+    SandboxedCommand command = sandboxCommand(argv, spec.workingDirectory, policy);
+    command.spec.timeout = spec.timeout;
+    command.spec.outputLimitBytes = 128 * 1024;
+    for (const auto& [name, value] : spec.environment)
+        command.spec.environmentOverrides[name] = value;
+    // HOME is the stage's own scratch folder: the user's home (keys, configs, sockets) is no
+    // business of candidate code, and libraries that write below HOME get a writable place.
+    command.spec.environmentOverrides["HOME"] = writableScratch;
+    command.spec.environmentOverrides["PYTHONPATH"] =
+        (fs::path(resourceRoot()) / "harness").string();
+    command.spec.environmentOverrides["PYTHONDONTWRITEBYTECODE"] = "1";
+    // Every Python the stage starts (torch.compile's workers, a build's helpers) leaves the
+    // working directory off sys.path too, as -I does for the stage itself.
+    command.spec.environmentOverrides["PYTHONSAFEPATH"] = "1";
+    command.spec.environmentOverrides["PYTHONUNBUFFERED"] = "1";
+    return command;
+}
+
+HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
+    HarnessStageOutcome outcome;
+    fs::path requestFile, resultFile;
+    if (!writeStageRequest(spec, requestFile, resultFile, outcome.failureMessage)) {
+        outcome.failureKind = "internal";
+        return outcome;
+    }
+
+    SandboxedCommand command =
+        harnessCommand(spec,
+                       {"-m", "kwb_harness", spec.stage, "--request", requestFile.string(),
+                        "--result", resultFile.string()},
+                       spec.scratchDirectory);
+    outcome.sandboxed = command.isolated;
+    outcome.sandboxWarning = command.warning;
+
+    ProcessResult process = runProcess(command.spec);
+    outcome.seconds = static_cast<double>(process.elapsed.count()) / 1000.0;
+    outcome.log = process.out.text;
+    if (!process.err.text.empty())
+        outcome.log += (outcome.log.empty() ? "" : "\n") + process.err.text;
+
+    return interpretStageRun(spec, process, resultFile, std::move(outcome));
+}
+
+} // namespace kwb

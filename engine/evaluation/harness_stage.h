@@ -1,0 +1,61 @@
+#pragma once
+
+#include "engine/process/process_runner.h"
+#include "engine/process/sandbox.h"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kwb {
+
+// One run of the Python harness (`python -m kwb_harness STAGE`) in the sandbox. The request goes
+// in as a JSON file, the result comes back as one; everything the process did besides (crash,
+// timeout, flood, no result) is turned into a failure kind and a message a user can act on.
+struct HarnessStageSpec {
+    std::string stage; // inspect, compile, verify, profile, baseline
+    nlohmann::json request;
+    std::string python;
+    std::string scratchDirectory; // writable; holds request.json and result.json
+    std::string workingDirectory;
+    SandboxPolicy sandbox;
+    std::chrono::seconds timeout{300};
+    std::map<std::string, std::string> environment;
+};
+
+struct HarnessStageOutcome {
+    bool ok = false;         // the stage ran and reported ok
+    nlohmann::json result;   // the harness's result document (null when it wrote none)
+    std::string failureKind; // harness error kind, or timeout / crashed / resource_limit / ...
+    std::string failureMessage;
+    std::string log; // what the stage printed, truncated
+    bool sandboxed = false;
+    std::string sandboxWarning;
+    double seconds = 0.0;
+};
+
+HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);
+
+// The sandboxed, isolated `python -I -B -u kwb_stage.py MODULE ARGS...` a stage runs as, for
+// pythonArguments `-m MODULE ARGS...`, with the stage's environment on top of the sandbox's
+// allow-list and HOME in `writableScratch`, which is added to the writable paths.
+SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
+                                const std::vector<std::string>& pythonArguments,
+                                const std::string& writableScratch);
+
+// Writes spec.request to <scratch>/<stage>-request.json and removes a stale result; returns the
+// (request, result) paths, or an error message in `error`.
+bool writeStageRequest(const HarnessStageSpec& spec, std::filesystem::path& requestFile,
+                       std::filesystem::path& resultFile, std::string& error);
+
+// Turns how a stage process ended, plus the result file it wrote, into an outcome. Shared by
+// the cold path (one process per stage) and the warm worker (one forked child per stage), so
+// both report crashes, timeouts and harness errors identically. `outcome` carries what the
+// caller already knows (log, sandbox state, seconds).
+HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const ProcessResult& process,
+                                      const std::filesystem::path& resultFile,
+                                      HarnessStageOutcome outcome);
+
+} // namespace kwb

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "engine/evaluation/evaluation_result.h"
+
+namespace kwb {
+
+// CUDA Agent's milestone reward: -1 failed (compile, verify, or a strict integrity flag),
+// 1 correct, 2 faster than eager, 3 faster than eager and torch.compile. "Faster" means a
+// speed-up above the threshold (1.05: more than 5% faster).
+struct RewardPolicy {
+    double speedupThreshold = 1.05;
+};
+
+struct RewardDecision {
+    int reward = -1;
+    std::string reason;
+};
+
+RewardDecision decideReward(const EvaluationResult& result, const RewardPolicy& policy = {});
+
+} // namespace kwb

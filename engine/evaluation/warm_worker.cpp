@@ -1,0 +1,229 @@
+#include "engine/evaluation/warm_worker.h"
+
+#include "engine/process/head_tail_capper.h"
+#include "engine/process/line_process.h"
+#include "engine/system/bounded_json.h"
+#include "engine/system/user_directories.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kwb {
+namespace {
+
+constexpr auto kStartTimeout = std::chrono::seconds(180);
+constexpr auto kReplyGrace = std::chrono::seconds(30);
+constexpr std::size_t kLogKeepBytes = 128 * 1024;
+
+// Head and tail of a stage's log file, like the cold path's capped pipe capture.
+std::string readCapped(const fs::path& path) {
+    return capFileHeadTail(path.string(), kLogKeepBytes).text;
+}
+
+SandboxedCommand serverCommand(const HarnessStageSpec& spec) {
+    // Every evaluation's scratch folder sits in the same parent, which the server may write.
+    return harnessCommand(spec, {"-m", "kwb_harness.fork_server"},
+                          fs::path(spec.scratchDirectory).parent_path().string());
+}
+
+std::string keyFor(const SandboxedCommand& command) {
+    json key = {{"argv", command.spec.argv},
+                {"cwd", command.spec.workingDirectory},
+                {"env", command.spec.environmentOverrides},
+                {"limits",
+                 {command.spec.limits.cpuSeconds, command.spec.limits.addressSpaceBytes,
+                  command.spec.limits.maxProcesses, command.spec.limits.openFiles,
+                  command.spec.limits.fileSizeBytes}}};
+    return key.dump();
+}
+
+} // namespace
+
+struct WarmWorkerPool::Worker {
+    std::string key;
+    LineProcess process;
+    std::mutex busy; // one stage at a time per worker
+    bool sandboxed = false;
+    std::string sandboxWarning;
+    long long nextId = 1;
+    std::size_t maxDescendants = 0; // the cold path's watchdog limit, enforced by the server
+    bool broken = false;
+};
+
+WarmWorkerPool::WarmWorkerPool(std::size_t capacity)
+    : capacity_(std::max<std::size_t>(1, capacity)) {}
+
+WarmWorkerPool::~WarmWorkerPool() {
+    shutdown();
+}
+
+WarmWorkerPool& WarmWorkerPool::shared() {
+    static WarmWorkerPool pool;
+    return pool;
+}
+
+void WarmWorkerPool::shutdown() {
+    std::vector<std::shared_ptr<Worker>> workers;
+    {
+        std::lock_guard lock(mutex_);
+        workers.swap(workers_);
+    }
+    for (auto& worker : workers) {
+        std::lock_guard busy(worker->busy);
+        worker->process.kill();
+    }
+}
+
+std::size_t WarmWorkerPool::workers() const {
+    std::lock_guard lock(mutex_);
+    return workers_.size();
+}
+
+int WarmWorkerPool::workersStarted() const {
+    std::lock_guard lock(mutex_);
+    return started_;
+}
+
+std::shared_ptr<WarmWorkerPool::Worker> WarmWorkerPool::workerFor(const HarnessStageSpec& spec,
+                                                                  std::string& error) {
+    SandboxedCommand command = serverCommand(spec);
+    const std::string key = keyFor(command);
+    std::shared_ptr<Worker> evicted;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto it = workers_.begin(); it != workers_.end(); ++it) {
+            if ((*it)->key != key)
+                continue;
+            if ((*it)->broken || !(*it)->process.running()) {
+                workers_.erase(it);
+                break;
+            }
+            auto worker = *it;
+            workers_.erase(it);
+            workers_.push_back(worker); // most recently used last
+            return worker;
+        }
+    }
+    auto worker = std::make_shared<Worker>();
+    worker->key = key;
+    worker->sandboxed = command.isolated;
+    worker->sandboxWarning = command.warning;
+    worker->maxDescendants = command.spec.maxDescendants;
+    const fs::path logDirectory = fs::path(cacheDirectory()) / "workers";
+    std::error_code ec;
+    fs::create_directories(logDirectory, ec);
+    const fs::path serverLog =
+        logDirectory / ("server-" + std::to_string(std::hash<std::string>{}(key)) + ".log");
+    if (!worker->process.start(command.spec, serverLog.string(), &error))
+        return nullptr;
+    const auto ready = worker->process.readLine(kStartTimeout);
+    json hello = ready ? parseBoundedJson(*ready) : json();
+    if (!hello.is_object() || !hello.value("ready", false)) {
+        error = "the warm worker did not start: " + readCapped(serverLog);
+        worker->process.kill();
+        return nullptr;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        ++started_;
+        workers_.push_back(worker);
+        if (workers_.size() > capacity_) {
+            evicted = workers_.front();
+            workers_.erase(workers_.begin());
+        }
+    }
+    if (evicted) {
+        std::lock_guard busy(evicted->busy);
+        evicted->process.kill();
+    }
+    return worker;
+}
+
+void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
+    const std::string key = keyFor(serverCommand(spec));
+    std::shared_ptr<Worker> worker;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& candidate : workers_)
+            if (candidate->key == key && !candidate->broken)
+                worker = candidate;
+    }
+    if (!worker)
+        return;
+    std::unique_lock busy(worker->busy, std::try_to_lock);
+    if (!busy.owns_lock() || !worker->process.running())
+        return;
+    // No reply: the server forks the standby children and goes back to reading requests.
+    if (!worker->process.writeLine(json{{"standby", true}}.dump()))
+        worker->broken = true;
+}
+
+HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
+    std::string error;
+    std::shared_ptr<Worker> worker = workerFor(spec, error);
+    if (!worker)
+        return runHarnessStage(spec); // reports the real problem (no torch, no Python, ...)
+
+    HarnessStageOutcome outcome;
+    fs::path requestFile, resultFile;
+    if (!writeStageRequest(spec, requestFile, resultFile, outcome.failureMessage)) {
+        outcome.failureKind = "internal";
+        return outcome;
+    }
+    const fs::path logFile = fs::path(spec.scratchDirectory) / (spec.stage + "-log.txt");
+    outcome.sandboxed = worker->sandboxed;
+    outcome.sandboxWarning = worker->sandboxWarning;
+
+    std::unique_lock busy(worker->busy);
+    const long long id = worker->nextId++;
+    const json message = {{"id", id},
+                          {"stage", spec.stage},
+                          {"request", requestFile.string()},
+                          {"result", resultFile.string()},
+                          {"log", logFile.string()},
+                          {"timeout_s", spec.timeout.count()},
+                          {"log_limit_bytes", 64 << 20},
+                          {"max_descendants", worker->maxDescendants}};
+    const auto sent = std::chrono::steady_clock::now();
+    std::optional<std::string> line;
+    if (worker->process.writeLine(message.dump()))
+        line = worker->process.readLine(spec.timeout + kReplyGrace);
+    json reply = line ? parseBoundedJson(*line) : json();
+    if (!reply.is_object() || reply.value("id", -1LL) != id) {
+        // The server itself failed (it never runs candidate code, so this is not the
+        // candidate's doing): drop it and give the stage a cold run instead.
+        worker->broken = true;
+        worker->process.kill();
+        busy.unlock();
+        return runHarnessStage(spec);
+    }
+
+    ProcessResult process;
+    process.started = true;
+    const std::string status = reply.value("status", std::string());
+    if (status == "exited") {
+        process.exitedNormally = true;
+        process.exitCode = reply.value("code", -1);
+    } else if (status == "signaled") {
+        process.terminatingSignal = reply.value("signal", 0);
+    } else if (status == "timeout") {
+        process.timedOut = true;
+    } else if (status == "limit") {
+        process.limitExceeded = reply.value("limit", std::string("process limit"));
+    }
+    process.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - sent);
+    process.err.text = readCapped(logFile);
+    outcome.log = process.err.text;
+    outcome.seconds = reply.value("seconds", 0.0);
+    if (reply.value("fatal", std::string()).size())
+        worker->broken = true;
+    return interpretStageRun(spec, process, resultFile, std::move(outcome));
+}
+
+} // namespace kwb

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "engine/evaluation/harness_stage.h"
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+class LineProcess;
+
+// A warm evaluation worker: `python -m kwb_harness.fork_server` with torch imported, forking one
+// child per stage. Each child is the process a cold stage would be (fresh CUDA context, the
+// candidate imported after the trusted state is captured, the same guards); only Python's
+// start-up and the torch import are shared. Workers are keyed by everything that shapes the
+// stage process (interpreter, workspace, sandbox, environment), so a request never runs under
+// another request's policy.
+class WarmWorkerPool {
+public:
+    explicit WarmWorkerPool(std::size_t capacity = 3);
+    ~WarmWorkerPool();
+    WarmWorkerPool(const WarmWorkerPool&) = delete;
+    WarmWorkerPool& operator=(const WarmWorkerPool&) = delete;
+
+    // The process-wide pool the evaluator uses.
+    static WarmWorkerPool& shared();
+
+    // Runs one stage in a warm worker, starting one when none matches. A worker that cannot
+    // start or dies is replaced by a cold stage run, so the caller always gets an outcome.
+    HarnessStageOutcome run(const HarnessStageSpec& spec);
+
+    // Tells the worker that serves `spec`'s stages that an evaluation is over, so that it can
+    // prepare the next one's stages ahead of their requests. Starts no worker; skipped when the
+    // worker is busy with another evaluation, which will say so itself when it ends.
+    void standBy(const HarnessStageSpec& spec);
+
+    void shutdown();
+    std::size_t workers() const;
+    int workersStarted() const;
+
+private:
+    struct Worker;
+    std::shared_ptr<Worker> workerFor(const HarnessStageSpec& spec, std::string& error);
+
+    std::size_t capacity_;
+    mutable std::mutex mutex_;
+    std::vector<std::shared_ptr<Worker>> workers_; // most recently used last
+    int started_ = 0;
+};
+
+} // namespace kwb

@@ -1,0 +1,126 @@
+#include "engine/process/sandbox.h"
+
+#include "engine/process/sandbox_environment.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+namespace fs = std::filesystem;
+
+namespace kwb {
+namespace {
+
+std::vector<std::string> nvidiaDeviceNodes() {
+    std::vector<std::string> nodes;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/dev", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("nvidia", 0) == 0 && !entry.is_directory(ec))
+            nodes.push_back(entry.path().string());
+    }
+    if (fs::exists("/dev/dri", ec))
+        nodes.push_back("/dev/dri");
+    return nodes;
+}
+
+// The namespaces and mounts every sandbox starts from; the usability probe uses the same list,
+// so "usable" means usable with exactly these options.
+std::vector<std::string> isolationArguments(bool allowNetwork) {
+    std::vector<std::string> args = {"bwrap",
+                                     "--die-with-parent",
+                                     "--new-session",
+                                     "--unshare-pid",
+                                     "--unshare-ipc",
+                                     "--unshare-uts",
+                                     "--cap-drop",
+                                     "ALL",
+                                     "--ro-bind",
+                                     "/",
+                                     "/",
+                                     "--dev",
+                                     "/dev",
+                                     "--proc",
+                                     "/proc",
+                                     "--tmpfs",
+                                     "/tmp"};
+    if (!allowNetwork)
+        args.push_back("--unshare-net");
+    return args;
+}
+
+} // namespace
+
+std::string resolveFolderOf(const std::string& path) {
+    if (path.find('/') == std::string::npos)
+        return path;
+    std::error_code ec;
+    const fs::path p = fs::absolute(path, ec);
+    const fs::path folder = fs::weakly_canonical(p.parent_path(), ec);
+    return ec ? path : (folder / p.filename()).string();
+}
+
+bool bubblewrapUsable() {
+    static std::once_flag once;
+    static bool usable = false;
+    std::call_once(once, [] {
+        if (findExecutable("bwrap").empty())
+            return;
+        ProcessSpec probe;
+        probe.argv = isolationArguments(/*network=*/false);
+        probe.argv.insert(probe.argv.end(), {"--", "true"});
+        probe.timeout = std::chrono::seconds(10);
+        usable = runProcess(probe).succeeded();
+    });
+    return usable;
+}
+
+SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
+                                const std::string& workingDirectory, const SandboxPolicy& policy) {
+    SandboxedCommand command;
+    command.spec.limits = policy.limits;
+    command.spec.maxDescendants = policy.maxProcesses;
+    command.spec.workingDirectory = workingDirectory;
+    // Never kwb's whole environment: keys and credentials must not reach candidate code.
+    command.spec.inheritEnvironment = false;
+    command.spec.environmentOverrides = sandboxEnvironment();
+    // KWB_SANDBOX=rlimits-only lets a user (or a test) run without namespaces on purpose.
+    const char* mode = std::getenv("KWB_SANDBOX");
+    const bool namespacesOff = mode && std::string(mode) == "rlimits-only";
+    if (namespacesOff || !bubblewrapUsable()) {
+        command.spec.argv = argv;
+        command.warning =
+            "sandbox: bubblewrap is not available, so the candidate ran with resource "
+            "limits only: no filesystem, network or PID isolation";
+        return command;
+    }
+    std::vector<std::string> wrapped = isolationArguments(policy.allowNetwork);
+    for (const auto& path : policy.readOnlyPaths) {
+        std::error_code ec;
+        if (fs::exists(path, ec))
+            wrapped.insert(wrapped.end(), {"--ro-bind", path, path});
+    }
+    for (const auto& path : policy.writablePaths) {
+        std::error_code ec;
+        fs::create_directories(path, ec);
+        wrapped.insert(wrapped.end(), {"--bind", path, path});
+    }
+    for (const auto& path : policy.readOnlyOverlays) {
+        std::error_code ec;
+        if (fs::exists(path, ec))
+            wrapped.insert(wrapped.end(), {"--ro-bind", path, path});
+    }
+    if (policy.allowGpu)
+        for (const auto& node : nvidiaDeviceNodes())
+            wrapped.insert(wrapped.end(), {"--dev-bind", node, node});
+    if (!workingDirectory.empty())
+        wrapped.insert(wrapped.end(), {"--chdir", workingDirectory});
+    wrapped.push_back("--");
+    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+    command.spec.argv = std::move(wrapped);
+    command.spec.workingDirectory.clear(); // bwrap changes directory inside the sandbox
+    command.isolated = true;
+    return command;
+}
+
+} // namespace kwb

@@ -1,0 +1,47 @@
+#pragma once
+
+#include "engine/process/process_runner.h"
+
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+// How untrusted code (a task, a candidate, a build of its sources) may run. Everything is
+// read-only except the listed paths and a private /tmp; no network unless allowed.
+struct SandboxPolicy {
+    std::vector<std::string> writablePaths;
+    // Paths that must stay visible although they lie in a hidden tree (the private /tmp hides
+    // the host's /tmp, where a checkout, a venv or a workspace may live).
+    std::vector<std::string> readOnlyPaths;
+    // Bound read-only after the writable paths, so a file or folder inside a writable tree (a
+    // workspace's protected files) stays read-only. Enforced only with bubblewrap.
+    std::vector<std::string> readOnlyOverlays;
+    bool allowGpu = false; // bind the NVIDIA device nodes
+    bool allowNetwork = false;
+    ResourceLimits limits;
+    std::size_t maxProcesses = 256; // watchdog on live descendants (holds for root too)
+};
+
+struct SandboxedCommand {
+    ProcessSpec spec;
+    bool isolated = false; // true: bubblewrap namespaces; false: rlimits only
+    std::string warning;   // set when isolation is weaker than asked for
+};
+
+// `path` with its folder resolved through symlinks but its file name kept: a venv's
+// bin/python3 stays the venv's interpreter instead of collapsing into /usr/bin/python3.X.
+std::string resolveFolderOf(const std::string& path);
+
+// Whether bubblewrap exists and can create namespaces here (checked once per process).
+bool bubblewrapUsable();
+
+// Wraps `argv` so it runs under the policy. The command's environment is sandboxEnvironment()'s
+// allow-list (inheritEnvironment off); callers add to environmentOverrides, never replace it. With
+// bubblewrap: new PID/IPC/UTS (and network) namespaces, a read-only root, all capabilities dropped,
+// killed with its parent. Without it: the same rlimits and process watchdog, and a loud warning the
+// caller must put in its result.
+SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
+                                const std::string& workingDirectory, const SandboxPolicy& policy);
+
+} // namespace kwb

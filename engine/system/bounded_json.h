@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstddef>
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace kwb {
+
+// Limits on JSON that comes from outside kwb: model servers, stage result files, task and
+// episode files, record files. nlohmann's parser itself is iterative, but copying, comparing
+// and dumping a value recurse once per nesting level, so a reply nested 100k deep would crash
+// the process long after the parse succeeded. Both limits are far above anything legitimate.
+struct JsonLimits {
+    std::size_t maxBytes = 256u << 20; // a whole file or message
+    int maxDepth = 256;                // arrays and objects inside each other
+};
+
+// Parses `text`, or returns a discarded value (is_discarded()) with the reason in `error` when
+// it is not JSON, too large or nested too deeply. Never throws.
+nlohmann::json parseBoundedJson(std::string_view text, const JsonLimits& limits = {},
+                                std::string* error = nullptr);
+// The same for a whole stream (a file): reads at most maxBytes + 1 bytes.
+nlohmann::json parseBoundedJson(std::istream& in, const JsonLimits& limits = {},
+                                std::string* error = nullptr);
+
+// The deepest nesting of arrays and objects in `text` (strings and escapes skipped), stopping
+// early once `stopAbove` is exceeded. Linear, no allocation.
+int jsonNestingDepth(std::string_view text, int stopAbove);
+
+} // namespace kwb

@@ -1,0 +1,168 @@
+#include "engine/system/python_environment.h"
+
+#include "engine/process/process_runner.h"
+#include "engine/system/bounded_json.h"
+#include "kwb/version.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace kwb {
+namespace {
+
+// Prints one JSON object; torch failures are reported, not raised, so a broken torch install
+// still yields the Python version and the import error.
+constexpr const char* kProbeScript = R"PY(
+import json, sys
+info = {"python": sys.version.split()[0], "executable": sys.executable}
+try:
+    import torch
+    info["torch"] = torch.__version__
+    info["torch_cuda"] = torch.version.cuda or ""
+    info["compile"] = hasattr(torch, "compile")
+    try:
+        info["cuda_available"] = bool(torch.cuda.is_available())
+        info["device_count"] = torch.cuda.device_count() if info["cuda_available"] else 0
+        if info["device_count"]:
+            info["device_name"] = torch.cuda.get_device_name(0)
+    except Exception as exc:
+        info["cuda_error"] = str(exc)
+except Exception as exc:
+    info["torch_error"] = "%s: %s" % (type(exc).__name__, exc)
+print(json.dumps(info))
+)PY";
+
+std::string homeDirectory() {
+    const char* home = std::getenv("HOME");
+    return home ? home : "";
+}
+
+} // namespace
+
+std::string toString(PythonSource source) {
+    switch (source) {
+    case PythonSource::Environment:
+        return "KWB_PYTHON";
+    case PythonSource::Settings:
+        return "settings";
+    case PythonSource::ProjectVenv:
+        return "project venv";
+    case PythonSource::Path:
+        return "PATH";
+    }
+    return "unknown";
+}
+
+std::string PythonProbe::summary() const {
+    if (!runs)
+        return "Python not found: " + error;
+    if (!hasTorch)
+        return "Python " + pythonVersion + " without torch (" + error + ")";
+    std::string text = "torch " + torchVersion + " (Python " + pythonVersion + ")";
+    if (cudaAvailable)
+        text += ", CUDA " + torchCudaVersion + " on " + cudaDeviceName;
+    else
+        text += torchCudaVersion.empty() ? ", CPU build"
+                                         : ", CUDA " + torchCudaVersion + " build, no GPU";
+    return text;
+}
+
+std::vector<std::string> projectVenvPythons() {
+    std::vector<std::string> paths;
+    paths.push_back(std::string(build::kSourceDir) + "/.venv/bin/python3");
+    const std::string home = homeDirectory();
+    if (!home.empty())
+        paths.push_back(home + "/.local/share/kernel-workbench/venv/bin/python3");
+    return paths;
+}
+
+std::vector<PythonCandidate> pythonCandidates(const std::string& configuredPath) {
+    std::vector<PythonCandidate> candidates;
+    if (const char* env = std::getenv("KWB_PYTHON"); env && *env)
+        candidates.push_back({env, PythonSource::Environment});
+    if (!configuredPath.empty())
+        candidates.push_back({configuredPath, PythonSource::Settings});
+    for (const auto& venv : projectVenvPythons())
+        if (std::filesystem::exists(venv))
+            candidates.push_back({venv, PythonSource::ProjectVenv});
+    for (const char* name : {"python3", "python"}) {
+        std::string found = findExecutable(name);
+        if (!found.empty()) {
+            candidates.push_back({found, PythonSource::Path});
+            break;
+        }
+    }
+    return candidates;
+}
+
+PythonProbe probePython(const std::string& path, PythonSource source) {
+    PythonProbe probe;
+    probe.path = path;
+    probe.source = source;
+    if (path.empty()) {
+        probe.error = "no interpreter configured";
+        return probe;
+    }
+    ProcessSpec spec;
+    spec.argv = {path, "-c", kProbeScript};
+    spec.timeout = std::chrono::seconds(90);
+    spec.outputLimitBytes = 64 * 1024;
+    ProcessResult run = runProcess(spec);
+    if (!run.started) {
+        probe.error = run.startError;
+        return probe;
+    }
+    if (!run.succeeded()) {
+        probe.error = "'" + path + "' failed: " + run.statusText();
+        if (!run.err.text.empty())
+            probe.error += ": " + run.err.text.substr(0, 400);
+        return probe;
+    }
+    nlohmann::json info = parseBoundedJson(run.out.text);
+    if (info.is_discarded() || !info.is_object()) {
+        probe.error = "'" + path + "' did not answer the probe (is it a Python interpreter?)";
+        return probe;
+    }
+    probe.runs = true;
+    probe.pythonVersion = info.value("python", "");
+    if (info.contains("torch_error")) {
+        probe.error = "cannot import torch: " + info.value("torch_error", "");
+        return probe;
+    }
+    probe.hasTorch = info.contains("torch");
+    probe.torchVersion = info.value("torch", "");
+    probe.torchCudaVersion = info.value("torch_cuda", "");
+    probe.hasTorchCompile = info.value("compile", false);
+    probe.cudaAvailable = info.value("cuda_available", false);
+    probe.cudaDeviceCount = info.value("device_count", 0);
+    probe.cudaDeviceName = info.value("device_name", "");
+    return probe;
+}
+
+PythonProbe detectPython(const std::string& configuredPath) {
+    std::vector<PythonCandidate> candidates = pythonCandidates(configuredPath);
+    if (candidates.empty()) {
+        PythonProbe none;
+        none.error = "no python3 on PATH, no project venv, nothing configured";
+        return none;
+    }
+    PythonProbe firstFailure;
+    bool haveFailure = false;
+    for (const auto& candidate : candidates) {
+        PythonProbe probe = probePython(candidate.path, candidate.source);
+        if (probe.usable())
+            return probe;
+        // An explicit choice that fails is what the user must hear about, not a later fallback.
+        if (!haveFailure) {
+            firstFailure = probe;
+            haveFailure = true;
+        }
+        if (candidate.source == PythonSource::Environment ||
+            candidate.source == PythonSource::Settings)
+            return probe;
+    }
+    return firstFailure;
+}
+
+} // namespace kwb

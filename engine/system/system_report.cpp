@@ -1,0 +1,41 @@
+#include "engine/system/system_report.h"
+
+#include "engine/cuda/cuda_driver.h"
+#include "engine/diagnostics/nvrtc_compiler.h"
+#include "kwb/version.h"
+
+namespace kwb {
+
+std::string SystemReport::gpuText() const {
+    if (!gpus.hasGpu())
+        return gpus.status;
+    const GpuDevice& gpu = gpus.devices.front();
+    std::string text =
+        gpu.name + " (" + gpu.arch() + ", " + std::to_string(gpu.totalMemoryBytes >> 30) + " GiB)";
+    if (gpus.devices.size() > 1)
+        text += " +" + std::to_string(gpus.devices.size() - 1);
+    return text;
+}
+
+std::string SystemReport::driverText() const {
+    return gpus.driverLoaded ? "driver CUDA " + formatCudaVersion(gpus.driverVersion) : "no driver";
+}
+
+std::string SystemReport::cudaText() const {
+    return "CUDA " + cudaToolkitVersion + " / NVRTC " + nvrtcVersion;
+}
+
+std::string SystemReport::pythonText() const {
+    return python.summary();
+}
+
+SystemReport collectSystemReport(const std::string& configuredPython) {
+    SystemReport report;
+    report.gpus = detectGpus();
+    report.cudaToolkitVersion = build::kCudaToolkitVersion;
+    report.nvrtcVersion = nvrtcVersion();
+    report.python = detectPython(configuredPython);
+    return report;
+}
+
+} // namespace kwb

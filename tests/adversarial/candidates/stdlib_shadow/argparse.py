@@ -1,0 +1,6 @@
+"""Poison: a workspace file named like the standard library's argparse module."""
+import os
+import sys
+
+sys.stderr.write("stdlib_shadow: the workspace's argparse.py was imported in place of the standard library's\n")
+os._exit(17)

@@ -1,0 +1,6 @@
+"""Poison: a workspace file named like the standard library's inspect module."""
+import os
+import sys
+
+sys.stderr.write("stdlib_shadow: the workspace's inspect.py was imported in place of the standard library's\n")
+os._exit(17)

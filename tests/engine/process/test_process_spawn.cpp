@@ -1,0 +1,169 @@
+// The one way kwb starts a child: every caller (runProcess, LineProcess, the agent's shell)
+// gets the same process group, signal state, descriptors and start errors.
+#include "engine/process/line_process.h"
+#include "engine/process/process_runner.h"
+#include "engine/process/process_spawn.h"
+
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace kwb;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A descriptor the parent opened without O_CLOEXEC, as a careless library would.
+class LeakyDescriptor {
+public:
+    LeakyDescriptor() : fd_(open("/dev/null", O_RDONLY)) {}
+    ~LeakyDescriptor() { close(fd_); }
+    int fd() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+// The parent blocks SIGUSR1 and ignores SIGINT while the child starts, as the CLI's signal
+// handling and Qt's event loop may; the child must start from the defaults.
+class UnusualSignalState {
+public:
+    UnusualSignalState() {
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &usr1, &oldMask_);
+        oldInt_ = signal(SIGINT, SIG_IGN);
+    }
+    ~UnusualSignalState() {
+        signal(SIGINT, oldInt_);
+        pthread_sigmask(SIG_SETMASK, &oldMask_, nullptr);
+    }
+
+private:
+    sigset_t oldMask_{};
+    sighandler_t oldInt_{};
+};
+
+// Prints, from inside the child: its blocked and ignored signal masks, whether descriptor `fd`
+// is open, and whether it leads its own process group.
+std::vector<std::string> probeCommand(int fd) {
+    return {"sh", "-c",
+            "grep -E '^Sig(Blk|Ign)' /proc/$$/status; "
+            "if [ -e /proc/$$/fd/" +
+                std::to_string(fd) +
+                " ]; then echo fd-open; else echo fd-closed; fi; "
+                "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ] && echo group-leader"};
+}
+
+void expectCleanStart(const std::string& output) {
+    // SIGUSR1 is bit 9 (value 0x200) and SIGINT bit 1 (0x2): neither blocked nor ignored.
+    EXPECT_NE(output.find("SigBlk:\t0000000000000000"), std::string::npos) << output;
+    const auto ign = output.find("SigIgn:\t");
+    ASSERT_NE(ign, std::string::npos) << output;
+    const unsigned long long ignored = std::stoull(output.substr(ign + 8, 16), nullptr, 16);
+    EXPECT_EQ(ignored & 0x2ull, 0ull) << output;
+    EXPECT_NE(output.find("fd-closed"), std::string::npos) << output;
+    EXPECT_NE(output.find("group-leader"), std::string::npos) << output;
+}
+
+} // namespace
+
+TEST(ProcessSpawn, RunProcessChildrenStartClean) {
+    LeakyDescriptor leaky;
+    UnusualSignalState signals;
+    ProcessSpec spec;
+    spec.argv = probeCommand(leaky.fd());
+    const ProcessResult r = runProcess(spec);
+    ASSERT_TRUE(r.succeeded()) << r.statusText() << r.err.text;
+    expectCleanStart(r.out.text);
+}
+
+TEST(ProcessSpawn, LineProcessChildrenStartClean) {
+    LeakyDescriptor leaky;
+    UnusualSignalState signals;
+    const fs::path log = fs::temp_directory_path() / ("kwb-spawn-" + std::to_string(getpid()));
+    ProcessSpec spec;
+    std::vector<std::string> probe = probeCommand(leaky.fd());
+    probe[2] = "read line; " + probe[2] + "; echo done";
+    spec.argv = probe;
+    LineProcess process;
+    std::string error;
+    ASSERT_TRUE(process.start(spec, log.string(), &error)) << error;
+    ASSERT_TRUE(process.writeLine("go"));
+    std::string output;
+    while (auto line = process.readLine(std::chrono::seconds(10))) {
+        if (*line == "done")
+            break;
+        output += *line + "\n";
+    }
+    expectCleanStart(output);
+    fs::remove(log);
+}
+
+TEST(ProcessSpawn, StartFailuresSayWhatFailed) {
+    SpawnSpec missing;
+    missing.argv = {"kwb-no-such-program"};
+    EXPECT_NE(spawnProcess(missing).error.find("not found"), std::string::npos);
+
+    SpawnSpec badDirectory;
+    badDirectory.argv = {"true"};
+    badDirectory.workingDirectory = "/nonexistent/kwb-folder";
+    const Spawned inMissingFolder = spawnProcess(badDirectory);
+    EXPECT_FALSE(inMissingFolder);
+    EXPECT_NE(inMissingFolder.error.find("cannot enter /nonexistent/kwb-folder"), std::string::npos)
+        << inMissingFolder.error;
+
+    // An executable file that is no program: exec itself refuses it.
+    const fs::path script =
+        fs::temp_directory_path() / ("kwb-not-a-program-" + std::to_string(getpid()));
+    std::ofstream(script) << "\x7f"
+                             "ELF garbage";
+    fs::permissions(script, fs::perms::owner_all);
+    SpawnSpec garbage;
+    garbage.argv = {script.string()};
+    const Spawned refused = spawnProcess(garbage);
+    EXPECT_FALSE(refused);
+    EXPECT_NE(refused.error.find("cannot start " + script.string()), std::string::npos)
+        << refused.error;
+    fs::remove(script);
+
+    // LineProcess reports the same errors instead of a worker that exits at once.
+    ProcessSpec spec;
+    spec.argv = {"true"};
+    spec.workingDirectory = "/nonexistent/kwb-folder";
+    LineProcess process;
+    std::string error;
+    EXPECT_FALSE(process.start(spec, "/dev/null", &error));
+    EXPECT_NE(error.find("cannot enter"), std::string::npos) << error;
+}
+
+TEST(ProcessSpawn, LimitsAndEnvironmentAreTheChildsOwn) {
+    int out[2];
+    ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+    SpawnSpec spec;
+    spec.argv = {"sh", "-c", "ulimit -n; echo \"$ONLY\"; env | wc -l"};
+    spec.environment = {"ONLY=this", "PATH=/usr/bin:/bin"};
+    spec.limits.openFiles = 77;
+    spec.stdoutFd = out[1];
+    const Spawned child = spawnProcess(spec);
+    close(out[1]);
+    ASSERT_TRUE(child) << child.error;
+    std::string text;
+    char buffer[256];
+    for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;)
+        text.append(buffer, static_cast<std::size_t>(n));
+    close(out[0]);
+    int status = 0;
+    waitpid(child.pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    // sh adds PWD (and may add SHLVL and _) to what it was given; nothing of ours leaks in.
+    EXPECT_EQ(text.rfind("77\nthis\n", 0), 0u) << text;
+    EXPECT_LE(std::stoi(text.substr(8)), 5) << text;
+}

@@ -1,0 +1,217 @@
+#include "widgets/core/engine_bridge.h"
+
+#include "agent/store/episode_export.h"
+#include "agent/store/trajectory_store.h"
+#include "engine/timeline/timeline_builder.h"
+
+#include <QMetaObject>
+#include <QPointer>
+#include <fstream>
+
+namespace kwb::ui {
+
+EngineBridge::EngineBridge(QObject* parent)
+    : QObject(parent), queue_(std::make_unique<kwb::JobQueue>()) {}
+
+EngineBridge::~EngineBridge() {
+    queue_.reset();
+}
+
+void EngineBridge::setInFlight(int delta) {
+    const bool wasBusy = inFlight_ > 0;
+    inFlight_ += delta;
+    if (wasBusy != (inFlight_ > 0))
+        emit busyChanged(inFlight_ > 0);
+}
+
+template <typename Result>
+void EngineBridge::post(const QString& tag, std::function<Result(std::stop_token)> work,
+                        std::function<void(Result)> deliver) {
+    QPointer<EngineBridge> self(this);
+    setInFlight(+1);
+    // The id is only known after submit, so the job reads it from a shared slot.
+    auto idSlot = std::make_shared<std::atomic<quint64>>(0);
+    std::size_t replaced = 0;
+    const quint64 id = queue_->submit(
+        tag.toStdString(),
+        [self, idSlot, work, deliver, tag](std::stop_token stop) {
+            Result result = work(stop);
+            QMetaObject::invokeMethod(
+                self.data(),
+                [self, idSlot, deliver, tag, result = std::move(result)]() mutable {
+                    if (!self)
+                        return;
+                    self->setInFlight(-1);
+                    if (self->latestId_.value(tag) == idSlot->load())
+                        deliver(std::move(result));
+                },
+                Qt::QueuedConnection);
+        },
+        &replaced);
+    idSlot->store(id);
+    latestId_[tag] = id;
+    // A replaced job never runs, so it never reports back: count it out here.
+    if (replaced > 0)
+        setInFlight(-static_cast<int>(replaced));
+}
+
+void EngineBridge::requestSystemReport(const QString& configuredPython) {
+    const std::string python = configuredPython.toStdString();
+    post<std::shared_ptr<const kwb::SystemReport>>(
+        QStringLiteral("system-report"),
+        [python](std::stop_token) {
+            return std::make_shared<const kwb::SystemReport>(kwb::collectSystemReport(python));
+        },
+        [this](std::shared_ptr<const kwb::SystemReport> report) {
+            emit systemReportReady(report);
+        });
+}
+
+void EngineBridge::requestTaskList(const QString& directory) {
+    const std::string dir = directory.toStdString();
+    post<std::shared_ptr<const TaskListSnapshot>>(
+        QStringLiteral("task-list"),
+        [dir, directory](std::stop_token) {
+            auto snapshot = std::make_shared<TaskListSnapshot>();
+            snapshot->directory = directory;
+            snapshot->tasks = kwb::listTasks(dir, &snapshot->problems);
+            return std::shared_ptr<const TaskListSnapshot>(std::move(snapshot));
+        },
+        [this](std::shared_ptr<const TaskListSnapshot> snapshot) { emit taskListReady(snapshot); });
+}
+
+void EngineBridge::requestPythonProbe(const QString& interpreterPath) {
+    const std::string path = interpreterPath.toStdString();
+    post<std::shared_ptr<const kwb::PythonProbe>>(
+        QStringLiteral("python-probe"),
+        [path](std::stop_token) {
+            return std::make_shared<const kwb::PythonProbe>(
+                path.empty() ? kwb::detectPython(std::string()) : kwb::probePython(path));
+        },
+        [this](std::shared_ptr<const kwb::PythonProbe> probe) { emit pythonProbeReady(probe); });
+}
+
+void EngineBridge::requestEpisodeList(const QString& storePath) {
+    const std::string path = storePath.toStdString();
+    post<std::shared_ptr<const agent::EpisodeListSnapshot>>(
+        QStringLiteral("episode-list"),
+        [path](std::stop_token) {
+            return std::make_shared<const agent::EpisodeListSnapshot>(agent::readEpisodeList(path));
+        },
+        [this](std::shared_ptr<const kwb::agent::EpisodeListSnapshot> snapshot) {
+            emit episodeListReady(snapshot);
+        });
+}
+
+void EngineBridge::requestEpisodes(const QString& storePath, const std::vector<qint64>& ids,
+                                   const QString& purpose) {
+    const std::string path = storePath.toStdString();
+    const std::vector<agent::EpisodeId> wanted(ids.begin(), ids.end());
+    post<std::shared_ptr<const agent::EpisodeSetSnapshot>>(
+        QStringLiteral("episodes:") + purpose,
+        [path, wanted](std::stop_token) {
+            return std::make_shared<const agent::EpisodeSetSnapshot>(
+                agent::readEpisodes(path, wanted));
+        },
+        [this, purpose](std::shared_ptr<const kwb::agent::EpisodeSetSnapshot> snapshot) {
+            emit episodesReady(snapshot, purpose);
+        });
+}
+
+void EngineBridge::requestEpisodeExport(const QString& storePath, const std::vector<qint64>& ids,
+                                        const QString& file) {
+    const std::string path = storePath.toStdString();
+    const std::string target = file.toStdString();
+    const std::vector<agent::EpisodeId> wanted(ids.begin(), ids.end());
+    post<std::pair<bool, QString>>(
+        QStringLiteral("episode-export"),
+        [path, target, wanted](std::stop_token) {
+            auto store = agent::TrajectoryStore::open(path);
+            if (!store)
+                return std::pair{false, QString::fromStdString(store.error().message)};
+            auto written =
+                agent::exportEpisodes(*store.value(), wanted, std::filesystem::path(target));
+            if (!written)
+                return std::pair{false, QString::fromStdString(written.error().message)};
+            return std::pair{true, QStringLiteral("exported %1 episode(s) to %2")
+                                       .arg(written.value())
+                                       .arg(QString::fromStdString(target))};
+        },
+        [this](std::pair<bool, QString> outcome) {
+            emit episodeExportDone(outcome.first, outcome.second);
+        });
+}
+
+namespace {
+
+struct EvaluationOutcome {
+    std::shared_ptr<const kwb::EvaluationResult> result;
+    kwb::timeline::TimelineSnapshot timeline;
+};
+
+kwb::timeline::TimelineSnapshot loadTimeline(const std::string& recordPath) {
+    std::ifstream in(recordPath);
+    if (!in)
+        return {};
+    kwb::timeline::TimelineBuilder builder;
+    for (std::string line; std::getline(in, line);)
+        builder.addLine(line);
+    return builder.finish();
+}
+
+} // namespace
+
+void EngineBridge::requestTimeline(const QString& recordPath) {
+    const std::string path = recordPath.toStdString();
+    post<kwb::timeline::TimelineSnapshot>(
+        QStringLiteral("timeline"), [path](std::stop_token) { return loadTimeline(path); },
+        [this, recordPath](kwb::timeline::TimelineSnapshot timeline) {
+            emit timelineReady(recordPath, std::move(timeline));
+        });
+}
+
+quint64 EngineBridge::latestEvaluationId() const {
+    return latestId_.value(QStringLiteral("evaluate"));
+}
+
+quint64 EngineBridge::requestEvaluation(const QString& workspace,
+                                        const kwb::EvaluationOptions& options,
+                                        const QString& python) {
+    const QString tag = QStringLiteral("evaluate");
+    const std::string directory = workspace.toStdString();
+    const std::string interpreter = python.toStdString();
+    // Progress is posted from the engine thread; the id is filled in before the UI thread can
+    // run any of those posts, since it is busy here until post() returns.
+    auto idSlot = std::make_shared<std::atomic<quint64>>(0);
+    QPointer<EngineBridge> self(this);
+    auto onStage = [self, idSlot, tag](const std::string& stage) {
+        const QString name = QString::fromStdString(stage);
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, idSlot, tag, name] {
+                if (self && self->latestId_.value(tag) == idSlot->load())
+                    emit self->evaluationProgress(idSlot->load(), name);
+            },
+            Qt::QueuedConnection);
+    };
+    post<EvaluationOutcome>(
+        tag,
+        [directory, interpreter, options, onStage](std::stop_token stop) {
+            kwb::Evaluator evaluator(interpreter);
+            auto result = std::make_shared<const kwb::EvaluationResult>(evaluator.evaluate(
+                kwb::EvaluationTarget::forWorkspace(directory), options, onStage, stop));
+            EvaluationOutcome outcome{result, {}};
+            if (!result->timelineRecordPath.empty() && !stop.stop_requested())
+                outcome.timeline = loadTimeline(result->timelineRecordPath);
+            return outcome;
+        },
+        [this, idSlot](EvaluationOutcome outcome) {
+            emit evaluationReady(idSlot->load(), outcome.result);
+            if (outcome.timeline)
+                emit evaluationTimelineReady(idSlot->load(), outcome.timeline);
+        });
+    idSlot->store(latestId_.value(tag));
+    return idSlot->load();
+}
+
+} // namespace kwb::ui

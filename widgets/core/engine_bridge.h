@@ -1,0 +1,86 @@
+#pragma once
+
+#include "agent/store/store_reader.h"
+#include "engine/evaluation/evaluator.h"
+#include "engine/process/job_queue.h"
+#include "engine/system/system_report.h"
+#include "engine/timeline/kernel_timeline.h"
+#include "engine/workspace/task_catalog.h"
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+#include <memory>
+#include <vector>
+
+namespace kwb::ui {
+
+struct TaskListSnapshot {
+    QString directory;
+    std::vector<kwb::TaskInfo> tasks;
+    std::vector<std::string> problems;
+};
+
+// The GUI's one door into the engine. It owns the engine thread; every request runs there and
+// its immutable result comes back to the UI thread as a signal. A result superseded by a newer
+// request with the same tag is dropped, so the UI only ever sees the latest answer.
+class EngineBridge : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineBridge(QObject* parent = nullptr);
+    ~EngineBridge() override;
+
+    void requestSystemReport(const QString& configuredPython);
+    void requestTaskList(const QString& directory);
+    void requestPythonProbe(const QString& interpreterPath);
+    // The trajectory store (store_reader.h). Episode sets are tagged by `purpose` ("open",
+    // "replay", "aggregate"), so opening one episode does not cancel an aggregate being read.
+    void requestEpisodeList(const QString& storePath);
+    void requestEpisodes(const QString& storePath, const std::vector<qint64>& ids,
+                         const QString& purpose);
+    void requestEpisodeExport(const QString& storePath, const std::vector<qint64>& ids,
+                              const QString& file);
+
+    // Evaluates a workspace (tag "evaluate"): a newer request replaces a queued one and asks a
+    // running one to stop. Returns the evaluation's id, which its progress, result and timeline
+    // carry. `python` empty: auto-detect.
+    quint64 requestEvaluation(const QString& workspace, const kwb::EvaluationOptions& options,
+                              const QString& python = {});
+    quint64 latestEvaluationId() const;
+    // Reads a CUPTI record file (kwb-cupti/1 lines) into a timeline (tag "timeline": a newer
+    // request wins), e.g. the one an agent step's evaluation recorded.
+    void requestTimeline(const QString& recordPath);
+
+    bool isBusy() const { return inFlight_ > 0; }
+
+signals:
+    void systemReportReady(std::shared_ptr<const kwb::SystemReport> report);
+    void taskListReady(std::shared_ptr<const kwb::ui::TaskListSnapshot> snapshot);
+    void pythonProbeReady(std::shared_ptr<const kwb::PythonProbe> probe);
+    void episodeListReady(std::shared_ptr<const kwb::agent::EpisodeListSnapshot> snapshot);
+    void episodesReady(std::shared_ptr<const kwb::agent::EpisodeSetSnapshot> snapshot,
+                       const QString& purpose);
+    void episodeExportDone(bool ok, const QString& message);
+    void busyChanged(bool busy);
+    // Only for the latest evaluation request; superseded ones go quiet.
+    void evaluationProgress(quint64 evaluationId, const QString& stage);
+    void evaluationReady(quint64 evaluationId, std::shared_ptr<const kwb::EvaluationResult> result);
+    // After evaluationReady, when the result recorded a CUPTI timeline.
+    void evaluationTimelineReady(quint64 evaluationId, kwb::timeline::TimelineSnapshot timeline);
+    // For requestTimeline; an empty snapshot when the file cannot be read.
+    void timelineReady(const QString& recordPath, kwb::timeline::TimelineSnapshot timeline);
+
+private:
+    // Runs `work` on the engine thread and `deliver` with its result on the UI thread, unless
+    // a newer request with the same tag was made meanwhile.
+    template <typename Result>
+    void post(const QString& tag, std::function<Result(std::stop_token)> work,
+              std::function<void(Result)> deliver);
+    void setInFlight(int delta);
+
+    QHash<QString, quint64> latestId_;
+    int inFlight_ = 0;
+    std::unique_ptr<kwb::JobQueue> queue_; // destroyed first: joins the thread before the rest
+};
+
+} // namespace kwb::ui

@@ -1,0 +1,72 @@
+#pragma once
+
+#include "widgets/core/app_settings.h"
+
+#include <QWidget>
+
+class QAction;
+class QLabel;
+class QStackedWidget;
+class QTabWidget;
+
+namespace kwb::ui {
+
+class CodeEditor;
+class EmptyStatePane;
+
+// The candidate's sources: `model_new.py` first, then every file under `kernels/`, one tab each.
+class CandidateEditors : public QWidget {
+    Q_OBJECT
+public:
+    explicit CandidateEditors(Theme theme, QWidget* parent = nullptr);
+
+    // Opens the candidate files of `directory`. `banner` says whose files these are.
+    void showCandidate(const QString& directory, bool readOnly, const QString& banner);
+    void showNoCandidate(const QString& explanation);
+    void applyTheme(Theme theme);
+
+    QStringList openFiles() const; // tab titles, e.g. "model_new.py", "kernels/gelu.cu"
+    CodeEditor* editorForFile(const QString& relativePath) const;
+    QString directory() const { return directory_; } // empty when no candidate is shown
+    bool isReadOnly() const { return readOnly_; }
+
+    // Writes the current tab back to its file (Ctrl+S). False, with a reason in `error`, when
+    // nothing editable is open or the write fails.
+    bool saveCurrentFile(QString* error = nullptr);
+    QAction* saveAction() const { return save_; }
+
+    // A read-only tab with what one agent step changed. Replaces an earlier step's tab; an empty
+    // title removes it.
+    void showStepChanges(const QString& title, const QString& diffText);
+    int stepChangesTab() const; // -1 when none
+
+    // The tab's file relative to directory(), e.g. "kernels/gelu.cu"; empty for none.
+    QString currentFile() const;
+    // Shows `relativePath` with the cursor at 1-based line and column (0: first).
+    bool jumpTo(const QString& relativePath, int line, int column);
+    // Opens a diff of the current file: its text on disk against the editor's buffer.
+    void diffCurrentAgainstSaved();
+    QAction* diffAgainstSavedAction() const { return diffAgainstSaved_; }
+
+signals:
+    void fileSaved(const QString& directory, const QString& relativePath);
+    void saveFailed(const QString& reason);
+    // The editors were (re)built: the old CodeEditors are going away, new ones are in place.
+    void filesShown();
+    void currentFileChanged(const QString& relativePath);
+
+private:
+    void clearTabs();
+
+    Theme theme_;
+    QString directory_;
+    bool readOnly_ = true;
+    QLabel* banner_;
+    QTabWidget* tabs_;
+    EmptyStatePane* empty_;
+    QStackedWidget* stack_;
+    QAction* save_;
+    QAction* diffAgainstSaved_;
+};
+
+} // namespace kwb::ui

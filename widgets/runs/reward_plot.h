@@ -1,0 +1,79 @@
+#pragma once
+
+#include "widgets/runs/plot_axes.h"
+
+#include <QColor>
+#include <QString>
+#include <QWidget>
+#include <optional>
+#include <vector>
+
+namespace kwb::ui {
+
+struct PlotPoint {
+    double x = 0;
+    double y = 0;
+    qint64 episodeId = 0; // 0: an aggregate, not one episode's step
+    qint64 step = 0;      // the event's sequence number
+    QString label;        // the hover text
+};
+
+struct PlotSeries {
+    QString name;
+    QColor color;
+    std::vector<PlotPoint> points;
+};
+
+// A line plot drawn with QPainter: series of points over evaluation steps, round ticks, an
+// optional reference line (1.0x for speed-ups), a legend. Hovering a point shows its label;
+// clicking one that belongs to an episode emits stepSelected. Without points it says what
+// would appear.
+class RewardPlot : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr double kHitRadius = 8.0;
+
+    explicit RewardPlot(QWidget* parent = nullptr);
+
+    void setTitle(const QString& title);
+    void setAxisLabels(const QString& x, const QString& y);
+    void setEmptyText(const QString& text);
+    void setSeries(std::vector<PlotSeries> series);
+    void setReferenceLine(std::optional<double> y);
+    // The y range always shown (e.g. the reward's -1..3), widened if a value falls outside.
+    void setMinimumYRange(std::optional<AxisRange> range);
+
+    const std::vector<PlotSeries>& series() const { return series_; }
+    int pointCount() const;
+    PlotAxes axes() const; // for the current size
+    QPointF pixelOf(int series, int point) const;
+    // (series, point) under the cursor, within kHitRadius pixels.
+    std::optional<std::pair<int, int>> pointAt(QPointF cursor) const;
+    // The tooltip for the point under the cursor; empty when there is none.
+    QString hoverTextAt(QPointF cursor) const;
+
+    QSize sizeHint() const override { return {480, 220}; }
+    QSize minimumSizeHint() const override { return {200, 120}; }
+
+signals:
+    void stepSelected(qint64 episodeId, qint64 stepIndex);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    QRectF plotArea() const;
+
+    QString title_;
+    QString xLabel_;
+    QString yLabel_;
+    QString emptyText_;
+    std::vector<PlotSeries> series_;
+    std::optional<double> reference_;
+    std::optional<AxisRange> minimumY_;
+};
+
+} // namespace kwb::ui

@@ -1,0 +1,87 @@
+#pragma once
+
+#include "engine/timeline/kernel_timeline.h"
+
+#include <QWidget>
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSortFilterProxyModel;
+class QStackedWidget;
+class QTableView;
+
+namespace kwb::timeline {
+struct TimelineHit;
+} // namespace kwb::timeline
+
+namespace kwb::ui {
+
+class EmptyStatePane;
+class KernelStatisticsModel;
+class TimelineView;
+
+// The timeline dock: the view (and a second one in compare mode, sharing its time axis), a
+// regex search box, the per-name statistics table, the details of the selected kernel and a
+// status line with the dropped-record counts. Shows an empty state until a timeline arrives.
+class TimelinePane : public QWidget {
+    Q_OBJECT
+public:
+    // The timeline's mouse and key navigation, for the Keys button and the help page.
+    static QString keyHelp();
+
+    explicit TimelinePane(QWidget* parent = nullptr);
+
+    void setTimeline(kwb::timeline::TimelineSnapshot timeline);
+    // A reference run drawn under the current one on the same time axis; null ends compare mode.
+    void setComparison(kwb::timeline::TimelineSnapshot reference);
+
+    bool showsEmptyState() const;
+    bool comparing() const;
+    TimelineView* view() const { return view_; }
+    TimelineView* comparisonView() const { return comparisonView_; }
+    KernelStatisticsModel* statisticsModel() const { return statistics_; }
+    QSortFilterProxyModel* statisticsProxy() const { return statisticsProxy_; }
+    QTableView* statisticsTable() const { return table_; }
+    QLineEdit* searchBox() const { return search_; }
+    QString statusText() const;
+    QString detailsText() const;
+
+public slots:
+    void selectKernel(int streamLane, quint32 eventIndex);
+    // Filters the timeline to exactly this kernel name (others dimmed).
+    void selectKernelName(const QString& name);
+    void showTimeRange(qint64 startNs, qint64 endNs);
+    // Selects (without filtering) the statistics row of this kernel name: linked selection.
+    void selectStatisticsRow(const QString& name);
+    void setSearchPattern(const QString& pattern);
+
+signals:
+    void kernelSelected(const QString& name, int streamLane, quint32 eventIndex, qint64 startNs,
+                        qint64 endNs);
+    void timeRangeChanged(qint64 startNs, qint64 endNs);
+
+private:
+    void applySearch();
+    void showSelection(const timeline::TimelineHit& hit);
+    void updateStatus();
+    void shareExtent();
+
+    QStackedWidget* stack_ = nullptr;
+    EmptyStatePane* empty_ = nullptr;
+    TimelineView* view_ = nullptr;
+    TimelineView* comparisonView_ = nullptr;
+    QLabel* currentTitle_ = nullptr;
+    QLabel* comparisonTitle_ = nullptr;
+    QLineEdit* search_ = nullptr;
+    QCheckBox* hideOthers_ = nullptr;
+    QLabel* status_ = nullptr;
+    QPlainTextEdit* details_ = nullptr;
+    QTableView* table_ = nullptr;
+    KernelStatisticsModel* statistics_ = nullptr;
+    QSortFilterProxyModel* statisticsProxy_ = nullptr;
+    QString measureText_;
+};
+
+} // namespace kwb::ui

@@ -1,0 +1,121 @@
+#include "widgets/window/edit_loop_controller.h"
+
+#include "widgets/core/app_settings.h"
+#include "widgets/core/engine_bridge.h"
+#include "widgets/editors/candidate_editors.h"
+#include "widgets/result/result_panel.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+
+namespace kwb::ui {
+
+kwb::EvaluationOptions EditLoopController::editLoopOptions() {
+    kwb::EvaluationOptions o;
+    o.device = kwb::DeviceChoice::Auto;
+    o.warmWorker = true;
+    o.checks = 3;
+    o.maxRounds = 5;
+    o.timingBudget = std::chrono::seconds(3);
+    o.targetCv = 0.05;
+    return o;
+}
+
+EditLoopController::EditLoopController(EngineBridge& bridge, AppSettings& settings,
+                                       CandidateEditors* editors, ResultPanel* results,
+                                       QObject* parent)
+    : QObject(parent), bridge_(bridge), settings_(settings), results_(results),
+      options_(editLoopOptions()), verifyOnSave_(new QAction(tr("&Verify on Save"), this)),
+      progress_(new QWidget), busy_(new QProgressBar(progress_)), stage_(new QLabel(progress_)) {
+    verifyOnSave_->setCheckable(true);
+    verifyOnSave_->setChecked(settings_.verifyOnSave());
+    verifyOnSave_->setToolTip(
+        tr("Ctrl+S in a candidate file also compiles, verifies and times the workspace"));
+    connect(verifyOnSave_, &QAction::toggled, this,
+            [this](bool on) { settings_.setVerifyOnSave(on); });
+
+    // An indeterminate bar: stages take unknown time, the label names the running one.
+    busy_->setRange(0, 0);
+    busy_->setMaximumWidth(120);
+    busy_->setMaximumHeight(14);
+    auto* layout = new QHBoxLayout(progress_);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(stage_);
+    layout->addWidget(busy_);
+    progress_->hide();
+
+    connect(editors, &CandidateEditors::fileSaved, this, &EditLoopController::onSaved);
+    connect(editors, &CandidateEditors::saveFailed, this,
+            [this](const QString& reason) { emit message(reason, true); });
+    connect(&bridge_, &EngineBridge::evaluationProgress, this, &EditLoopController::onProgress);
+    connect(&bridge_, &EngineBridge::evaluationReady, this, &EditLoopController::onResult);
+    connect(&bridge_, &EngineBridge::evaluationTimelineReady, this,
+            [this](quint64, kwb::timeline::TimelineSnapshot timeline) {
+                emit timelineReady(std::move(timeline));
+            });
+}
+
+EditLoopController::~EditLoopController() {
+    if (progress_ && !progress_->parent())
+        delete progress_.data();
+}
+
+void EditLoopController::setWorkspace(const QString& directory) {
+    workspace_ = directory;
+}
+
+QString EditLoopController::progressText() const {
+    return progress_->isHidden() ? QString() : stage_->text();
+}
+
+void EditLoopController::onSaved(const QString& directory, const QString& relativePath) {
+    emit message(tr("Saved %1").arg(relativePath), false);
+    if (!verifyOnSave_->isChecked() || workspace_.isEmpty())
+        return;
+    if (QFileInfo(directory).canonicalFilePath() != QFileInfo(workspace_).canonicalFilePath())
+        return;
+    evaluateNow();
+}
+
+quint64 EditLoopController::evaluateNow() {
+    if (workspace_.isEmpty())
+        return 0;
+    pending_ = bridge_.requestEvaluation(workspace_, options_, settings_.pythonInterpreter());
+    stage_->setText(tr("Evaluating…"));
+    progress_->show();
+    if (results_)
+        results_->showRunning(tr("queued"));
+    return pending_;
+}
+
+void EditLoopController::onProgress(quint64 id, const QString& stage) {
+    if (id != pending_)
+        return;
+    stage_->setText(tr("Evaluating: %1").arg(stage));
+    if (results_)
+        results_->showRunning(stage);
+}
+
+void EditLoopController::onResult(quint64 id, std::shared_ptr<const kwb::EvaluationResult> result) {
+    if (id != pending_)
+        return; // an evaluation someone else asked the bridge for
+    pending_ = 0;
+    progress_->hide();
+    ++shownCount_;
+    if (results_) {
+        results_->showRunning({});
+        results_->showLiveEvaluation(result, tr("Evaluation %1 of %2 (%3 s)")
+                                                 .arg(shownCount_)
+                                                 .arg(QDir::toNativeSeparators(workspace_))
+                                                 .arg(result->totalSeconds, 0, 'f', 1));
+    }
+    emit message(tr("Evaluation: %1").arg(QString::fromStdString(result->verdict())),
+                 !result->failureKind.empty() && result->failureKind != "no_gpu");
+    emit evaluationShown(id);
+}
+
+} // namespace kwb::ui

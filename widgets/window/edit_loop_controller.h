@@ -1,0 +1,73 @@
+#pragma once
+
+#include "engine/evaluation/evaluator.h"
+#include "engine/timeline/kernel_timeline.h"
+
+#include <QObject>
+#include <QPointer>
+#include <memory>
+
+class QAction;
+class QLabel;
+class QProgressBar;
+class QWidget;
+
+namespace kwb::ui {
+
+class AppSettings;
+class CandidateEditors;
+class EngineBridge;
+class ResultPanel;
+
+// The hand-edit loop: a save in the candidate editors (Ctrl+S) evaluates the open workspace
+// through the bridge's warm worker with quick timing (like `kwb eval --fast`) when Verify on
+// Save is on, shows the running stage in a busy indicator, and hands the result to the result
+// panel. A save during a run supersedes it: only the newest evaluation is shown.
+class EditLoopController : public QObject {
+    Q_OBJECT
+public:
+    EditLoopController(EngineBridge& bridge, AppSettings& settings, CandidateEditors* editors,
+                       ResultPanel* results, QObject* parent = nullptr);
+    ~EditLoopController() override;
+
+    // The quick-feedback options: warm worker, 3 checks, at most 5 rounds or 3 s, CV 5 %.
+    static kwb::EvaluationOptions editLoopOptions();
+
+    void setWorkspace(const QString& directory); // empty: no workspace, saves do not evaluate
+    QString workspace() const { return workspace_; }
+    // Tests set CPU mode and smaller counts here; the GUI uses editLoopOptions().
+    void setOptions(const kwb::EvaluationOptions& options) { options_ = options; }
+    const kwb::EvaluationOptions& options() const { return options_; }
+
+    QAction* verifyOnSaveAction() const { return verifyOnSave_; }
+    QWidget* progressWidget() const { return progress_; } // for the status bar
+    bool isEvaluating() const { return pending_ != 0; }
+    QString progressText() const;
+
+public slots:
+    quint64 evaluateNow(); // 0 when no workspace is open
+
+signals:
+    void evaluationShown(quint64 evaluationId);
+    void timelineReady(kwb::timeline::TimelineSnapshot timeline);
+    void message(const QString& text, bool problem);
+
+private:
+    void onSaved(const QString& directory, const QString& relativePath);
+    void onProgress(quint64 id, const QString& stage);
+    void onResult(quint64 id, std::shared_ptr<const kwb::EvaluationResult> result);
+
+    EngineBridge& bridge_;
+    AppSettings& settings_;
+    QPointer<ResultPanel> results_;
+    QString workspace_;
+    kwb::EvaluationOptions options_;
+    QAction* verifyOnSave_;
+    QPointer<QWidget> progress_; // reparented into a status bar, or ours until then
+    QProgressBar* busy_;
+    QLabel* stage_;
+    quint64 pending_ = 0;
+    int shownCount_ = 0;
+};
+
+} // namespace kwb::ui

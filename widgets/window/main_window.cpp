@@ -1,0 +1,532 @@
+#include "widgets/window/main_window.h"
+
+#include "agent/providers/http_client.h"
+#include "agent/store/model_prices.h"
+#include "agent/store/store_reader.h"
+#include "agent/store/trajectory_store.h"
+#include "engine/system/resource_paths.h"
+#include "engine/workspace/task_catalog.h"
+#include "engine/workspace/workspace.h"
+#include "kwb/version.h"
+#include "widgets/agent/agent_pane.h"
+#include "widgets/agent/agent_panes.h"
+#include "widgets/core/selection_hub.h"
+#include "widgets/core/step_files.h"
+#include "widgets/core/step_inspection.h"
+#include "widgets/diagnostics/candidate_diagnostics.h"
+#include "widgets/diagnostics/problems_pane.h"
+#include "widgets/diff/diff_view.h"
+#include "widgets/editors/assembly_view.h"
+#include "widgets/editors/candidate_editors.h"
+#include "widgets/editors/code_editor.h"
+#include "widgets/models/task_list_model.h"
+#include "widgets/result/result_panel.h"
+#include "widgets/runs/rewards_pane.h"
+#include "widgets/runs/runs_browser.h"
+#include "widgets/timeline/timeline_pane.h"
+#include "widgets/window/edit_loop_controller.h"
+#include "widgets/window/log_pane.h"
+#include "widgets/window/settings_dialog.h"
+#include "widgets/window/shortcuts_help.h"
+#include "widgets/window/system_status_bar.h"
+#include "widgets/window/task_browser.h"
+#include "widgets/window/theme.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QTimer>
+
+namespace kwb::ui {
+
+MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
+    : QMainWindow(parent), settings_(settings), taskModel_(new TaskListModel(this)),
+      taskBrowser_(new TaskBrowser(taskModel_, this)),
+      reference_(new CodeEditor(SourceLanguage::Python, settings.theme(), this)),
+      candidates_(new CandidateEditors(settings.theme(), this)), log_(new LogPane(this)),
+      statusBar_(new SystemStatusBar(this)) {
+    setWindowTitle(QStringLiteral("Kernel Workbench"));
+    setObjectName(QStringLiteral("MainWindow"));
+    setDockOptions(AnimatedDocks | AllowNestedDocks | AllowTabbedDocks);
+    setStatusBar(statusBar_);
+    reference_->setReadOnly(true);
+    setCentralWidget(candidates_);
+    candidates_->showNoCandidate(tr("Open a task from the task browser."));
+
+    tasksDock_ = addPane("dock.tasks", tr("Tasks"), taskBrowser_, Qt::LeftDockWidgetArea);
+    referenceDock_ =
+        addPane("dock.reference", tr("Reference — model.py"), reference_, Qt::LeftDockWidgetArea);
+    // The agent, rewards and runs panes share the store that `kwb agent` writes by default.
+    agentPanes_ = new AgentPanes(
+        bridge_, QString::fromStdString(agent::TrajectoryStore::defaultPath()), this);
+    agentDock_ =
+        addPane("dock.agent", tr("Agent"), agentPanes_->agentPane(), Qt::RightDockWidgetArea);
+    runsDock_ =
+        addPane("dock.runs", tr("Runs"), agentPanes_->runsBrowser(), Qt::BottomDockWidgetArea);
+    timelinePane_ = new TimelinePane(this);
+    timelineDock_ =
+        addPane("dock.timeline", tr("Timeline"), timelinePane_, Qt::BottomDockWidgetArea);
+    rewardsDock_ = addPane("dock.rewards", tr("Rewards"), agentPanes_->rewardsPane(),
+                           Qt::BottomDockWidgetArea);
+    logDock_ = addPane("dock.log", tr("Log"), log_, Qt::BottomDockWidgetArea);
+    // Compile diagnostics while typing: squiggles in the editors, a problems list, PTX/SASS.
+    diagnostics_ = new CandidateDiagnostics(candidates_, this);
+    problemsDock_ = addPane("dock.problems", tr("Problems"), diagnostics_->problemsPane(),
+                            Qt::BottomDockWidgetArea);
+    assemblyDock_ = addPane("dock.assembly", tr("PTX / SASS"), diagnostics_->assemblyView(),
+                            Qt::RightDockWidgetArea);
+    resultPanel_ = new ResultPanel(this);
+    resultDock_ = addPane("dock.result", tr("Result"), resultPanel_, Qt::RightDockWidgetArea);
+    editLoop_ = new EditLoopController(bridge_, settings_, candidates_, resultPanel_, this);
+    statusBar_->addPermanentWidget(editLoop_->progressWidget());
+    hub_ = new SelectionHub(this);
+    placeDocksByDefault();
+    buildMenus();
+
+    connect(taskBrowser_, &TaskBrowser::taskActivated, this,
+            [this](const QString& path) { openTask(path); });
+    connect(agentPanes_, &AgentPanes::logMessage, this, [this](const QString& text, bool problem) {
+        log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
+    });
+    agentPanes_->refreshRuns();
+    connectSelection();
+    connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
+    connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
+    connect(&bridge_, &EngineBridge::evaluationReady, resultDock_, &QDockWidget::raise);
+
+    if (!restoreGeometry(settings_.windowGeometry()))
+        resize(1600, 1000);
+    // Without a saved layout the dock sizes are applied again once the window has its real
+    // size: sizes given to a window that is not shown yet come out in the wrong proportions.
+    defaultSizesPending_ = !restoreState(settings_.windowState());
+
+    log_->append(LogLevel::Info,
+                 tr("Kernel Workbench %1 started").arg(QString::fromUtf8(build::kVersion)));
+    loadModelPrices();
+    refreshSystemReport();
+    bridge_.requestTaskList(QString::fromStdString(kwb::bundledTasksDirectory()));
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::addPane(const QString& objectName, const QString& title, QWidget* content,
+                                 Qt::DockWidgetArea area) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(content);
+    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+                      QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, dock);
+    return dock;
+}
+
+void MainWindow::placeDocksByDefault() {
+    for (QDockWidget* dock : docks()) {
+        dock->setFloating(false);
+        dock->show();
+    }
+    addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
+    addDockWidget(Qt::LeftDockWidgetArea, referenceDock_);
+    splitDockWidget(tasksDock_, referenceDock_, Qt::Horizontal);
+    tasksDock_->raise();
+    addDockWidget(Qt::RightDockWidgetArea, agentDock_);
+    addDockWidget(Qt::RightDockWidgetArea, resultDock_);
+    addDockWidget(Qt::BottomDockWidgetArea, timelineDock_);
+    tabifyDockWidget(timelineDock_, rewardsDock_);
+    tabifyDockWidget(rewardsDock_, logDock_);
+    tabifyDockWidget(logDock_, problemsDock_);
+    // The runs browser's action row is wide; beside the timeline it does not squeeze the editors.
+    tabifyDockWidget(rewardsDock_, runsDock_);
+    // One tab group on the right: stacked, the agent form and the result panel together would
+    // need more height than a 1000 px window has. A finished evaluation raises its tab.
+    tabifyDockWidget(agentDock_, assemblyDock_);
+    tabifyDockWidget(assemblyDock_, resultDock_);
+    agentDock_->raise();
+    timelineDock_->raise();
+    applyDefaultDockSizes();
+}
+
+void MainWindow::applyDefaultDockSizes() {
+    // The candidate editors (the central widget) get what the docks leave: about 40% at 1600 px.
+    const int w = std::max(width(), 1000);
+    resizeDocks({tasksDock_, referenceDock_, agentDock_},
+                {w * 14 / 100, w * 24 / 100, w * 24 / 100}, Qt::Horizontal);
+    resizeDocks({timelineDock_}, {std::max(height(), 700) * 26 / 100}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (defaultSizesPending_) {
+        defaultSizesPending_ = false;
+        QTimer::singleShot(0, this, [this] { applyDefaultDockSizes(); });
+    }
+}
+
+QList<QDockWidget*> MainWindow::docks() const {
+    return {tasksDock_, referenceDock_, agentDock_,  timelineDock_, rewardsDock_,
+            logDock_,   runsDock_,      resultDock_, problemsDock_, assemblyDock_};
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open Task…"), QKeySequence::Open, this, &MainWindow::openTaskFromDialog);
+    file->addAction(tr("Open &Workspace…"), QKeySequence(tr("Ctrl+Shift+O")), this,
+                    &MainWindow::openWorkspaceFromDialog);
+    backToWorkspace_ =
+        file->addAction(tr("&Back to Workspace"), this, &MainWindow::backToWorkspace);
+    backToWorkspace_->setEnabled(false);
+    file->addSeparator();
+    file->addAction(tr("&Settings…"), QKeySequence::Preferences, this, &MainWindow::openSettings);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* evaluate = menuBar()->addMenu(tr("&Evaluate"));
+    evaluate->addAction(editLoop_->verifyOnSaveAction());
+    evaluate->addAction(tr("Evaluate &Workspace Now"), QKeySequence(Qt::Key_F5), editLoop_,
+                        &EditLoopController::evaluateNow);
+    compareStep_ = evaluate->addAction(tr("&Compare Step With…"), QKeySequence(tr("Ctrl+Shift+D")),
+                                       this, &MainWindow::compareShownStep);
+    compareStep_->setEnabled(false);
+
+    viewMenu_ = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* dock : docks())
+        viewMenu_->addAction(dock->toggleViewAction());
+    viewMenu_->addSeparator();
+    viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
+    viewMenu_->addAction(tr("Re-detect &System"), this, &MainWindow::refreshSystemReport);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), QKeySequence::HelpContents, this,
+                    &MainWindow::showShortcuts);
+    help->addAction(tr("&About Kernel Workbench"), this, &MainWindow::showAbout);
+}
+
+void MainWindow::refreshSystemReport() {
+    statusBar_->showDetecting();
+    bridge_.requestSystemReport(settings_.pythonInterpreter());
+}
+
+void MainWindow::showSystemReport(std::shared_ptr<const kwb::SystemReport> report) {
+    systemReport_ = std::move(report);
+    statusBar_->showReport(*systemReport_);
+    log_->append(systemReport_->gpus.hasGpu() ? LogLevel::Info : LogLevel::Warning,
+                 QString::fromStdString(systemReport_->gpus.status));
+    log_->append(systemReport_->python.usable() ? LogLevel::Info : LogLevel::Error,
+                 QStringLiteral("Python: %1 [%2]")
+                     .arg(QString::fromStdString(systemReport_->python.summary()),
+                          QString::fromStdString(systemReport_->python.path)));
+    emit systemReportShown();
+}
+
+void MainWindow::showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot) {
+    taskModel_->setTasks(snapshot->tasks);
+    taskListLoaded_ = true;
+    taskBrowser_->setStatusText(
+        tr("%n task(s) in %1", nullptr, static_cast<int>(snapshot->tasks.size()))
+            .arg(snapshot->directory));
+    for (const std::string& problem : snapshot->problems)
+        log_->append(LogLevel::Warning, QString::fromStdString(problem));
+    if (!currentTaskPath_.isEmpty())
+        taskBrowser_->selectTask(currentTaskPath_);
+    emit taskListShown();
+}
+
+bool MainWindow::openTask(const QString& path) {
+    std::string error;
+    kwb::TaskInfo task = kwb::readTaskInfo(path.toStdString(), &error);
+    if (task.id.empty()) {
+        log_->append(LogLevel::Error,
+                     tr("Cannot open task: %1").arg(QString::fromStdString(error)));
+        return false;
+    }
+    QFile file(QString::fromStdString(task.path));
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        log_->append(LogLevel::Error,
+                     tr("Cannot read %1: %2").arg(file.fileName(), file.errorString()));
+        return false;
+    }
+    reference_->setSource(QString::fromUtf8(file.readAll()));
+    currentTaskPath_ = QString::fromStdString(task.path);
+    currentWorkspace_.clear();
+    editLoop_->setWorkspace({});
+    referenceDock_->setWindowTitle(
+        tr("Reference — %1").arg(QFileInfo(currentTaskPath_).fileName()));
+    setWindowTitle(tr("%1 — Kernel Workbench").arg(QString::fromStdString(task.title)));
+    if (!task.solutionDirectory.empty()) {
+        candidates_->showCandidate(
+            QString::fromStdString(task.solutionDirectory), true,
+            tr("Bundled reference solution for %1 (read-only). Its kernels are "
+               "real CUDA; workspaces you can edit are created per task.")
+                .arg(QString::fromStdString(task.id)));
+    } else {
+        candidates_->showNoCandidate(
+            tr("%1 has no candidate yet. A workspace with model_new.py and kernels/ is created "
+               "when you start editing or launch an agent on this task.")
+                .arg(QString::fromStdString(task.id)));
+    }
+    taskBrowser_->selectTask(currentTaskPath_);
+    agentPanes_->agentPane()->setTaskPath(currentTaskPath_);
+    settings_.setLastTaskPath(currentTaskPath_);
+    log_->append(LogLevel::Info,
+                 tr("Opened task %1 (%2)").arg(QString::fromStdString(task.id), currentTaskPath_));
+    emit taskOpened(currentTaskPath_);
+    return true;
+}
+
+void MainWindow::openTaskFromDialog() {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open KernelBench task"), QString::fromStdString(kwb::bundledTasksDirectory()),
+        tr("Python task (*.py)"));
+    if (!path.isEmpty())
+        openTask(path);
+}
+
+bool MainWindow::openWorkspace(const QString& directory) {
+    if (!kwb::isWorkspace(directory.toStdString())) {
+        log_->append(LogLevel::Error, tr("%1 is not a workspace (it needs model.py and "
+                                         "model_new.py; create one with `kwb workspace init`)")
+                                          .arg(directory));
+        return false;
+    }
+    const QDir root(directory);
+    QFile model(root.filePath(QStringLiteral("model.py")));
+    if (!model.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        log_->append(LogLevel::Error,
+                     tr("Cannot read %1: %2").arg(model.fileName(), model.errorString()));
+        return false;
+    }
+    reference_->setSource(QString::fromUtf8(model.readAll()));
+    referenceDock_->setWindowTitle(tr("Reference — model.py (read-only)"));
+    currentWorkspace_ = root.absolutePath();
+    candidates_->showCandidate(
+        currentWorkspace_, false,
+        tr("Workspace %1. Ctrl+S saves the file%2.")
+            .arg(QDir::toNativeSeparators(currentWorkspace_),
+                 settings_.verifyOnSave() ? tr(" and evaluates the workspace") : QString()));
+    editLoop_->setWorkspace(currentWorkspace_);
+    setWindowTitle(tr("%1 — Kernel Workbench").arg(root.dirName()));
+    log_->append(LogLevel::Info, tr("Opened workspace %1").arg(currentWorkspace_));
+    return true;
+}
+
+void MainWindow::openWorkspaceFromDialog() {
+    const QString directory = QFileDialog::getExistingDirectory(
+        this, tr("Open workspace (model.py + model_new.py)"), settings_.workspaceRoot());
+    if (!directory.isEmpty())
+        openWorkspace(directory);
+}
+
+void MainWindow::connectSelection() {
+    connect(editLoop_, &EditLoopController::message, this,
+            [this](const QString& text, bool problem) {
+                log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
+            });
+    connect(editLoop_, &EditLoopController::timelineReady, timelinePane_,
+            &TimelinePane::setTimeline);
+    connect(&bridge_, &EngineBridge::timelineReady, this,
+            [this](const QString& records, kwb::timeline::TimelineSnapshot timeline) {
+                if (!timeline) {
+                    log_->append(LogLevel::Error,
+                                 tr("Cannot read the timeline records %1").arg(records));
+                    return;
+                }
+                timelinePane_->setTimeline(std::move(timeline));
+            });
+    connect(editLoop_, &EditLoopController::evaluationShown, hub_, &SelectionHub::selectEvaluation);
+    // Steps: a reward point or a conversation row selects; the hub tells every pane.
+    connect(agentPanes_->rewardsPane(), &RewardsPane::stepSelected, hub_,
+            &SelectionHub::selectStep);
+    connect(agentPanes_->agentPane(), &AgentPane::stepSelected, hub_, &SelectionHub::selectStep);
+    connect(hub_, &SelectionHub::stepSelected, agentPanes_->agentPane(), &AgentPane::selectStep);
+    connect(hub_, &SelectionHub::stepSelected, this, &MainWindow::showStep);
+    // Kernels: a timeline click selects its statistics row.
+    connect(timelinePane_, &TimelinePane::kernelSelected, hub_,
+            [this](const QString& name, int, quint32, qint64 startNs, qint64 endNs) {
+                hub_->selectKernel(name, startNs, endNs);
+            });
+    connect(hub_, &SelectionHub::kernelSelected, timelinePane_,
+            [this](const QString& name) { timelinePane_->selectStatisticsRow(name); });
+}
+
+void MainWindow::showStep(qint64 episodeId, qint64 step) {
+    const agent::EpisodeSnapshotPtr episode = agentPanes_->agentPane()->shownEpisode();
+    if (!episode || episode->record.id != episodeId)
+        return;
+    const StepInspection inspection = inspectStep(*episode, step);
+    if (!inspection.found)
+        return;
+    if (inspection.evaluation) {
+        resultPanel_->showEvaluation(inspection.evaluation, inspection.previousEvaluation,
+                                     tr("Episode %1, step %2").arg(episodeId).arg(step));
+        // Its CUPTI timeline, when the evaluation recorded one, read on the engine thread.
+        const QString records = QString::fromStdString(inspection.evaluation->timelineRecordPath);
+        if (!records.isEmpty())
+            bridge_.requestTimeline(records);
+    }
+    const bool filesShown = showStepFiles(episode, step);
+    const QString note =
+        filesShown
+            ? tr("# Episode %1, step %2: the changes recorded since the previous evaluation. The "
+                 "other tabs hold the files after this step.\n\n")
+                  .arg(episodeId)
+                  .arg(step)
+            : tr("# Episode %1, step %2. This episode's store records only diffs per step, not "
+                 "the files themselves; these are the changes recorded since the previous "
+                 "evaluation.\n\n")
+                  .arg(episodeId)
+                  .arg(step);
+    candidates_->showStepChanges(tr("Step %1 changes").arg(step),
+                                 note + (inspection.changes.isEmpty()
+                                             ? tr("(no file changes recorded)")
+                                             : inspection.changes));
+}
+
+bool MainWindow::showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step) {
+    const StepFiles files = filesAfterStep(*episode, step);
+    if (!files.complete || files.files.empty())
+        return false;
+    if (!stepViews_)
+        stepViews_ = std::make_unique<QTemporaryDir>();
+    const QString folder = stepViews_->filePath(
+        QStringLiteral("episode-%1-step-%2").arg(episode->record.id).arg(step));
+    QString error;
+    if (!stepViews_->isValid() || !writeStepFiles(files, folder, &error)) {
+        log_->append(LogLevel::Error,
+                     tr("Cannot show the files of step %1: %2")
+                         .arg(step)
+                         .arg(error.isEmpty() ? tr("no temporary folder") : error));
+        return false;
+    }
+    candidates_->showCandidate(
+        folder, true,
+        tr("Episode %1 after step %2 (read-only). Evaluate > Compare Step With… diffs it against "
+           "an earlier evaluation; File > Back to Workspace returns to your files.")
+            .arg(episode->record.id)
+            .arg(step));
+    shownEpisode_ = episode;
+    shownStep_ = step;
+    compareStep_->setEnabled(true);
+    backToWorkspace_->setEnabled(true);
+    return true;
+}
+
+QDialog* MainWindow::compareShownStepWith(qint64 sequence) {
+    if (!shownEpisode_ || shownStep_ < 0 || sequence >= shownStep_)
+        return nullptr;
+    const StepFiles after = filesAfterStep(*shownEpisode_, shownStep_);
+    const StepFiles before = filesAfterStep(*shownEpisode_, sequence);
+    if (!after.complete || !before.complete)
+        return nullptr;
+    const auto [left, right] = joinedDifferences(before, after);
+    const QString from = sequence == 0 ? tr("the start") : tr("step %1").arg(sequence);
+    return showDiffDialog(
+        this,
+        tr("Episode %1: %2 -> step %3").arg(shownEpisode_->record.id).arg(from).arg(shownStep_),
+        left, right);
+}
+
+void MainWindow::compareShownStep() {
+    if (!shownEpisode_ || shownStep_ < 0)
+        return;
+    const std::vector<ComparableStep> choices = comparableSteps(*shownEpisode_, shownStep_);
+    QStringList labels;
+    for (const ComparableStep& choice : choices)
+        labels << choice.label;
+    bool ok = false;
+    const QString picked = QInputDialog::getItem(this, tr("Compare step %1 with").arg(shownStep_),
+                                                 tr("Earlier state:"), labels, 0, false, &ok);
+    if (!ok)
+        return;
+    const auto index = labels.indexOf(picked);
+    if (index >= 0)
+        compareShownStepWith(choices[static_cast<std::size_t>(index)].sequence);
+}
+
+void MainWindow::backToWorkspace() {
+    shownEpisode_.reset();
+    shownStep_ = -1;
+    compareStep_->setEnabled(false);
+    backToWorkspace_->setEnabled(false);
+    if (!currentWorkspace_.isEmpty())
+        openWorkspace(currentWorkspace_);
+    else if (!currentTaskPath_.isEmpty())
+        openTask(currentTaskPath_);
+    else
+        candidates_->showNoCandidate(tr("Open a task or a workspace to edit its candidate."));
+}
+
+void MainWindow::loadModelPrices() {
+    // A small local file, read once: the agent pane's cost meter uses the user's prices.
+    const QString file = settings_.modelPricesFile();
+    if (!QFileInfo::exists(file))
+        return;
+    std::string error;
+    const int entries = agent::loadPriceOverrides(file.toStdString(), &error);
+    if (!error.empty())
+        log_->append(LogLevel::Error, tr("Model prices not loaded: %1 (the built-in list prices "
+                                         "are used)")
+                                          .arg(QString::fromStdString(error)));
+    else
+        log_->append(LogLevel::Info, tr("Loaded %1 model price(s) from %2").arg(entries).arg(file));
+}
+
+void MainWindow::openSettings() {
+    SettingsDialog dialog(settings_, bridge_, this);
+    const Theme before = settings_.theme();
+    const QString pythonBefore = settings_.pythonInterpreter();
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    if (settings_.theme() != before) {
+        applyApplicationTheme(settings_.theme());
+        reference_->applyTheme(settings_.theme());
+        candidates_->applyTheme(settings_.theme());
+    }
+    if (settings_.pythonInterpreter() != pythonBefore)
+        refreshSystemReport();
+}
+
+void MainWindow::showShortcuts() {
+    ShortcutsDialog dialog(collectShortcuts(this),
+                           tr("Timeline: ") + QString(TimelinePane::keyHelp()).replace('\n', " · "),
+                           this);
+    dialog.exec();
+}
+
+void MainWindow::showAbout() {
+    QString text = tr("<h3>Kernel Workbench %1</h3><p>Optimize GPU kernels with LLM agents and "
+                      "reinforcement learning.</p>")
+                       .arg(QString::fromUtf8(build::kVersion));
+    text += QStringLiteral("<p>Qt %1<br>CUDA toolkit %2<br>%3</p>")
+                .arg(QString::fromUtf8(qVersion()), QString::fromUtf8(build::kCudaToolkitVersion),
+                     QString::fromStdString(kwb::agent::curlVersionText()));
+    if (systemReport_)
+        text += QStringLiteral("<p>%1<br>%2<br>%3</p>")
+                    .arg(QString::fromStdString(systemReport_->gpuText()),
+                         QString::fromStdString(systemReport_->driverText()),
+                         QString::fromStdString(systemReport_->pythonText()).toHtmlEscaped());
+    QMessageBox::about(this, tr("About Kernel Workbench"), text);
+}
+
+void MainWindow::saveLayout() {
+    settings_.setWindowLayout(saveGeometry(), saveState());
+}
+
+void MainWindow::resetLayout() {
+    placeDocksByDefault();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    saveLayout();
+    settings_.sync();
+    event->accept();
+}
+
+} // namespace kwb::ui

@@ -1,0 +1,139 @@
+#pragma once
+
+#include "agent/store/episode_snapshot.h"
+#include "engine/system/system_report.h"
+#include "widgets/core/app_settings.h"
+#include "widgets/core/engine_bridge.h"
+
+#include <QMainWindow>
+#include <QTemporaryDir>
+#include <memory>
+
+class QAction;
+class QDialog;
+class QDockWidget;
+
+namespace kwb::ui {
+
+class AgentPanes;
+class CandidateDiagnostics;
+class CandidateEditors;
+class CodeEditor;
+class EditLoopController;
+class LogPane;
+class ResultPanel;
+class SelectionHub;
+class SystemStatusBar;
+class TaskBrowser;
+class TaskListModel;
+class TimelinePane;
+
+// The workbench window: dockable panes around the candidate editors. It owns no engine state;
+// everything it shows arrives as snapshots from the EngineBridge.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    MainWindow(AppSettings& settings, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a task file. Returns false (and logs why) when it cannot be read.
+    bool openTask(const QString& path);
+    // Opens a workspace folder (model.py + model_new.py): the reference shows its model.py, the
+    // candidate editors its model_new.py and kernels/, editable; Ctrl+S saves (and verifies).
+    bool openWorkspace(const QString& directory);
+    void refreshSystemReport();
+    void saveLayout();
+    void resetLayout();
+
+    // For tests and --screenshot.
+    QString currentTaskPath() const { return currentTaskPath_; }
+    bool hasSystemReport() const { return systemReport_ != nullptr; }
+    bool hasTaskList() const { return taskListLoaded_; }
+    CodeEditor* referenceEditor() const { return reference_; }
+    CandidateEditors* candidateEditors() const { return candidates_; }
+    SystemStatusBar* systemStatusBar() const { return statusBar_; }
+    TaskListModel* taskListModel() const { return taskModel_; }
+    AgentPanes* agentPanes() const { return agentPanes_; }
+    TimelinePane* timelinePane() const { return timelinePane_; }
+    CandidateDiagnostics* candidateDiagnostics() const { return diagnostics_; }
+    ResultPanel* resultPanel() const { return resultPanel_; }
+    EditLoopController* editLoop() const { return editLoop_; }
+    SelectionHub* selectionHub() const { return hub_; }
+    QString currentWorkspace() const { return currentWorkspace_; }
+    QList<QDockWidget*> docks() const;
+
+    // The files after the step shown in the editors (selected in any pane) against the files
+    // after an earlier step (0: the episode's start), in a diff dialog. Null when no step with
+    // rebuildable files is shown.
+    QDialog* compareShownStepWith(qint64 sequence);
+    qint64 shownStep() const { return shownStep_; }
+    // Back from a step's files to the workspace (or task) the editors showed before.
+    void backToWorkspace();
+
+signals:
+    void systemReportShown();
+    void taskListShown();
+    void taskOpened(const QString& path);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
+private:
+    QDockWidget* addPane(const QString& objectName, const QString& title, QWidget* content,
+                         Qt::DockWidgetArea area);
+    void buildMenus();
+    void placeDocksByDefault();
+    void applyDefaultDockSizes();
+    void showSystemReport(std::shared_ptr<const kwb::SystemReport> report);
+    void showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot);
+    void openSettings();
+    void loadModelPrices();
+    void openTaskFromDialog();
+    void openWorkspaceFromDialog();
+    void connectSelection();
+    void showStep(qint64 episodeId, qint64 step);
+    bool showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step);
+    void compareShownStep();
+    void showAbout();
+    void showShortcuts();
+
+    AppSettings& settings_;
+    EngineBridge bridge_;
+    TaskListModel* taskModel_;
+    TaskBrowser* taskBrowser_;
+    CodeEditor* reference_;
+    CandidateEditors* candidates_;
+    LogPane* log_;
+    SystemStatusBar* statusBar_;
+    QDockWidget* tasksDock_ = nullptr;
+    QDockWidget* referenceDock_ = nullptr;
+    TimelinePane* timelinePane_ = nullptr;
+    QDockWidget* timelineDock_ = nullptr;
+    QDockWidget* rewardsDock_ = nullptr;
+    QDockWidget* agentDock_ = nullptr;
+    QDockWidget* logDock_ = nullptr;
+    AgentPanes* agentPanes_ = nullptr;
+    QDockWidget* runsDock_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    CandidateDiagnostics* diagnostics_ = nullptr;
+    QDockWidget* problemsDock_ = nullptr;
+    QDockWidget* assemblyDock_ = nullptr;
+    ResultPanel* resultPanel_ = nullptr;
+    QDockWidget* resultDock_ = nullptr;
+    EditLoopController* editLoop_ = nullptr;
+    SelectionHub* hub_ = nullptr;
+    QString currentWorkspace_;
+    std::shared_ptr<const kwb::SystemReport> systemReport_;
+    bool taskListLoaded_ = false;
+    bool defaultSizesPending_ = false;
+    QString currentTaskPath_;
+    // A step's files are written here to be shown like any candidate folder.
+    std::unique_ptr<QTemporaryDir> stepViews_;
+    agent::EpisodeSnapshotPtr shownEpisode_;
+    qint64 shownStep_ = -1;
+    QAction* compareStep_ = nullptr;
+    QAction* backToWorkspace_ = nullptr;
+};
+
+} // namespace kwb::ui
