@@ -12,7 +12,17 @@ endif()
 add_library(kwb_warnings INTERFACE)
 target_compile_options(kwb_warnings INTERFACE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
 
+if(KWB_FUZZ)
+    if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+        message(FATAL_ERROR "KWB_FUZZ needs clang (libFuzzer); use the fuzz preset")
+    endif()
+    # Coverage feedback for every library the fuzz targets link; the targets add the driver.
+    add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
 if(KWB_SANITIZE)
-    add_compile_options(-fsanitize=${KWB_SANITIZE} -fno-omit-frame-pointer)
+    # A finding ends the process (a failed test), rather than a line in a log nobody reads.
+    add_compile_options(-fsanitize=${KWB_SANITIZE} -fno-sanitize-recover=all
+                        -fno-omit-frame-pointer)
     add_link_options(-fsanitize=${KWB_SANITIZE})
 endif()

@@ -11,6 +11,18 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # linked: the driver is dlopen'ed at run time so the app starts on machines without a GPU.
 find_package(CUDAToolkit 12.0 REQUIRED)
 get_filename_component(KWB_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+# FindCUDAToolkit makes CUDA::nvrtc (and CUDA::cupti) depend on CUDA::cuda_driver, the stub
+# libcuda.so. gcc's --as-needed happened to drop it; a linker without it (clang) made every binary
+# need libcuda.so.1 and fail to start on machines without a driver. The driver is dlopen'ed.
+foreach(_kwb_cuda_target CUDA::nvrtc CUDA::cupti)
+    if(TARGET ${_kwb_cuda_target})
+        get_target_property(_kwb_links ${_kwb_cuda_target} INTERFACE_LINK_LIBRARIES)
+        if(_kwb_links)
+            list(REMOVE_ITEM _kwb_links CUDA::cuda_driver)
+            set_target_properties(${_kwb_cuda_target} PROPERTIES INTERFACE_LINK_LIBRARIES "${_kwb_links}")
+        endif()
+    endif()
+endforeach()
 if(NOT TARGET CUDA::cupti)
     message(WARNING "CUPTI not found in the CUDA toolkit; timelines will be unavailable")
 endif()

@@ -73,6 +73,7 @@ TORCH_MODULES = ("engine/torch", "app/torch_probe")
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
 SCANNED_TOPS = ("engine", "agent", "widgets", "app")
+SIZED_TOPS = SCANNED_TOPS + ("tests", "resources", "bench", "tools")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 FOLDER_LIMIT = 15
 
@@ -144,10 +145,13 @@ def check(root, planted):
             if TORCH_HEADER.match(name) and module not in TORCH_MODULES:
                 problems.append(f"{where}: torch header <{name}> outside {', '.join(TORCH_MODULES)}")
 
+    # Folder sizes count every source file of the project: C++ and Python, tests and resources.
     reasons = large_folder_reasons(root)
     counts = {}
-    for relative in files:
-        if relative.endswith((".cpp", ".cc")):
+    sources = [p.relative_to(root).as_posix() for top in SIZED_TOPS
+               for p in (root / top).rglob("*") if p.suffix in (".cpp", ".cc", ".py")]
+    for relative in sources + [r for r, _ in planted]:
+        if relative.endswith((".cpp", ".cc", ".py")):
             folder = relative.rsplit("/", 1)[0]
             counts[folder] = counts.get(folder, 0) + 1
     for folder, count in sorted(counts.items()):

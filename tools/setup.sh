@@ -33,6 +33,7 @@ apt_packages=(
     qt6-base-dev qt6-base-dev-tools libqscintilla2-qt6-dev libdtl-dev libgl-dev libxkbcommon-dev
     libssl-dev nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libspdlog-dev libfmt-dev
     libgtest-dev bubblewrap xvfb xauth fonts-dejavu-core python3-venv python3-dev clang-format
+    clang libclang-rt-14-dev
 )
 
 install_apt_packages() {

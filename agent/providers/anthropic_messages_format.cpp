@@ -15,9 +15,9 @@ std::string stringOr(const json& object, const char* name) {
 
 std::optional<std::int64_t> integerField(const json& object, const char* name) {
     const auto it = object.find(name);
-    if (it == object.end() || !it->is_number())
+    if (it == object.end())
         return std::nullopt;
-    return it->get<std::int64_t>();
+    return jsonInteger(*it);
 }
 
 json contentBlocks(const Message& message) {
@@ -182,7 +182,7 @@ bool AnthropicMessagesStreamDecoder::handleEvent(const SseEvent& event) {
             }
         } else if (blockType == "tool_use") {
             const int ordinal = static_cast<int>(result_.toolCalls.size());
-            toolOrdinalByBlock_[data.value("index", 0LL)] = ordinal;
+            toolOrdinalByBlock_[integerOr(data, "index", 0)] = ordinal;
             result_.toolCalls.push_back({stringOr(block, "id"), stringOr(block, "name"), ""});
             sink_.onToolCallStart(ordinal, result_.toolCalls.back().id,
                                   result_.toolCalls.back().name);
@@ -203,7 +203,7 @@ bool AnthropicMessagesStreamDecoder::handleEvent(const SseEvent& event) {
                 sink_.onTextDelta(text);
             }
         } else if (deltaType == "input_json_delta") {
-            const auto it = toolOrdinalByBlock_.find(data.value("index", 0LL));
+            const auto it = toolOrdinalByBlock_.find(integerOr(data, "index", 0));
             if (it == toolOrdinalByBlock_.end()) {
                 failure_ = malformedResponse("", "input_json_delta for a block that is no tool_use",
                                              event.data);

@@ -41,8 +41,8 @@ std::optional<TokenUsage> usageFrom(const json& usage) {
     if (!usage.is_object())
         return std::nullopt;
     TokenUsage out;
-    out.inputTokens = usage.value("prompt_tokens", 0LL);
-    out.outputTokens = usage.value("completion_tokens", 0LL);
+    out.inputTokens = integerOr(usage, "prompt_tokens", 0);
+    out.outputTokens = integerOr(usage, "completion_tokens", 0);
     const auto details = usage.find("prompt_tokens_details");
     if (details != usage.end() && details->is_object() && details->contains("cached_tokens") &&
         (*details)["cached_tokens"].is_number_integer())
@@ -179,7 +179,14 @@ bool OpenAiChatStreamDecoder::handleEvent(const SseEvent& event) {
     if (choices == chunk.end() || !choices->is_array())
         return true;
     for (const json& choice : *choices) {
-        if (!choice.is_object() || choice.value("index", 0) != 0)
+        if (!choice.is_object())
+            continue;
+        const auto index = choice.find("index");
+        if (index != choice.end() && !jsonInteger(*index)) {
+            failure_ = malformedResponse("", "a choice's \"index\" is not an integer", event.data);
+            return false;
+        }
+        if (index != choice.end() && *jsonInteger(*index) != 0)
             continue; // only the first choice is asked for
         if (const auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
             // The first chunk often carries "content": "" beside the role: not output yet.

@@ -67,7 +67,10 @@ int loadPriceOverrides(const std::string& path, std::string* error) {
     if (!doc.is_object())
         return fail("expected a JSON object of model names to prices");
     std::map<std::string, ModelPrice, std::less<>> read;
-    for (const auto& [name, entry] : doc.items()) {
+    for (const auto& item : doc.items()) {
+        // Named references, not structured bindings: lambdas may not capture those (clang 14).
+        const std::string& name = item.key();
+        const nlohmann::json& entry = item.value();
         auto number = [&](const char* key) -> std::optional<double> {
             if (!entry.is_object() || !entry.contains(key))
                 return std::nullopt;

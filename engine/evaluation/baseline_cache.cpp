@@ -39,7 +39,7 @@ std::optional<CachedBaseline> loadBaseline(const BaselineKey& key) {
     if (!in)
         return std::nullopt;
     json j = parseBoundedJson(in);
-    if (j.is_discarded() || j.value("version", 0) != kCacheVersion)
+    if (j.is_discarded() || intOr(j, "version", 0) != kCacheVersion)
         return std::nullopt;
     CachedBaseline baseline{timingFromJson(j.value("eager", json::object())),
                             timingFromJson(j.value("compile", json::object()))};

@@ -1,6 +1,7 @@
 #include "engine/evaluation/evaluation_result.h"
 
 #include "engine/evaluation/json_field.h"
+#include "engine/system/bounded_json.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -98,12 +99,12 @@ TimingStats timingFromJson(const json& j) {
     t.stdevMs = j.value("stdev_ms", 0.0);
     t.p10Ms = j.value("p10_ms", 0.0);
     t.p90Ms = j.value("p90_ms", 0.0);
-    t.samples = j.value("samples", 0);
+    t.samples = intOr(j, "samples", 0);
     t.method = j.value("method", "");
     t.hostMedianMs = j.value("host_median_ms", 0.0);
     t.cv = j.value("cv", 0.0);
     t.roundCv = j.value("round_cv", 0.0);
-    t.rounds = j.value("rounds", 0);
+    t.rounds = intOr(j, "rounds", 0);
     t.stable = j.value("stable", false);
     return t;
 }
@@ -230,7 +231,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
     };
     if (!j.is_object() || j.value("format", "") != "kwb-evaluation")
         return fail("not a kwb evaluation record");
-    const int version = j.value("version", 0);
+    const int version = intOr(j, "version", 0);
     if (version < 1 || version > EvaluationResult::kFormatVersion)
         return fail("evaluation record version " + std::to_string(version) +
                     " is not supported (this build reads up to " +
@@ -258,8 +259,8 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         for (const auto& d : j.value("diagnostics", json::array()))
             r.diagnostics.push_back(diagnosticFromJson(d));
         const json checks = j.value("checks", json::object());
-        r.checksRun = checks.value("run", 0);
-        r.checksPassed = checks.value("passed", 0);
+        r.checksRun = intOr(checks, "run", 0);
+        r.checksPassed = intOr(checks, "passed", 0);
         for (const auto& o : j.value("outputs", json::array()))
             r.outputErrors.push_back(outputErrorFromJson(o));
         const json timings = j.value("timings", json::object());
@@ -270,7 +271,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         const json speedup = j.value("speedup", json::object());
         r.speedupVsEager = speedup.value("vs_eager", 0.0);
         r.speedupVsCompile = speedup.value("vs_compile", 0.0);
-        r.reward = j.value("reward", -1);
+        r.reward = intOr(j, "reward", -1);
         r.rewardReason = j.value("reward_reason", "");
         for (const auto& f : j.value("flags", json::array()))
             r.flags.push_back(flagFromJson(f));

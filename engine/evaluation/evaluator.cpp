@@ -8,6 +8,7 @@
 #include "engine/evaluation/static_checks.h"
 #include "engine/evaluation/warm_worker.h"
 #include "engine/process/sandbox.h"
+#include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
 #include "engine/system/python_environment.h"
 #include "engine/system/resource_paths.h"
@@ -345,6 +346,29 @@ Evaluator::Evaluator(std::string pythonPath) {
 EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
                                      const EvaluationOptions& options, const Progress& progress,
                                      std::stop_token stop) const {
+    // Stage results are files the stage process writes, and a stage imports candidate code:
+    // a result whose fields have unexpected types is a failed evaluation, never a crash of kwb.
+    try {
+        return evaluateStages(target, options, progress, stop);
+    } catch (const nlohmann::json::exception& error) {
+        EvaluationResult r;
+        r.startedAt = utcTimestamp();
+        r.workspace = target.workspace;
+        r.referencePath = target.referencePath;
+        r.candidatePath = target.candidatePath;
+        r.failureKind = "harness_failed";
+        r.failureMessage =
+            std::string("a stage wrote a result that kwb cannot read: ") + error.what();
+        RewardDecision decision = decideReward(r, options.reward);
+        r.reward = decision.reward;
+        r.rewardReason = decision.reason;
+        return r;
+    }
+}
+
+EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
+                                           const EvaluationOptions& options,
+                                           const Progress& progress, std::stop_token stop) const {
     const auto started = std::chrono::steady_clock::now();
     EvaluationResult r;
     r.startedAt = utcTimestamp();
@@ -555,8 +579,8 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     r.stages.push_back(recordFor("verify", verify));
     absorbEnvironment(r, verify.result);
     if (verify.result.is_object()) {
-        r.checksRun = verify.result.value("checks_run", 0);
-        r.checksPassed = verify.result.value("checks_passed", 0);
+        r.checksRun = intOr(verify.result, "checks_run", 0);
+        r.checksPassed = intOr(verify.result, "checks_passed", 0);
         for (const auto& o : arrayField(verify.result, "outputs"))
             r.outputErrors.push_back(outputErrorFromJson(o));
     }

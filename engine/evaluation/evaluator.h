@@ -77,6 +77,10 @@ public:
     const std::string& python() const { return python_; }
 
 private:
+    EvaluationResult evaluateStages(const EvaluationTarget& target,
+                                    const EvaluationOptions& options, const Progress& progress,
+                                    std::stop_token stop) const;
+
     std::string python_;
 };
 

@@ -76,11 +76,12 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
     if (outcome.result.contains("log") && outcome.result["log"].is_string() &&
         !outcome.result["log"].get<std::string>().empty())
         outcome.log = outcome.result["log"].get<std::string>();
-    outcome.ok = outcome.result.value("ok", false);
+    outcome.ok = boolOr(outcome.result, "ok", false);
     if (!outcome.ok) {
-        const auto& error = outcome.result.value("error", nlohmann::json::object());
-        outcome.failureKind = error.is_object() ? error.value("kind", "internal") : "internal";
-        outcome.failureMessage = error.is_object() ? error.value("message", "") : "";
+        const auto found = outcome.result.find("error");
+        const nlohmann::json error = found != outcome.result.end() ? *found : nlohmann::json();
+        outcome.failureKind = stringOr(error, "kind", "internal");
+        outcome.failureMessage = stringOr(error, "message", "");
         if (outcome.failureKind == "internal" &&
             outcome.failureMessage.find("No module named 'torch'") != std::string::npos) {
             outcome.failureKind = "python_missing";

@@ -194,7 +194,7 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
     if (worker->process.writeLine(message.dump()))
         line = worker->process.readLine(spec.timeout + kReplyGrace);
     json reply = line ? parseBoundedJson(*line) : json();
-    if (!reply.is_object() || reply.value("id", -1LL) != id) {
+    if (!reply.is_object() || integerOr(reply, "id", -1) != static_cast<std::int64_t>(id)) {
         // The server itself failed (it never runs candidate code, so this is not the
         // candidate's doing): drop it and give the stage a cold run instead.
         worker->broken = true;
@@ -208,9 +208,9 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
     const std::string status = reply.value("status", std::string());
     if (status == "exited") {
         process.exitedNormally = true;
-        process.exitCode = reply.value("code", -1);
+        process.exitCode = intOr(reply, "code", -1);
     } else if (status == "signaled") {
-        process.terminatingSignal = reply.value("signal", 0);
+        process.terminatingSignal = intOr(reply, "signal", 0);
     } else if (status == "timeout") {
         process.timedOut = true;
     } else if (status == "limit") {

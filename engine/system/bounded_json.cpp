@@ -1,6 +1,9 @@
 #include "engine/system/bounded_json.h"
 
+#include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <limits>
 
 namespace kwb {
 
@@ -49,6 +52,54 @@ nlohmann::json parseBoundedJson(std::string_view text, const JsonLimits& limits,
     if (error)
         error->clear();
     return value;
+}
+
+std::optional<std::int64_t> jsonInteger(const nlohmann::json& value) {
+    if (value.is_number_unsigned()) {
+        const auto u = value.get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            return std::nullopt;
+        return static_cast<std::int64_t>(u);
+    }
+    if (value.is_number_integer())
+        return value.get<std::int64_t>();
+    if (value.is_number_float()) {
+        const double d = value.get<double>();
+        // 2^63 is exactly representable; every double below it converts without overflow.
+        if (std::isfinite(d) && d == std::trunc(d) && d >= -9223372036854775808.0 &&
+            d < 9223372036854775808.0)
+            return static_cast<std::int64_t>(d);
+    }
+    return std::nullopt;
+}
+
+std::int64_t integerOr(const nlohmann::json& object, const char* key, std::int64_t fallback) {
+    if (!object.is_object())
+        return fallback;
+    const auto it = object.find(key);
+    if (it == object.end())
+        return fallback;
+    return jsonInteger(*it).value_or(fallback);
+}
+
+int intOr(const nlohmann::json& object, const char* key, int fallback) {
+    const std::int64_t value = integerOr(object, key, fallback);
+    return static_cast<int>(std::clamp<std::int64_t>(value, std::numeric_limits<int>::min(),
+                                                     std::numeric_limits<int>::max()));
+}
+
+bool boolOr(const nlohmann::json& object, const char* key, bool fallback) {
+    if (!object.is_object())
+        return fallback;
+    const auto it = object.find(key);
+    return it != object.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+std::string stringOr(const nlohmann::json& object, const char* key, std::string fallback) {
+    if (!object.is_object())
+        return fallback;
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::move(fallback);
 }
 
 nlohmann::json parseBoundedJson(std::istream& in, const JsonLimits& limits, std::string* error) {

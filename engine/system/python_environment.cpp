@@ -135,7 +135,7 @@ PythonProbe probePython(const std::string& path, PythonSource source) {
     probe.torchCudaVersion = info.value("torch_cuda", "");
     probe.hasTorchCompile = info.value("compile", false);
     probe.cudaAvailable = info.value("cuda_available", false);
-    probe.cudaDeviceCount = info.value("device_count", 0);
+    probe.cudaDeviceCount = intOr(info, "device_count", 0);
     probe.cudaDeviceName = info.value("device_name", "");
     return probe;
 }

@@ -54,12 +54,14 @@ private:
 // Prints, from inside the child: its blocked and ignored signal masks, whether descriptor `fd`
 // is open, and whether it leads its own process group.
 std::vector<std::string> probeCommand(int fd) {
+    // The masks are read by grep from its own status after `exec` (the shell's mask, with no
+    // fork in between): a shell waiting for a child blocks every signal while it waits, so
+    // reading the waiting shell's status would be a race.
     return {"sh", "-c",
-            "grep -E '^Sig(Blk|Ign)' /proc/$$/status; "
-            "if [ -e /proc/$$/fd/" +
-                std::to_string(fd) +
+            "if [ -e /proc/$$/fd/" + std::to_string(fd) +
                 " ]; then echo fd-open; else echo fd-closed; fi; "
-                "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ] && echo group-leader"};
+                "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ] && echo group-leader; "
+                "exec grep -E '^Sig(Blk|Ign)' /proc/self/status"};
 }
 
 void expectCleanStart(const std::string& output) {
@@ -91,18 +93,16 @@ TEST(ProcessSpawn, LineProcessChildrenStartClean) {
     const fs::path log = fs::temp_directory_path() / ("kwb-spawn-" + std::to_string(getpid()));
     ProcessSpec spec;
     std::vector<std::string> probe = probeCommand(leaky.fd());
-    probe[2] = "read line; " + probe[2] + "; echo done";
+    // The marker comes first: the probe ends with exec.
+    probe[2] = "read line; echo start; " + probe[2];
     spec.argv = probe;
     LineProcess process;
     std::string error;
     ASSERT_TRUE(process.start(spec, log.string(), &error)) << error;
     ASSERT_TRUE(process.writeLine("go"));
     std::string output;
-    while (auto line = process.readLine(std::chrono::seconds(10))) {
-        if (*line == "done")
-            break;
+    while (auto line = process.readLine(std::chrono::seconds(10)))
         output += *line + "\n";
-    }
     expectCleanStart(output);
     fs::remove(log);
 }

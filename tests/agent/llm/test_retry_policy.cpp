@@ -1,6 +1,6 @@
 #include "agent/llm/retry_policy.h"
 #include "agent/llm/retrying_provider.h"
-#include "recording_sink.h"
+#include "tests/agent/recording_sink.h"
 
 #include <chrono>
 #include <deque>

@@ -1,8 +1,8 @@
 // The providers against the scripted server's faults: retries, clear errors, cancellation, and
 // a key that never shows.
 #include "agent/llm/llm_provider.h"
-#include "provider_test_support.h"
-#include "recording_sink.h"
+#include "tests/agent/provider_test_support.h"
+#include "tests/agent/recording_sink.h"
 
 #include <future>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // HttpClient::stream against the scripted server: chunks as they arrive, headers, error bodies,
 // and a stop that ends a transfer while the server is silent.
 #include "agent/providers/http_client.h"
-#include "scripted_llm_server.h"
+#include "tests/agent/scripted_llm_server.h"
 
 #include <future>
 #include <gtest/gtest.h>

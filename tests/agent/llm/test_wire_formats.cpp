@@ -1,6 +1,6 @@
 #include "agent/providers/anthropic_messages_format.h"
 #include "agent/providers/openai_chat_format.h"
-#include "recording_sink.h"
+#include "tests/agent/recording_sink.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The providers against the scripted server, both APIs, streamed and whole.
 #include "agent/llm/llm_provider.h"
-#include "provider_test_support.h"
-#include "recording_sink.h"
+#include "tests/agent/provider_test_support.h"
+#include "tests/agent/recording_sink.h"
 
 #include <gtest/gtest.h>
 
