@@ -1,53 +1,22 @@
 #include "agent/llm/known_secrets.h"
 
 #include "agent/llm/api_key.h"
+#include "engine/process/environment.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
-
-extern char** environ;
 
 namespace kwb::agent {
 namespace {
 
 constexpr std::size_t kShortestSecret = 8;
 
-std::string upper(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return out;
-}
-
 } // namespace
-
-bool looksLikeCredentialName(std::string_view name) {
-    const std::string n = upper(name);
-    static constexpr std::array kWords = {"KEY",        "TOKEN", "SECRET", "PASSWORD", "PASSWD",
-                                          "CREDENTIAL", "AUTH",  "COOKIE", "SESSION"};
-    for (const char* word : kWords)
-        if (n.find(word) != std::string::npos)
-            return true;
-    static constexpr std::array kFamilies = {"AWS_", "AZURE_", "GOOGLE_", "GCP_",   "GCLOUD_",
-                                             "HF_",  "GH_",    "GITHUB_", "OPENAI", "ANTHROPIC"};
-    for (const char* family : kFamilies)
-        if (n.rfind(family, 0) == 0)
-            return true;
-    return false;
-}
 
 std::vector<std::string> credentialsInEnvironment() {
     std::vector<std::string> values;
-    for (char** entry = environ; entry && *entry; ++entry) {
-        const std::string_view kv(*entry);
-        const auto eq = kv.find('=');
-        if (eq == std::string_view::npos)
-            continue;
-        const std::string_view value = kv.substr(eq + 1);
-        if (value.size() >= kShortestSecret && looksLikeCredentialName(kv.substr(0, eq)))
-            values.emplace_back(value);
-    }
+    for (auto& [name, value] : currentEnvironment())
+        if (value.size() >= kShortestSecret && looksLikeCredentialName(name))
+            values.push_back(std::move(value));
     return values;
 }
 
@@ -86,6 +55,10 @@ std::string StreamRedactor::feed(std::string_view piece) {
     std::string ready = pending_.substr(0, pending_.size() - hold);
     pending_.erase(0, pending_.size() - hold);
     return ready;
+}
+
+std::string StreamRedactor::redact(std::string_view text) const {
+    return secrets_.empty() ? std::string(text) : redactSecrets(text, secrets_);
 }
 
 std::string StreamRedactor::flush() {

@@ -6,14 +6,10 @@
 
 namespace kwb::agent {
 
-// Whether an environment variable's name says it holds a credential: *KEY*, *TOKEN*, *SECRET*,
-// *PASSWORD*, *CREDENTIAL*, *AUTH*, and the cloud families (AWS_*, AZURE_*, GOOGLE_*, ...).
-bool looksLikeCredentialName(std::string_view name);
-
 // Every credential this process can see in its environment (values of at least 8 characters
-// under a credential-like name), not only the active provider's key: a model echoing any of
-// them, a tool printing `env`, a stage's traceback must not carry one into a record, an export
-// or a terminal.
+// under a name kwb::looksLikeCredentialName accepts), not only the active provider's key: a model
+// echoing any of them, a tool printing `env`, a stage's traceback must not carry one into a record,
+// an export or a terminal.
 std::vector<std::string> credentialsInEnvironment();
 
 // `extra` plus credentialsInEnvironment(), without duplicates or values under 8 characters.
@@ -29,6 +25,8 @@ public:
     std::string feed(std::string_view piece);
     // Whatever is still held back, redacted (the stream ended).
     std::string flush();
+    // A whole text (not part of the stream) with the same secrets redacted.
+    std::string redact(std::string_view text) const;
 
 private:
     std::vector<std::string> secrets_;

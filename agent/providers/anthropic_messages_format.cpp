@@ -8,11 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string stringOr(const json& object, const char* name) {
-    const auto it = object.find(name);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::optional<std::int64_t> integerField(const json& object, const char* name) {
     const auto it = object.find(name);
     if (it == object.end())

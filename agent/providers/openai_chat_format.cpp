@@ -59,11 +59,6 @@ std::string argumentsText(const json& arguments) {
     return arguments.dump();
 }
 
-std::string stringOr(const json& object, const char* name, std::string fallback = {}) {
-    const auto it = object.find(name);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
 CompletionOutcome parseReply(std::string_view body) {
     const json reply = parseBoundedJson(body);
     if (!reply.is_object())

@@ -1,4 +1,3 @@
-#include "agent/llm/api_key.h"
 #include "agent/llm/known_secrets.h"
 #include "agent/session/agent_session.h"
 #include "agent/store/trajectory_store.h"
@@ -33,13 +32,11 @@ public:
                  const agent::LlmError& reason) override {
         printLive(redactor_.flush());
         std::cerr << "\n[retry " << nextAttempt << " in " << delay.count()
-                  << " ms: " << agent::redactSecrets(reason.message, secrets_) << "]\n";
+                  << " ms: " << redactor_.redact(reason.message) << "]\n";
     }
-    void setSecrets(std::vector<std::string> secrets) { secrets_ = std::move(secrets); }
 
 private:
     agent::StreamRedactor& redactor_;
-    std::vector<std::string> secrets_;
 };
 
 // Ctrl+C stops the episode cleanly (it is stored as stopped) instead of killing the process.
@@ -105,7 +102,6 @@ int runAgent(const AgentOptions& o) {
             printEvent(std::cout, update.event);
         });
     ConsoleSink sink(redactor);
-    sink.setSecrets(session.secrets());
     activeSteering = &session.steering();
     std::signal(SIGINT, stopOnSignal);
     agent::EpisodeRunResult result = session.run(&sink);

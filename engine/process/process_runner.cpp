@@ -13,8 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
-
 namespace kwb {
 namespace {
 
@@ -28,23 +26,6 @@ void setNonBlocking(int fd) {
 
 } // namespace
 
-std::vector<std::string> mergedEnvironment(const std::map<std::string, std::string>& overrides) {
-    std::map<std::string, std::string> merged;
-    for (char** entry = environ; entry && *entry; ++entry) {
-        std::string kv = *entry;
-        auto eq = kv.find('=');
-        if (eq != std::string::npos)
-            merged[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    for (const auto& [key, value] : overrides)
-        merged[key] = value;
-    std::vector<std::string> result;
-    result.reserve(merged.size());
-    for (const auto& [key, value] : merged)
-        result.push_back(key + "=" + value);
-    return result;
-}
-
 SpawnSpec spawnSpecFor(const ProcessSpec& spec) {
     SpawnSpec child;
     child.argv = spec.argv;
@@ -52,8 +33,7 @@ SpawnSpec spawnSpecFor(const ProcessSpec& spec) {
     if (spec.inheritEnvironment) {
         child.environment = mergedEnvironment(spec.environmentOverrides);
     } else {
-        for (const auto& [key, value] : spec.environmentOverrides)
-            child.environment.push_back(key + "=" + value);
+        child.environment = environmentStrings(spec.environmentOverrides);
     }
     child.limits = spec.limits;
     return child;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/process/environment.h"
 #include "engine/process/process_spawn.h"
 #include "engine/process/process_table.h"
 #include "engine/process/resource_limits.h"
@@ -65,9 +66,6 @@ struct ProcessResult {
 // Runs a child in its own process group, so a timeout kills everything it spawned, and never
 // lets it block on a full pipe or an inherited stdin.
 ProcessResult runProcess(const ProcessSpec& spec);
-
-// The current environment with `overrides` applied, as "KEY=value" strings for execve.
-std::vector<std::string> mergedEnvironment(const std::map<std::string, std::string>& overrides);
 
 // How `spec`'s child starts (argv, folder, the merged environment, limits); the caller adds
 // the descriptors.

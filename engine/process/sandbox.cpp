@@ -1,6 +1,6 @@
 #include "engine/process/sandbox.h"
 
-#include "engine/process/sandbox_environment.h"
+#include "engine/process/environment.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -40,7 +40,7 @@ int intOr(const nlohmann::json& object, const char* key, int fallback);
 // object[key] as a bool or a string, or `fallback` when it is missing or of another type
 // (nlohmann's value() throws then).
 bool boolOr(const nlohmann::json& object, const char* key, bool fallback);
-std::string stringOr(const nlohmann::json& object, const char* key, std::string fallback);
+std::string stringOr(const nlohmann::json& object, const char* key, std::string fallback = {});
 
 // The deepest nesting of arrays and objects in `text` (strings and escapes skipped), stopping
 // early once `stopAbove` is exceeded. Linear, no allocation.

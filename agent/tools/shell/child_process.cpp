@@ -98,8 +98,7 @@ void ChildProcess::ownerLoop(ChildSpec spec) {
     SpawnSpec child;
     child.argv = spec.argv;
     child.workingDirectory = spec.workingDirectory;
-    for (const auto& [key, value] : spec.environment)
-        child.environment.push_back(key + "=" + value);
+    child.environment = environmentStrings(spec.environment);
     child.limits = spec.limits;
     child.stdinFd = spec.keepStdin ? in[1] : -1;
     child.stdoutFd = out[1]; // merged, as a terminal shows them

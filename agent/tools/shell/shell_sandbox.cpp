@@ -1,8 +1,8 @@
 #include "agent/tools/shell/shell_sandbox.h"
 
 #include "agent/tools/files/workspace_paths.h"
+#include "engine/process/environment.h"
 #include "engine/process/sandbox.h"
-#include "engine/process/sandbox_environment.h"
 #include "engine/system/python_environment.h"
 
 #include <cstdlib>

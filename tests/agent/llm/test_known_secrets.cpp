@@ -1,5 +1,6 @@
 // Every credential the process can see is redacted, also from text that arrives in pieces.
 #include "agent/llm/known_secrets.h"
+#include "engine/process/environment.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -44,9 +45,9 @@ TEST(KnownSecrets, CredentialNamesAreRecognised) {
     for (const char* name : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "AWS_ACCESS_KEY_ID",
                              "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "MY_DB_PASSWORD",
                              "GOOGLE_APPLICATION_CREDENTIALS", "slack_webhook_secret"})
-        EXPECT_TRUE(looksLikeCredentialName(name)) << name;
+        EXPECT_TRUE(kwb::looksLikeCredentialName(name)) << name;
     for (const char* name : {"PATH", "HOME", "LANG", "CUDA_VISIBLE_DEVICES", "KWB_PYTHON"})
-        EXPECT_FALSE(looksLikeCredentialName(name)) << name;
+        EXPECT_FALSE(kwb::looksLikeCredentialName(name)) << name;
 }
 
 TEST(KnownSecrets, EveryCredentialInTheEnvironmentIsKnown) {

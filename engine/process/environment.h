@@ -3,8 +3,26 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kwb {
+
+// The environments kwb gives its children, and what it knows about environment variables.
+
+// kwb's own environment, by name.
+std::map<std::string, std::string> currentEnvironment();
+
+// "KEY=value" strings for execve.
+std::vector<std::string> environmentStrings(const std::map<std::string, std::string>& variables);
+
+// The current environment with `overrides` applied, as "KEY=value" strings for execve.
+std::vector<std::string> mergedEnvironment(const std::map<std::string, std::string>& overrides);
+
+// Whether an environment variable's name says it holds a credential: *KEY*, *TOKEN*, *SECRET*,
+// *PASSWORD*, *CREDENTIAL*, *AUTH*, *COOKIE*, *SESSION*, and the cloud and model-provider
+// families (AWS_*, AZURE_*, GOOGLE_*, HF_*, OPENAI*, ...). Such values never enter a sandbox
+// and are redacted wherever kwb writes or shows text.
+bool looksLikeCredentialName(std::string_view name);
 
 // The environment every sandboxed child starts from (harness stages, the warm worker, the
 // agent's shell and background jobs): an allow-list of what tools and libraries need (PATH,
