@@ -39,6 +39,10 @@ void printIntegrity(std::ostream& out, const IntegrityEvidence& e) {
     }
     if (e.timedOutputsChecked > 0)
         out << "  timed outputs checked against the reference: " << e.timedOutputsChecked << "\n";
+    if (e.externalTimingChecked)
+        out << "  judge's clock around the candidate's batches: " << e.externalWallMs << " ms, "
+            << e.externalUnexplainedMs << " ms unexplained by the reported times ("
+            << (e.externalTimingConsistent ? "consistent" : "INCONSISTENT") << ")\n";
     if (e.kernelCensusAvailable) {
         out << "  GPU time per forward: custom " << fixed(e.customUs, 1) << " us, library "
             << fixed(e.libraryUs, 1) << " us, torch " << fixed(e.torchUs, 1) << " us, other "
@@ -61,6 +65,8 @@ void printIntegrity(std::ostream& out, const IntegrityEvidence& e) {
 
 void printEvaluation(std::ostream& out, const EvaluationResult& r) {
     out << "reward " << r.reward << ": " << r.rewardReason << "\n";
+    if (!r.rewardProvisional.empty() && r.reward > 1)
+        out << "reward is provisional: " << r.rewardProvisional << "\n";
     out << "verdict: " << r.verdict() << "\n";
     out << "device: " << r.environment.device << " (" << r.environment.deviceName << ")"
         << (r.cpuMode ? ", CPU mode" : "") << "; torch " << r.environment.torchVersion

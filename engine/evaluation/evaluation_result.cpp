@@ -193,6 +193,7 @@ json toJson(const EvaluationResult& r) {
             {"total_seconds", r.totalSeconds},
             {"seed", r.seed},
             {"cpu_mode", r.cpuMode},
+            {"reward_provisional", r.rewardProvisional},
             {"sandboxed", r.sandboxed},
             {"stages", stages},
             {"compiled", r.compiled},
@@ -246,6 +247,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.totalSeconds = j.value("total_seconds", 0.0);
         r.seed = j.value("seed", std::uint64_t{0});
         r.cpuMode = j.value("cpu_mode", false);
+        r.rewardProvisional = jsonField<std::string>(j, "reward_provisional", "");
         r.sandboxed = j.value("sandboxed", false);
         for (const auto& s : j.value("stages", json::array()))
             r.stages.push_back({s.value("name", ""), stageStatusFrom(s.value("status", "")),

@@ -100,6 +100,11 @@ struct EvaluationResult {
 
     int reward = -1;
     std::string rewardReason;
+    // Why the reward is provisional (empty when it is not): a speed reward whose fallback
+    // detection rests only on evidence from inside the candidate's process (CPU mode has no
+    // kernel census), or that no kernel census or external clock confirmed. RL may train on it
+    // only where the user chose to.
+    std::string rewardProvisional;
     std::vector<IntegrityFlag> flags;
     IntegrityEvidence integrity;
     EnvironmentInfo environment;

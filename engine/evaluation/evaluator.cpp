@@ -299,6 +299,14 @@ void absorbFlags(EvaluationResult& r, const json& result) {
 // torch by this much, exploits often do.
 constexpr double kImplausibleSpeedup = 10.0;
 
+// Whether the candidate's speed rests on evidence from outside its own process: on the GPU a
+// kernel census that saw kernels, and the judge's clock agreeing with the reported times.
+bool speedConfirmedFromOutside(const EvaluationResult& r) {
+    const IntegrityEvidence& e = r.integrity;
+    return !r.cpuMode && e.kernelCensusAvailable && e.externalTimingConsistent &&
+           (e.customUs + e.libraryUs + e.otherUs) > 0;
+}
+
 void computeSpeedups(EvaluationResult& r) {
     if (!r.candidate.available || r.candidate.medianMs <= 0)
         return;
@@ -306,13 +314,23 @@ void computeSpeedups(EvaluationResult& r) {
         r.speedupVsEager = r.eager.medianMs / r.candidate.medianMs;
     if (r.compiledBaseline.available)
         r.speedupVsCompile = r.compiledBaseline.medianMs / r.candidate.medianMs;
+    const bool confirmed = speedConfirmedFromOutside(r);
     if (r.speedupVsEager > kImplausibleSpeedup) {
-        char text[160];
-        std::snprintf(text, sizeof text,
-                      "%.1fx faster than eager is more than %.0fx: review this result",
-                      r.speedupVsEager, kImplausibleSpeedup);
-        r.flags.push_back({"implausible_speedup", FlagSeverity::Warning, text});
+        // Real kernels rarely beat torch by this much, exploits often do: without outside
+        // confirmation the speed is not rewarded; with it, the result is still marked.
+        char text[200];
+        std::snprintf(text, sizeof text, "%.1fx faster than eager is more than %.0fx%s",
+                      r.speedupVsEager, kImplausibleSpeedup,
+                      confirmed ? " (the kernel census and the judge's clock confirm it)"
+                                : " and neither a kernel census nor the judge's clock confirms it");
+        r.flags.push_back({"implausible_speedup",
+                           confirmed ? FlagSeverity::Warning : FlagSeverity::Strict, text});
     }
+    if (r.cpuMode)
+        r.rewardProvisional = "CPU mode: no kernel census; torch fallbacks are detected only "
+                              "inside the candidate's process";
+    else if (!confirmed)
+        r.rewardProvisional = "no kernel census and external clock confirmed the speed";
 }
 
 } // namespace

@@ -51,7 +51,7 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
     // bubblewrap reports a child killed by signal N as exit code 128 + N.
     int deathSignal = process.exitedNormally ? 0 : process.terminatingSignal;
     if (outcome.sandboxed && process.exitedNormally && process.exitCode > 128 &&
-        process.exitCode < 128 + 65 && !outcome.result.is_object())
+        process.exitCode < 128 + 65)
         deathSignal = process.exitCode - 128;
     if (deathSignal != 0) {
         const char* name = sigabbrev_np(deathSignal);
@@ -59,6 +59,18 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
         outcome.failureMessage = spec.stage + " crashed (killed by signal " +
                                  std::to_string(deathSignal) +
                                  (name ? std::string(", SIG") + name : std::string()) + ")";
+        if (!process.err.text.empty())
+            outcome.failureMessage += ": " + lastLines(process.err.text, 400);
+        return outcome;
+    }
+    // The judge exits 0 exactly when it wrote its result. Anything else means the result file,
+    // if there is one, is not the judge's: a candidate may have written it and then killed the
+    // stage (bubblewrap turns a kill into exit code 128 + N, which would look normal).
+    if (outcome.result.is_object() && process.exitedNormally && process.exitCode != 0) {
+        outcome.failureKind = "crashed";
+        outcome.failureMessage = spec.stage + " ended with exit code " +
+                                 std::to_string(process.exitCode) +
+                                 " after a result file appeared; the result is not trusted";
         if (!process.err.text.empty())
             outcome.failureMessage += ": " + lastLines(process.err.text, 400);
         return outcome;
@@ -95,8 +107,11 @@ bool writeStageRequest(const HarnessStageSpec& spec, fs::path& requestFile, fs::
                        std::string& error) {
     std::error_code ec;
     fs::create_directories(spec.scratchDirectory, ec);
-    requestFile = fs::path(spec.scratchDirectory) / (spec.stage + "-request.json");
-    resultFile = fs::path(spec.scratchDirectory) / (spec.stage + "-result.json");
+    // Names that do not say which stage runs: the candidate's process can list the scratch
+    // folder, and what it is being asked to do must not be visible there (the stage is inside
+    // the request, which the harness deletes once it has read it).
+    requestFile = fs::path(spec.scratchDirectory) / "harness-request.json";
+    resultFile = fs::path(spec.scratchDirectory) / "harness-result.json";
     fs::remove(resultFile, ec);
     std::ofstream out(requestFile);
     out << spec.request.dump(2);
@@ -147,11 +162,10 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
         return outcome;
     }
 
-    SandboxedCommand command =
-        harnessCommand(spec,
-                       {"-m", "kwb_harness", spec.stage, "--request", requestFile.string(),
-                        "--result", resultFile.string()},
-                       spec.scratchDirectory);
+    SandboxedCommand command = harnessCommand(
+        spec,
+        {"-m", "kwb_harness", "--request", requestFile.string(), "--result", resultFile.string()},
+        spec.scratchDirectory);
     outcome.sandboxed = command.isolated;
     outcome.sandboxWarning = command.warning;
 

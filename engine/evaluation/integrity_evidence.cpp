@@ -80,6 +80,13 @@ void absorbProfileEvidence(IntegrityEvidence& e, const json& result) {
     e.memoryFloorMs = jsonField(floor, "floor_ms", 0.0);
     e.memoryFloorApplies = jsonField(floor, "applies", false);
     e.timedOutputsChecked = jsonField(integrity, "timed_outputs_checked", 0);
+    e.separateJudge = jsonField(result, "judge", std::string()) == "separate process";
+    const json& external = object(integrity, "external_timing");
+    e.externalTimingChecked = jsonField(external, "calls", 0) > 0;
+    e.externalTimingConsistent =
+        e.externalTimingChecked && jsonField(external, "consistent", false);
+    e.externalWallMs = jsonField(external, "wall_ms", 0.0);
+    e.externalUnexplainedMs = jsonField(external, "unexplained_ms", 0.0);
     const json& gpu = object(integrity, "gpu_state");
     e.gpuStateBefore = describeGpuState(object(gpu, "before"));
     e.gpuStateAfter = describeGpuState(object(gpu, "after"));
@@ -114,6 +121,12 @@ json toJson(const IntegrityEvidence& e) {
               {"passed", e.secondShapePassed},
               {"description", e.secondShape}}},
             {"timed_outputs_checked", e.timedOutputsChecked},
+            {"separate_judge", e.separateJudge},
+            {"external_timing",
+             {{"checked", e.externalTimingChecked},
+              {"consistent", e.externalTimingConsistent},
+              {"wall_ms", e.externalWallMs},
+              {"unexplained_ms", e.externalUnexplainedMs}}},
             {"gpu_state", {{"before", e.gpuStateBefore}, {"after", e.gpuStateAfter}}}};
 }
 
@@ -132,6 +145,12 @@ IntegrityEvidence integrityFromJson(const json& j) {
     e.secondShapePassed = jsonField(shape, "passed", false);
     e.secondShape = jsonField<std::string>(shape, "description", "");
     e.timedOutputsChecked = jsonField(j, "timed_outputs_checked", 0);
+    e.separateJudge = jsonField(j, "separate_judge", false);
+    const json& external = object(j, "external_timing");
+    e.externalTimingChecked = jsonField(external, "checked", false);
+    e.externalTimingConsistent = jsonField(external, "consistent", false);
+    e.externalWallMs = jsonField(external, "wall_ms", 0.0);
+    e.externalUnexplainedMs = jsonField(external, "unexplained_ms", 0.0);
     const json& gpu = object(j, "gpu_state");
     e.gpuStateBefore = jsonField<std::string>(gpu, "before", "");
     e.gpuStateAfter = jsonField<std::string>(gpu, "after", "");

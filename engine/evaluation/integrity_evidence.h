@@ -44,7 +44,16 @@ struct IntegrityEvidence {
     std::string secondShape; // "batch_size 4096 -> 2049", or why it was not checked
 
     int timedOutputsChecked = 0;
-    std::string gpuStateBefore; // "1980 MHz SM, 41 C"; empty where NVML is unavailable
+
+    // The judge (reference outputs, comparisons, verdict) ran in a process of its own that never
+    // imported the candidate; its clock around the candidate's timed batches cross-checked the
+    // times the candidate's process reported.
+    bool separateJudge = false;
+    bool externalTimingChecked = false;
+    bool externalTimingConsistent = false;
+    double externalWallMs = 0;        // the judge's clock around all timed batches
+    double externalUnexplainedMs = 0; // of that, not explained by the reported times
+    std::string gpuStateBefore;       // "1980 MHz SM, 41 C"; empty where NVML is unavailable
     std::string gpuStateAfter;
 
     double customShare() const; // of the kernels' GPU time, 0..1; 0 without a census

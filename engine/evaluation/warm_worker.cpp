@@ -175,7 +175,7 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
         outcome.failureKind = "internal";
         return outcome;
     }
-    const fs::path logFile = fs::path(spec.scratchDirectory) / (spec.stage + "-log.txt");
+    const fs::path logFile = fs::path(spec.scratchDirectory) / "harness-log.txt";
     outcome.sandboxed = worker->sandboxed;
     outcome.sandboxWarning = worker->sandboxWarning;
 

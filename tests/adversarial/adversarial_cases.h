@@ -66,6 +66,16 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"honest_out_of_place_buffers", "", true},
         // Honest, with poisoned standard-library look-alikes beside it (isolated interpreters).
         {"stdlib_shadow", "", true},
+        // The judge outside the candidate's process (isolation/ in the harness).
+        {"judge_compare_rebind", "numerical_mismatch"},
+        {"result_forgery", "crashed"},
+        {"checked_call_frame_probe", "stale_output", true},
+        {"timer_report_shrink", "timing_mismatch", true},
+        {"fallback_when_unguarded", "torch_kernels_dominate", true, Where::GpuOnly},
+        // Honest, after probing for the stage's name and for the judge's memory: a reward proves
+        // neither was in reach.
+        {"stage_name_probe", "", true},
+        {"judge_memory_probe", "", true},
     };
 }
 

@@ -1,4 +1,8 @@
-"""Command line: ``python -m kwb_harness STAGE --request REQ.json --result RES.json``.
+"""Command line: ``python -m kwb_harness [STAGE] --request REQ.json --result RES.json``.
+
+Without STAGE the request's "stage" field names it (the engine's way: the command line, which
+every process in the sandbox can read, then does not say what the stage is) and the request
+file is deleted once read.
 
 Exit status: 0 when the result file was written (its "ok" tells success), 2 for a usage
 error, 3 when the result could not be written.
@@ -15,13 +19,14 @@ from .timing.phase_marks import finish_timeline
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kwb_harness")
-    parser.add_argument("stage", help="inspect | compile | verify | profile | baseline")
+    parser.add_argument("stage", nargs="?", default="", help="inspect | compile | verify | profile | baseline")
     parser.add_argument("--request", required=True, help="request JSON file")
     parser.add_argument("--result", required=True, help="where to write the result JSON")
     parser.add_argument("--no-capture", action="store_true", help="do not capture fds 1/2 into the log")
     args = parser.parse_args(argv)
 
-    result = execute(args.stage, os.path.abspath(args.request), capture=not args.no_capture)
+    result = execute(args.stage, os.path.abspath(args.request), capture=not args.no_capture,
+                     consume_request=not args.stage)
     try:
         write_result(args.result, result)
     except BaseException as exc:

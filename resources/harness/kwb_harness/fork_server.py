@@ -28,6 +28,7 @@ import signal
 import sys
 import time
 
+from .isolation import process_tree
 from .stages import stage_child
 from .stages.warm_inputs import warm_inputs
 
@@ -50,40 +51,8 @@ def _child(message: dict, close_fds: list, done_fd: int) -> None:
     stage_child.exit_after("fork child", body)
 
 
-def _descendants(root: int) -> list:
-    """Pids below ``root`` (children, grandchildren, ...), from /proc."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses; fields follow the last ')'.
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found, frontier = [], [root]
-    while frontier:
-        below = children.get(frontier.pop(), [])
-        found += below
-        frontier += below
-    return found
-
-
-def _kill_tree(pid: int) -> None:
-    victims = _descendants(pid)
-    for target in [pid] + victims:
-        try:
-            os.kill(target, signal.SIGKILL)
-        except OSError:
-            pass
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
+_descendants = process_tree.descendants
+_kill_tree = process_tree.kill_tree
 
 
 def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -1) -> tuple:

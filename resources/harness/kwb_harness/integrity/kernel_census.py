@@ -172,3 +172,38 @@ def flags_for(census: dict, event_median_ms: float | None) -> list:
                       "per call: work ran outside the timed region",
         })
     return flags
+
+
+def _number(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        raise ValueError(f"{what} is not a non-negative number")
+    return float(value)
+
+
+def checked(census) -> dict:
+    """A census that came from the candidate's process, checked for shape before the judge
+    reads it (it can only add flags; a malformed one is no census at all)."""
+    if not isinstance(census, dict) or census.get("available") is not True:
+        raise ValueError("no census")
+    kernels = census.get("kernels")
+    if not isinstance(kernels, list) or len(kernels) > 10000:
+        raise ValueError("kernels is not a list")
+    clean = []
+    for k in kernels:
+        if not isinstance(k, dict) or not isinstance(k.get("name"), str) or k.get("origin") not in (
+                "custom", "library", "torch", "other", "transfer"):
+            raise ValueError("a malformed kernel entry")
+        streams = k.get("streams")
+        if not isinstance(streams, list) or not all(isinstance(s, int) for s in streams):
+            raise ValueError("a malformed kernel stream list")
+        clean.append({"name": k["name"][:512], "origin": k["origin"], "calls": _number(k.get("calls"), "calls"),
+                      "total_us": _number(k.get("total_us"), "total_us"), "streams": streams[:64]})
+    result = {"available": True, "kernels": clean, "source": "candidate process"}
+    for key in ("custom_us", "library_us", "torch_us", "other_us", "transfer_us", "side_stream_us"):
+        result[key] = _number(census.get(key), key)
+    for key in ("timing_streams", "declared_kernels"):
+        value = census.get(key)
+        if not isinstance(value, list):
+            raise ValueError(f"{key} is not a list")
+        result[key] = value[:1000]
+    return result

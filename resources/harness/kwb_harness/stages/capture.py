@@ -52,8 +52,11 @@ class TeeCapture:
     has already reached the caller's stdout.
     """
 
-    def __init__(self, keep: int = 4 * LOG_LIMIT):
+    def __init__(self, keep: int = 4 * LOG_LIMIT, forward: bool = True):
         self._keep = keep
+        # Not forwarding keeps what the judge prints out of a log file that the candidate's
+        # process could read while the stage runs (the warm worker's children log to a file).
+        self._forward = forward
         self._buffer = bytearray()
         self._lock = threading.Lock()
         self._saved_out = None
@@ -101,7 +104,7 @@ class TeeCapture:
                 self._buffer += chunk
                 if len(self._buffer) > 2 * self._keep:
                     del self._buffer[: len(self._buffer) - self._keep]
-            view = memoryview(chunk)
+            view = memoryview(chunk) if self._forward else memoryview(b"")
             while view:
                 try:
                     written = os.write(self._saved_out, view)

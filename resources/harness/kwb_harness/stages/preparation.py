@@ -52,6 +52,10 @@ class Preparation:
     def fits(self, req) -> bool:
         return _fields(req) == self._fields and file_digest(req.reference) == self._reference_digest
 
+    def close(self) -> str:
+        """Ends what the preparation started (the candidate's process); returns its output."""
+        return ""
+
     def report_into(self, result: dict) -> None:
         """Records in the result where the stage's preparation time went and whether the
         request had to wait for it."""

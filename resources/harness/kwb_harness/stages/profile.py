@@ -1,11 +1,14 @@
 """Stages ``profile`` and ``baseline``: interleaved timing of eager, torch.compile and candidate.
 
-Timing integrity: the clocks were captured before the candidate was imported; every variant
-draws its calls from input sets of its own whose content changes on reuse; one random timed
-call per round of the candidate is checked against the reference; rounds repeat until the
-per-round medians agree (or a budget runs out); GPU clocks are read before and after. Then,
-untimed, the candidate's kernels are listed from the profiler and its time is compared with
-the memory-bandwidth floor.
+Timing integrity: eager and torch.compile are timed here, in the judge, which never imports the
+candidate; the candidate is timed in its own process (isolation/), stopped while the others run,
+and that process's own timings are cross-checked against this process's clock around each batch
+of calls (timing/external_clock.py). Every variant draws its calls from input sets of its own
+whose content changes on reuse; after each batch the judge picks several of the candidate's calls
+at random and checks their outputs against the reference; rounds repeat until the per-round
+medians agree (or a budget runs out); GPU clocks are read before and after. Then, untimed, the
+candidate's kernels are listed from the profiler and its time is compared with the
+memory-bandwidth floor.
 """
 
 import gc
@@ -17,15 +20,16 @@ from .. import models, values
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, TASK_RUN, HarnessError, describe_exception
 from ..integrity import kernel_census, roofline
 from ..integrity.memory_poison import tensor_bytes
-from ..integrity.namespace_guard import NamespaceSnapshot
-from ..integrity.namespace_guard import flags as namespace_flags
-from ..integrity.output_check import TimedOutputCheck, snapshot
-from ..task_loader import load_candidate_for, load_reference
-from ..timing import gpu_monitor, phase_marks
+from ..isolation.candidate_host import host_fields
+from ..isolation.candidate_process import CandidateProcess
+from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate
+from ..isolation.reports import checked_flags
+from ..task_loader import load_reference
+from ..timing import external_clock, gpu_monitor, phase_marks
 from ..timing.input_pool import InputPool
 from ..timing.phase_clock import PhaseClock
 from ..timing.timers import CpuTimer, CudaTimer, relative_spread, rotated, summarize
-from ..timing.trusted import TrustedClock, tampering_flag
+from ..timing.trusted import TrustedClock
 from .preparation import Preparation
 
 # Memory for each variant's input sets: enough for a few distinct sets of typical tasks
@@ -35,7 +39,7 @@ _POOL_BUDGET = {"cuda": 2 << 30, "cpu": 128 << 20}
 
 # Each variant draws from input sets of its own, salted by the variant's name (not its position,
 # so that the sets are the same whether or not torch.compile turns out to be available).
-_SALTS = {"eager": 101, "compile": 202, "candidate": 303}
+_SALTS = {"eager": 101, "compile": 202, "candidate": CANDIDATE_SALT}
 
 
 def pool_budget(device: str) -> int:
@@ -115,6 +119,13 @@ class ProfilePreparation(Preparation):
 
     def __init__(self, req, with_candidate: bool = True):
         super().__init__(req)
+        self.candidate = None
+        if with_candidate:
+            # Forked first: before this process has a CUDA context or anything the candidate could
+            # use. It prepares its side (device, clocks, task, its input pool) meanwhile.
+            self.candidate = CandidateProcess()
+            self.candidate.post({"op": "prepare", "fields": host_fields(req), "guard": req.device == "cpu"})
+            self.candidate.post({"op": "pool", "salt": _SALTS["candidate"], "budget": pool_budget(req.device)})
         devices.configure(req.device)
         devices.require(req.device)
         _use_cache_dirs(req.cache_dir)
@@ -137,17 +148,16 @@ class ProfilePreparation(Preparation):
         self.pools = {name: InputPool(self.task, req.seed, req.device, ws, budget, salt=_SALTS[name])
                       for name in _planned_variants(req, with_candidate)}
         self.phases.mark("input pools")
-        self.reference_streams = None
-        if req.device == "cuda" and with_candidate and not phase_marks.timeline_recording():
-            # The profiler's first start costs about a second; paid here, with the reference's
-            # streams as the result. (Not while a timeline is recorded: the profiler takes
-            # CUPTI's callbacks over, and the timed phases would be missing from the timeline.)
-            import torch
+        self.overhead = None
+        if with_candidate:
+            self.overhead = external_clock.calibrate(self.timer, self.clock, req.device)
+            self.phases.mark("clock calibration")
+            self.candidate.collect()
+            self.candidate.collect()
+            self.phases.mark("candidate process ready")
 
-            with torch.no_grad():
-                self.reference_streams = kernel_census.reference_streams(
-                    lambda: self.ref_model(*values.clone(self.inputs)))
-            self.phases.mark("profiler start")
+    def close(self) -> str:
+        return self.candidate.stop() if self.candidate is not None else ""
 
 
 def prepare(req) -> ProfilePreparation:
@@ -155,6 +165,17 @@ def prepare(req) -> ProfilePreparation:
 
 
 def run(req, result: dict, with_candidate: bool = True, prepared: ProfilePreparation | None = None) -> None:
+    if prepared is None:
+        prepared = ProfilePreparation(req, with_candidate)
+    try:
+        _run(req, result, with_candidate, prepared)
+    finally:
+        output = prepared.close()
+        if output.strip():
+            print("--- the candidate's process printed ---\n" + output.rstrip() + "\n--- end ---")
+
+
+def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) -> None:
     import torch
 
     include_baselines = req.include_baselines or not with_candidate
@@ -172,8 +193,8 @@ def run(req, result: dict, with_candidate: bool = True, prepared: ProfilePrepara
         flags=[],
         integrity={},
     )
-    if prepared is None:
-        prepared = ProfilePreparation(req, with_candidate)
+    if with_candidate:
+        result["judge"] = "separate process"
     prepared.report_into(result)
     # A preparation made ahead of the request is not part of this run's time.
     phases = PhaseClock() if prepared.ahead_of_request else prepared.phases
@@ -181,15 +202,13 @@ def run(req, result: dict, with_candidate: bool = True, prepared: ProfilePrepara
     task, init, ref_model, inputs = prepared.task, prepared.init, prepared.ref_model, prepared.inputs
     ws = req.workspace
 
-    # A candidate could also sabotage the baselines timed beside it (torch.set_num_threads(1),
-    # cuDNN off) or rebind torch functions; compared once the timing is over.
-    namespace = NamespaceSnapshot() if with_candidate else None
-    model_new_cls = load_candidate_for(req) if with_candidate else None
-    phases.mark("candidate import")
-
-    new_model = None
+    process = prepared.candidate
+    remote = None
     if with_candidate:
-        new_model = models.candidate_model(model_new_cls, task, init, ref_model, req.seed, req.device, ws)
+        process.ask({"op": "load", "candidate": req.candidate, "extension_path": req.extension_path,
+                     "kernels_dir": req.kernels_dir})
+        phases.mark("candidate import")
+        remote = RemoteTimedCandidate(process, prepared.pools["candidate"], ref_model, req, prepared.overhead)
 
     with torch.no_grad():
         variants = {}
@@ -200,27 +219,29 @@ def run(req, result: dict, with_candidate: bool = True, prepared: ProfilePrepara
                 if compiled is not None:
                     variants["compile"] = compiled
         if with_candidate:
-            variants["candidate"] = new_model
-        pools = {name: prepared.pools[name] for name in variants}
+            variants["candidate"] = remote
+        pools = {name: prepared.pools[name] for name in variants if name != "candidate"}
         phases.mark("models")
-        checker = TimedOutputCheck(ref_model, req) if with_candidate else None
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
-        _measure(variants, pools, req, timer, clock, checker, timings, result, marks)
+        _measure(variants, pools, req, timer, clock, remote, timings, result, marks)
         phases.mark("timing")
         gpu_after = monitor.read() if monitor else gpu_before
         result["integrity"]["gpu_state"] = {"before": gpu_before, "after": gpu_after}
         _add_flag(result, gpu_monitor.drift_flag(gpu_before, gpu_after))
         if with_candidate:
-            result["integrity"]["timed_outputs_checked"] = checker.checked
-            _add_flag(result, checker.flag)
-            _add_flag(result, tampering_flag(clock))
-            _examine_candidate(ref_model, new_model, pools["candidate"], inputs, req, clock, timings, result,
-                               prepared.reference_streams)
+            result["integrity"]["timed_outputs_checked"] = remote.checked
+            result["integrity"]["external_timing"] = remote.external.evidence()
+            for flag in (remote.flag, remote.external.flag()):
+                _add_flag(result, flag)
+            _examine_candidate(ref_model, remote, inputs, req, clock, timings, result)
             phases.mark("kernel census and memory floor")
+            try:
+                report, _ = process.ask({"op": "report"})
+                for flag in checked_flags(report.get("flags")):
+                    _add_flag(result, flag)
+            except HarnessError as exc:
+                print(f"the candidate's process gave no report: {exc.message}")
     result["phase_seconds"] = phases.report()
-    if namespace is not None:
-        for flag in namespace_flags(namespace):
-            _add_flag(result, flag)
 
 
 def _add_flag(result: dict, flag: dict | None) -> None:
@@ -230,8 +251,7 @@ def _add_flag(result: dict, flag: dict | None) -> None:
     print(f"flag [{flag['severity']}] {flag['code']}: {flag['reason']}")
 
 
-def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, result,
-                       reference_streams=None) -> None:
+def _examine_candidate(ref_model, remote, inputs, req, clock, timings, result) -> None:
     """Untimed evidence about the candidate: which kernels ran (GPU) and the memory floor."""
     integrity = result["integrity"]
     candidate_ms = timings.get("candidate", {}).get("median_ms")
@@ -249,18 +269,14 @@ def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, 
         # its records of the timed phases first.
         phase_marks.flush_timeline()
         try:
-            args = pool.next()
-            if reference_streams is None:
-                reference_streams = kernel_census.reference_streams(lambda: ref_model(*args))
-            census = kernel_census.take(
-                reference_streams, lambda: new_model(*args),
-                kernel_census.declared_kernels(req.workspace, req.candidate),
-            )
+            census = kernel_census.checked(remote.census())
             integrity["kernels"] = census
             for flag in kernel_census.flags_for(census, candidate_ms):
                 _add_flag(result, flag)
-        except Exception as exc:  # the profiler is evidence, not a requirement
-            integrity["kernels"] = {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
+        except HarnessError as exc:  # the profiler is evidence, not a requirement
+            integrity["kernels"] = {"available": False, "reason": f"{exc.kind}: {exc.message}"}
+        except (KeyError, TypeError, ValueError) as exc:
+            integrity["kernels"] = {"available": False, "reason": f"a malformed census: {type(exc).__name__}: {exc}"}
     else:
         integrity["kernels"] = {"available": False,
                                 "reason": "CPU mode: no kernel records; the verify stage counts extension calls"}
@@ -280,39 +296,55 @@ def _examine_candidate(ref_model, new_model, pool, inputs, req, clock, timings, 
         _add_flag(result, roofline.floor_flag(candidate_ms, floor_ms, bytes_moved, bandwidth))
 
 
-def _measure(variants: dict, pools: dict, req, timer, clock, checker, timings: dict, result: dict,
+def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: dict, result: dict,
              marks=None) -> None:
+    """Times the variants in rotating rounds. eager and torch.compile run here, in the judge;
+    the candidate runs in its own process (``remote``), which is stopped while the others are
+    timed so that nothing of the candidate's competes with them."""
     import statistics
 
     import torch
 
     marks = marks or phase_marks.PhaseMarks("cpu")
 
-    def call(name: str, check: bool = False, mark: str | None = None):
-        args = pools[name].next()
-        before = snapshot(args) if check else None
-        if mark is None:
-            device_ms, host_ms, output = timer.time_call(variants[name], args)
-        else:
-            with marks.range(mark):
-                device_ms, host_ms, output = timer.time_call(variants[name], args)
-        if before is not None:
-            checker.check(output, before)
-        return device_ms, host_ms
-
-    # Warm-up for every variant before any measurement: lazy initialisation (cuBLAS
-    # handles, allocator growth, JIT caches) must not land in the first variant's samples.
-    for name in variants:
+    def local_round(name: str, count: int, label: str) -> tuple:
+        if remote is not None:
+            remote.process.pause()
         try:
-            with marks.range(f"warmup {name}"):
-                for _ in range(req.warmup):
-                    call(name)
+            devices_ms, hosts_ms = [], []
+            with marks.range(label):
+                for k in range(count):
+                    args = pools[name].next()
+                    if marks.enabled:
+                        with marks.range(f"iteration {k}"):
+                            device, host, _ = timer.time_call(variants[name], args)
+                    else:
+                        device, host, _ = timer.time_call(variants[name], args)
+                    devices_ms.append(device)
+                    hosts_ms.append(host)
+            return devices_ms, hosts_ms
+        finally:
+            if remote is not None:
+                remote.process.resume()
+
+    def run_round(name: str, count: int, label: str) -> tuple:
+        try:
+            if name == "candidate":
+                with marks.range(label):
+                    return remote.batch(count)
+            return local_round(name, count, label)
         except KeyboardInterrupt:
             raise
         except HarnessError:
             raise
         except BaseException as exc:
             raise _failure(name, exc, req) from None
+
+    # Warm-up for every variant before any measurement: lazy initialisation (cuBLAS
+    # handles, allocator growth, JIT caches) must not land in the first variant's samples.
+    for name in variants:
+        if req.warmup:
+            run_round(name, req.warmup, f"warmup {name}")
 
     names = list(variants)
     per_round = max(1, req.iterations // req.rounds)
@@ -330,22 +362,9 @@ def _measure(variants: dict, pools: dict, req, timer, clock, checker, timings: d
     try:
         while True:
             for name in rotated(names, rounds_done):
-                checked = checker.pick(per_round) if checker is not None and name == "candidate" else -1
-                samples = []
-                try:
-                    with marks.range(name):
-                        for k in range(per_round):
-                            dev, host = call(name, k == checked,
-                                             f"iteration {len(device_ms[name]) + k}" if marks.enabled else None)
-                            samples.append(dev)
-                            host_ms[name].append(host)
-                except KeyboardInterrupt:
-                    raise
-                except HarnessError:
-                    raise
-                except BaseException as exc:
-                    raise _failure(name, exc, req) from None
+                samples, hosts = run_round(name, per_round, name)
                 device_ms[name] += samples
+                host_ms[name] += hosts
                 round_medians[name].append(statistics.median(samples))
             rounds_done += 1
             if rounds_done < req.rounds:

@@ -3,6 +3,7 @@
 Used by ``python -m kwb_harness`` and, in-process, by the workspace's utils/ shims.
 """
 
+import os
 import time
 
 from ..environment import describe
@@ -69,12 +70,15 @@ def prepare(stage: str, data: dict):
     return prepared
 
 
-def execute(stage: str, request: dict | str, capture: bool = True, prepared=None) -> dict:
+def execute(stage: str, request: dict | str, capture: bool = True, prepared=None, forward: bool = True,
+            consume_request: bool = False) -> dict:
     """``request`` is the parsed JSON object or the path of the request file; ``prepared`` a
-    preparation from :func:`prepare`, used when it fits the request."""
+    preparation from :func:`prepare`, used when it fits the request. ``consume_request`` deletes
+    the request file once read: the candidate's process must not find out what the stage is.
+    ``stage`` may be empty: the request's own "stage" field then names it."""
     started = time.perf_counter()
     result = new_result(stage)
-    tee = TeeCapture() if capture else None
+    tee = TeeCapture(forward=forward) if capture else None
     log = ""
     device = "cpu"
     if tee is not None:
@@ -82,6 +86,14 @@ def execute(stage: str, request: dict | str, capture: bool = True, prepared=None
     try:
         try:
             data = load_json(request) if isinstance(request, str) else request
+            if consume_request and isinstance(request, str):
+                try:
+                    os.unlink(request)
+                except OSError:
+                    pass
+            if not stage:
+                stage = data.get("stage") if isinstance(data, dict) and isinstance(data.get("stage"), str) else ""
+                result["stage"] = stage
             if isinstance(data, dict) and data.get("device") in ("cpu", "cuda"):
                 device = data["device"]
             req = parse(data, stage)
@@ -90,6 +102,7 @@ def execute(stage: str, request: dict | str, capture: bool = True, prepared=None
             else:
                 if prepared is not None:
                     print(f"the {stage} stage prepared in advance does not fit this request; starting afresh")
+                    prepared.close()
                 _handler(stage)(req, result)
             result["ok"] = True
         except HarnessError as exc:

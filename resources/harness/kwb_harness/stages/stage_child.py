@@ -33,12 +33,12 @@ def become_stage_process(message: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.stdout = os.fdopen(1, "w", buffering=1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
-    # The command line a cold stage has (`python -m kwb_harness STAGE ...`, whose argv[0] is the
+    # The command line a cold stage has (`python -m kwb_harness --request ...`, whose argv[0] is the
     # package's __main__.py, one folder up from here): nothing the candidate can read about its
     # process should tell a warm stage from a cold one.
     package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.argv = [os.path.join(package_dir, "__main__.py"), message["stage"],
-                "--request", message["request"], "--result", message["result"]]
+    sys.argv = [os.path.join(package_dir, "__main__.py"), "--request", message["request"],
+                "--result", message["result"]]
 
 
 # Written on the child's done pipe once the result file is complete (fork_server._wait).
@@ -52,7 +52,8 @@ def run_stage(message: dict, prepared=None, done_fd: int = -1) -> int:
     from ..timing.phase_marks import finish_timeline
     from .runner import execute
 
-    result = execute(message["stage"], message["request"], capture=True, prepared=prepared)
+    result = execute(message["stage"], message["request"], capture=True, prepared=prepared, forward=False,
+                     consume_request=True)
     # The result file is small; it may be written past the log's size limit.
     hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
     resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))

@@ -14,15 +14,13 @@ from .. import device as devices
 from .. import models, values
 from ..compare import compare
 from ..errors import CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
-from ..integrity import alternate_shape, thread_census
-from ..integrity.extension_calls import CallCounter, not_run_flag
-from ..integrity.memory_poison import poison_free_memory, tensor_bytes
-from ..integrity.namespace_guard import NamespaceSnapshot
-from ..integrity.namespace_guard import flags as namespace_flags
-from ..integrity.op_guard import fallback_flag, make_guard
-from ..task_loader import load_candidate_for, load_reference
+from ..integrity import alternate_shape
+from ..isolation.candidate_host import host_fields
+from ..isolation.candidate_process import CandidateProcess
+from ..isolation.wire_values import Foreign
+from ..isolation.reports import checked_flag
+from ..task_loader import load_reference
 from ..timing.phase_clock import PhaseClock
-from ..timing.trusted import TrustedClock, tampering_flag
 from ..values import flatten
 from .preparation import Preparation
 
@@ -75,24 +73,16 @@ def _identical(first, second) -> bool:
     return True
 
 
-def _modified_inputs(given: list, pristine: list) -> list:
-    import torch
-
-    return [
-        index
-        for index, (g, p) in enumerate(zip(flatten(given), flatten(pristine)))
-        if isinstance(p, torch.Tensor) and (not isinstance(g, torch.Tensor) or not _same_bits(g, p))
-    ]
-
-
 def _require_plain_outputs(output, expected, flags: _Flags) -> None:
     """Lazy wrappers and tensor subclasses can compute on access or fake comparisons; only a
-    plain, materialised torch.Tensor proves the kernel produced the values."""
+    plain, materialised torch.Tensor proves the kernel produced the values. (What crosses from
+    the candidate's process is raw bytes, so nothing computes here; the finding is still
+    reported.)"""
     import torch
 
     for index, (c, r) in enumerate(zip(flatten(output), flatten(expected))):
         if isinstance(r, torch.Tensor) and type(c) is not torch.Tensor:
-            what = f"{type(c).__module__}.{type(c).__qualname__}"
+            what = c.type_name if isinstance(c, Foreign) else f"{type(c).__module__}.{type(c).__qualname__}"
             flags.add({"code": "lazy_output", "severity": "strict",
                        "reason": f"output {index} is a {what}, not a plain torch.Tensor"})
             raise HarnessError(OUTPUT_MISMATCH, f"output {index} is a {what}, expected a plain torch.Tensor")
@@ -113,33 +103,29 @@ class _ReferenceCase:
         self.expected = models.run_model(self.ref_model, self.inputs, req.device, "reference", ws)
 
 
-class _CandidateRunner:
-    """Runs the candidate on prepared cases, with its integrity probes."""
+class _RemoteCandidate:
+    """Runs the candidate on prepared cases in its own process; every verdict is the judge's."""
 
-    def __init__(self, req, task, model_new_cls, guard, counter, flags: _Flags):
-        self.req, self.task, self.model_new_cls = req, task, model_new_cls
-        self.guard, self.counter, self.flags = guard, counter, flags
-        self.forward_calls_into_extension = 0
+    def __init__(self, req, process: CandidateProcess, flags: _Flags):
+        self.req, self.process, self.flags = req, process, flags
         self.last_stats = []
 
-    def run(self, case: _ReferenceCase, determinism: bool = True) -> list:
-        req, ws = self.req, self.req.workspace
-        new_model = models.candidate_model(self.model_new_cls, self.task, case.init, case.ref_model, case.seed,
-                                           req.device, ws)
-        # Free memory may hold the reference's intermediates (or outputs of earlier checks);
-        # poisoned, it cannot pass for a result the candidate never computed.
-        poison_free_memory(req.device, tensor_bytes(case.expected))
+    def _outputs(self, case: _ReferenceCase, calls: int, resize) -> dict:
+        req = self.req
+        message = {"op": "calls", "seed": case.seed, "resize": resize, "poison": True, "watch_inputs": True,
+                   "inputs": [{"seed": case.seed}] * calls}
+        self.process.ask(message)
+        _, payload = self.process.ask({"op": "fetch", "indices": list(range(calls))}, device=req.device)
+        if not isinstance(payload, dict) or not isinstance(payload.get("outputs"), list) \
+                or len(payload["outputs"]) != calls:
+            raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
+        return payload
 
-        given = values.clone(case.inputs)
-        before = self.counter.total() if self.counter else 0
-        output = models.run_model(new_model, given, req.device, "candidate", ws, self.guard, clone_inputs=False)
-        if self.counter:
-            self.forward_calls_into_extension += self.counter.total() - before
+    def run(self, case: _ReferenceCase, determinism: bool = True, resize=None) -> list:
+        req = self.req
+        payload = self._outputs(case, 2 if determinism else 1, resize)
+        output = payload["outputs"][0]
         _require_plain_outputs(output, case.expected, self.flags)
-        modified = _modified_inputs(given, case.inputs)
-        if modified:
-            self.flags.add({"code": "inputs_modified", "severity": "strict",
-                            "reason": f"ModelNew.forward changed its input(s) {modified} in place"})
         comparison = compare(output, case.expected, req.atol, req.rtol)
         # Kept for the caller: a failing check still reports how far off each output was.
         self.last_stats = comparison.stats
@@ -149,8 +135,7 @@ class _CandidateRunner:
         if determinism:
             # The same inputs again, on freshly poisoned memory: an answer that depends on what
             # happened to be in memory changes, a computed one does not.
-            poison_free_memory(req.device, tensor_bytes(output))
-            again = models.run_model(new_model, case.inputs, req.device, "candidate", ws, self.guard)
+            again = payload["outputs"][1]
             # Bit-identical is the common case and cheap to establish; only otherwise is the
             # tolerance comparison (float64 copies of both) worth its cost.
             repeat = None if _identical(again, output) else compare(again, output, req.atol, req.rtol)
@@ -158,7 +143,6 @@ class _CandidateRunner:
                 self.flags.add({"code": "nondeterministic_output", "severity": "strict",
                                 "reason": "two runs on the same inputs disagree (uninitialised memory?): "
                                           + repeat.message})
-            del again
         return comparison.stats
 
 
@@ -171,18 +155,20 @@ def _second_shape_case(req, task, seed: int):
         with alternate_shape.resized(task, names) as description:
             try:
                 # The reference must accept the shape, or the task does not allow it.
-                return _ReferenceCase(req, task, seed, description), {}
+                case = _ReferenceCase(req, task, seed, description)
             except HarnessError:
                 continue
+        case.resize = list(names)
+        return case, {}
     return None, {"checked": False, "reason": "the reference does not run on a derived shape"}
 
 
-def _check_second_shape(runner: _CandidateRunner, case, result: dict) -> None:
+def _check_second_shape(runner: _RemoteCandidate, case, result: dict) -> None:
     if case is None:
         print("second shape: not checked (" + result["second_shape"]["reason"] + ")")
         return
     try:
-        runner.run(case, determinism=False)
+        runner.run(case, determinism=False, resize=case.resize)
     except HarnessError as exc:
         result["second_shape"] = {"checked": True, "passed": False, "description": case.description}
         kind = exc.kind if exc.kind == CUDA_ERROR else SECOND_SHAPE_FAILED
@@ -204,6 +190,10 @@ class VerifyPreparation(Preparation):
 
     def __init__(self, req):
         super().__init__(req)
+        # Forked first: before this process has a CUDA context or anything the candidate could
+        # use; it prepares its side (device, clocks, task) while this one computes references.
+        self.candidate = CandidateProcess()
+        self.candidate.post({"op": "prepare", "fields": host_fields(req), "guard": True})
         devices.configure(req.device)
         devices.require(req.device)
         devices.synchronize(req.device)  # creates the CUDA context now, so it is timed on its own
@@ -214,6 +204,11 @@ class VerifyPreparation(Preparation):
         self.phases.mark("references")
         self.shape_case, self.second_shape = _second_shape_case(req, self.task, req.seed)
         self.phases.mark("second-shape reference")
+        self.candidate.collect()
+        self.phases.mark("candidate process ready")
+
+    def close(self) -> str:
+        return self.candidate.stop()
 
 
 def prepare(req) -> VerifyPreparation:
@@ -222,26 +217,31 @@ def prepare(req) -> VerifyPreparation:
 
 def run(req, result: dict, prepared: VerifyPreparation | None = None) -> None:
     result.update(checks_run=0, checks_passed=0, correct=False, outputs=[], failures=[], flags=[],
-                  torch_ops={}, extension_calls={}, second_shape={})
+                  torch_ops={}, extension_calls={}, second_shape={}, judge="separate process")
     if prepared is None:
         prepared = VerifyPreparation(req)
+    try:
+        _run(req, result, prepared)
+    finally:
+        output = prepared.close()
+        if output.strip():
+            print("--- the candidate's process printed ---\n" + output.rstrip() + "\n--- end ---")
+
+
+def _run(req, result: dict, prepared: VerifyPreparation) -> None:
     prepared.report_into(result)
     # A preparation made ahead of the request is not part of this run's time.
     phases = PhaseClock() if prepared.ahead_of_request else prepared.phases
-    clock = TrustedClock()
     flags = _Flags(result)
-    task, cases, shape_case = prepared.task, prepared.cases, prepared.shape_case
+    cases, shape_case = prepared.cases, prepared.shape_case
     result["second_shape"] = dict(prepared.second_shape)
-    threads_before = thread_census.snapshot()
-    namespace = NamespaceSnapshot()
-
-    counter = CallCounter() if (req.extension_path or req.kernels_dir) else None
-    guard = make_guard()
+    process = prepared.candidate
     merged = {}
     try:
-        model_new_cls = load_candidate_for(req, counter)
+        process.ask({"op": "load", "candidate": req.candidate, "extension_path": req.extension_path,
+                     "kernels_dir": req.kernels_dir})
         phases.mark("candidate import")
-        runner = _CandidateRunner(req, task, model_new_cls, guard, counter, flags)
+        runner = _RemoteCandidate(req, process, flags)
         for index, case in enumerate(cases):
             result["checks_run"] = index + 1
             runner.last_stats = []
@@ -263,16 +263,17 @@ def run(req, result: dict, prepared: VerifyPreparation | None = None) -> None:
         phases.mark("checks")
         _check_second_shape(runner, shape_case, result)
         phases.mark("second shape")
-        if counter is not None and runner.forward_calls_into_extension == 0:
-            flags.add(not_run_flag(counter))
         result["correct"] = True
     finally:
         result["phase_seconds"] = phases.report()
         # Found even when a check failed: a tampered timer or a fallback matters either way.
-        result["torch_ops"] = {"compute": dict(guard.compute_ops), "allowed": dict(guard.allowed_ops)}
-        if counter is not None:
-            result["extension_calls"] = dict(counter.calls)
-        flags.add(fallback_flag(guard))
-        flags.add(tampering_flag(clock))
-        for flag in namespace_flags(namespace) + thread_census.flags_since(threads_before):
-            flags.add(flag)
+        # What the candidate's process reports can only add flags.
+        if process.alive():
+            try:
+                report, _ = process.ask({"op": "report"})
+                result["torch_ops"] = report.get("torch_ops", {})
+                result["extension_calls"] = report.get("extension_calls", {})
+                for flag in report.get("flags", []):
+                    flags.add(checked_flag(flag))
+            except HarnessError as exc:
+                print(f"the candidate's process gave no report: {exc.message}")

@@ -38,16 +38,24 @@ class InputPool:
     def __len__(self) -> int:
         return len(self._sets)
 
-    def next(self) -> list:
+    def draw_factor(self) -> float:
+        """A rescaling factor for :meth:`next`; the judge draws them for the candidate's pool
+        and its own copy of it, so that both hold the same values."""
+        return self._random.uniform(0.75, 1.0)
+
+    def next(self, factor: float | None = None) -> list:
+        """The next input set; a set that comes round again is rescaled by ``factor`` (drawn
+        here when None) first."""
         import torch
 
         index = self._next % len(self._sets)
         self._next += 1
         inputs = self._sets[index]
         if self._uses[index]:
+            scale = self.draw_factor() if factor is None else float(factor)
             with torch.no_grad():
                 for t in values.tensors(inputs):
                     if t.is_floating_point() or t.is_complex():
-                        t.mul_(self._random.uniform(0.75, 1.0))
+                        t.mul_(scale)
         self._uses[index] += 1
         return inputs

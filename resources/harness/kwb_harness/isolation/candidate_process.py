@@ -1,0 +1,238 @@
+"""The judge's handle on the candidate's process.
+
+The judge forks the candidate's process before it has computed anything the candidate could use
+(reference outputs, the checks it will make) and before it creates a CUDA context, which a fork
+would not carry over. The child closes every descriptor but its end of the channel and an
+output pipe (the judge's log and result stay out of its reach), dies with the judge, and serves
+requests (candidate_host.py). The judge itself becomes non-dumpable and a child subreaper, so
+the candidate can neither read nor trace it, and nothing the candidate starts escapes
+:meth:`CandidateProcess.stop`.
+"""
+
+import os
+import signal
+import socket
+import sys
+import threading
+
+from ..errors import CANDIDATE_RUN, OUTPUT_MISMATCH, HarnessError
+from . import process_tree
+from .channel import Channel, ChannelClosed, ProtocolError
+
+# Head and tail of the candidate's own output kept for the stage's log.
+_OUTPUT_HEAD = 16 * 1024
+_OUTPUT_TAIL = 48 * 1024
+
+
+class _OutputDrain:
+    """Reads the candidate's stdout/stderr pipe on a thread, keeping its head and tail."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._dropped = 0
+        self._thread = threading.Thread(target=self._pump, name="kwb-candidate-output", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            room = _OUTPUT_HEAD - len(self._head)
+            if room > 0:
+                self._head += chunk[:room]
+                chunk = chunk[room:]
+            self._tail += chunk
+            if len(self._tail) > _OUTPUT_TAIL:
+                cut = len(self._tail) - _OUTPUT_TAIL
+                self._dropped += cut
+                del self._tail[:cut]
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+    def text(self, wait_s: float = 1.0) -> str:
+        self._thread.join(wait_s)
+        middle = f"\n[... {self._dropped} bytes of the candidate's output cut ...]\n" if self._dropped else ""
+        return (bytes(self._head) + middle.encode() + bytes(self._tail)).decode("utf-8", errors="replace")
+
+
+def _run_child(host_sock: socket.socket, output_fd: int) -> None:
+    """Runs in the forked child and never returns."""
+    code = 3
+    try:
+        code = _child_body(host_sock, output_fd)
+    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
+        try:
+            os.write(2, f"kwb_harness candidate process: {type(exc).__name__}: {exc}\n".encode())
+        except OSError:
+            pass
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+def _child_body(host_sock: socket.socket, output_fd: int) -> int:
+    keep = host_sock.fileno()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    # Everything else the judge held (its log, its result, the warm worker's pipes) is not
+    # the candidate's business.
+    for fd in _open_fds():
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    process_tree.die_with_parent()
+    if os.getppid() == 1:
+        return 3
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.stdout = os.fdopen(1, "w", buffering=1)
+    sys.stderr = os.fdopen(2, "w", buffering=1)
+    # Nothing about the judge's stage in the candidate's own view of its command line.
+    sys.argv = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__main__.py")]
+    from .candidate_host import serve
+
+    return serve(Channel(host_sock))
+
+
+def _open_fds() -> list:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 1024))
+
+
+class MalformedReply(HarnessError):
+    """The candidate's process answered with something that is not a valid message: for an
+    output, a tensor subclass or an object instead of plain tensors."""
+
+
+class CandidateProcess:
+    def __init__(self, payload_limit: int = 1 << 36):
+        process_tree.become_judge()
+        judge_sock, host_sock = socket.socketpair()
+        read_fd, write_fd = os.pipe()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        pid = os.fork()
+        if pid == 0:
+            judge_sock.close()
+            os.close(read_fd)
+            _run_child(host_sock, write_fd)
+        host_sock.close()
+        os.close(write_fd)
+        self.pid = pid
+        self._channel = Channel(judge_sock, payload_limit)
+        self._output = _OutputDrain(read_fd)
+        self._status = None
+        self._paused = False
+
+    # -- requests --------------------------------------------------------------------------
+
+    def post(self, message: dict) -> None:
+        """Sends a request whose reply :meth:`collect` reads later (the candidate's process then
+        works while the judge does too)."""
+        try:
+            self._channel.send(message)
+        except ChannelClosed:
+            raise HarnessError(CANDIDATE_RUN, self._death_message()) from None
+
+    def ask(self, message: dict, device: str | None = None) -> tuple:
+        """Sends a request; (reply, payload). A reply with an error becomes a HarnessError of
+        the kind the candidate's side named (it can only fail itself); a dead process or a
+        malformed reply becomes one too."""
+        self.post(message)
+        return self.collect(device)
+
+    def collect(self, device: str | None = None) -> tuple:
+        try:
+            reply, payload = self._channel.receive(device)
+        except ChannelClosed:
+            raise HarnessError(CANDIDATE_RUN, self._death_message()) from None
+        except ProtocolError as exc:
+            raise MalformedReply(OUTPUT_MISMATCH, f"the candidate's process sent a malformed reply: {exc}") from None
+        if reply.get("ok") is not True:
+            error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+            kind = error.get("kind") if isinstance(error.get("kind"), str) else CANDIDATE_RUN
+            text = error.get("message") if isinstance(error.get("message"), str) else "no message"
+            raise HarnessError(kind, text[:8000])
+        return reply, payload
+
+    def _death_message(self) -> str:
+        status = self._wait(timeout_s=2.0)
+        if status is None:
+            return "the candidate's process stopped answering"
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = f"signal {number}"
+            return f"the candidate's process was killed by {name} (a crash in ModelNew or its kernels?)"
+        return f"the candidate's process exited with status {os.WEXITSTATUS(status)} (sys.exit / os._exit in ModelNew?)"
+
+    def _wait(self, timeout_s: float):
+        import time
+
+        if self._status is not None:
+            return self._status
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if done:
+                self._status = status
+                return status
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.01)
+
+    # -- control ---------------------------------------------------------------------------
+
+    def pause(self) -> None:
+        """Stops the candidate and everything it started (while the judge times the baselines:
+        nothing of the candidate's may compete with them)."""
+        if self._status is None and not self._paused:
+            process_tree.signal_tree(self.pid, signal.SIGSTOP)
+            self._paused = True
+
+    def resume(self) -> None:
+        if self._paused:
+            process_tree.signal_tree(self.pid, signal.SIGCONT)
+            self._paused = False
+
+    def stop(self) -> str:
+        """Ends the candidate's process and everything below it; returns its output."""
+        victims = process_tree.descendants(self.pid)
+        process_tree.kill_tree(self.pid)
+        self._wait(timeout_s=5.0)
+        for pid in victims:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        self._channel.close()
+        return self._output.text()
+
+    def alive(self) -> bool:
+        return self._status is None and self._wait(0) is None

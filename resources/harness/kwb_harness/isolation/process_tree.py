@@ -1,0 +1,87 @@
+"""Finding and ending every process below a pid, from /proc.
+
+A candidate may fork, double-fork or call ``setsid``; none of that takes a process out from
+under an ancestor that is a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so listing the
+parent links in /proc finds them all.
+"""
+
+import ctypes
+import os
+import signal
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def become_judge() -> None:
+    """Makes the calling process unreachable for its children's mischief: not dumpable (no
+    ptrace, no /proc/PID/mem or /proc/PID/fd for processes of the same user without
+    CAP_SYS_PTRACE) and a child subreaper (orphans of its children stay below it)."""
+    _prctl(_PR_SET_DUMPABLE, 0)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent() -> None:
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def descendants(root: int) -> list:
+    """Pids below ``root`` (children, grandchildren, ...)."""
+    children = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses; fields follow the last ')'.
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, frontier = [], [root]
+    while frontier:
+        below = children.get(frontier.pop(), [])
+        found += below
+        frontier += below
+    return found
+
+
+def signal_tree(pid: int, signum: int, include_root: bool = True) -> None:
+    for target in ([pid] if include_root else []) + descendants(pid):
+        try:
+            os.kill(target, signum)
+        except OSError:
+            pass
+
+
+def kill_tree(pid: int) -> None:
+    signal_tree(pid, signal.SIGKILL)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def reap_orphans() -> None:
+    """Collects exited processes that were reparented to this (subreaper) process."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return

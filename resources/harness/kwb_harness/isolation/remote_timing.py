@@ -1,0 +1,104 @@
+"""The candidate as one of the profile stage's timed variants, run in its own process.
+
+Each batch of calls is drawn from the candidate's input pool, which exists twice: in the
+candidate's process, where the calls run, and here, where the judge keeps a copy to know the
+inputs of every call. The judge draws the rescaling factors of both. After the batch, and only
+then, the judge picks several calls at random and asks for their outputs, which the candidate's
+process kept for all calls alike; each is compared with the reference on the judge's copy of the
+inputs. The judge's own clock around every batch cross-checks the times the candidate's process
+reports (timing/external_clock.py).
+"""
+
+import math
+import random
+import time
+
+from .. import device as devices
+from .. import models, values
+from ..compare import compare
+from ..errors import CANDIDATE_RUN, OUTPUT_MISMATCH, HarnessError
+from ..timing.external_clock import ExternalTiming
+
+CANDIDATE_SALT = 303
+
+
+def _times(reply: dict, key: str, count: int) -> list:
+    times = reply.get(key)
+    if not isinstance(times, list) or len(times) != count or not all(
+            isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t >= 0 for t in times):
+        raise HarnessError(CANDIDATE_RUN, f"the candidate's process sent malformed timings ({key})")
+    return [float(t) for t in times]
+
+
+def checks_per_batch(count: int) -> int:
+    """Several calls per batch: a candidate that is right on some calls only is caught often."""
+    return min(count, max(2, count // 4))
+
+
+class RemoteTimedCandidate:
+    def __init__(self, process, mirror_pool, ref_model, req, overhead):
+        self.process = process
+        self._mirror = mirror_pool
+        self._ref_model = ref_model
+        self._req = req
+        # Not seeded: which calls get checked must not be predictable.
+        self._random = random.Random()
+        self.external = ExternalTiming(overhead, req.device)
+        self.external.measure_round_trip(lambda: process.ask({"op": "ping"}))
+        self.checked = 0
+        self.flag = None
+
+    def _draw_inputs(self, count: int) -> tuple:
+        """(factors, the judge's copies of the inputs, the judge's time for drawing them)."""
+        req = self._req
+        factors, copies = [], []
+        spent = 0.0
+        for _ in range(count):
+            factor = self._mirror.draw_factor()
+            started = time.perf_counter()
+            inputs = self._mirror.next(factor)
+            devices.synchronize(req.device)
+            spent += time.perf_counter() - started
+            factors.append(factor)
+            copies.append(values.clone(inputs))
+        return factors, copies, spent * 1e3
+
+    def batch(self, count: int) -> tuple:
+        """Runs ``count`` timed calls; returns the reported (device ms, host ms) lists."""
+        req = self._req
+        factors, copies, input_ms = self._draw_inputs(count)
+        message = {"op": "calls", "seed": req.seed,
+                   "inputs": [{"pool": CANDIDATE_SALT, "factor": f} for f in factors]}
+        started = time.perf_counter()
+        reply, _ = self.process.ask(message)
+        wall_ms = (time.perf_counter() - started) * 1e3
+        device_ms = _times(reply, "device_ms", count)
+        host_ms = _times(reply, "host_ms", count)
+        self.external.add(wall_ms, device_ms, host_ms, input_ms)
+
+        picks = sorted(self._random.sample(range(count), checks_per_batch(count)))
+        _, payload = self.process.ask({"op": "fetch", "indices": picks}, device=req.device)
+        outputs = payload.get("outputs") if isinstance(payload, dict) else None
+        if not isinstance(outputs, list) or len(outputs) != len(picks):
+            raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
+        for index, output in zip(picks, outputs):
+            expected = models.run_model(self._ref_model, copies[index], req.device, "reference", req.workspace)
+            comparison = compare(output, expected, req.atol, req.rtol)
+            self.checked += 1
+            if not comparison.ok and self.flag is None:
+                self.flag = {
+                    "code": "stale_output",
+                    "severity": "strict",
+                    "reason": "an output returned during timing does not match the reference on the same "
+                              "inputs (cached or stale results?): " + comparison.message,
+                }
+        return device_ms, host_ms
+
+    def census(self) -> dict:
+        """The candidate's kernels over a few calls on pool inputs (GPU)."""
+        factors = [self._mirror.draw_factor() for _ in range(3)]
+        for factor in factors:  # the judge's copy of the pool stays in step
+            self._mirror.next(factor)
+        reply, _ = self.process.ask({"op": "census", "seed": self._req.seed, "pool": CANDIDATE_SALT,
+                                     "factors": factors})
+        return reply.get("census")

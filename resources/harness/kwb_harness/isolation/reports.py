@@ -1,0 +1,29 @@
+"""What the judge accepts from the candidate's process's reports.
+
+Flags found inside the candidate's process (operators under the guard, replaced timers, threads
+left running) are evidence the candidate could have suppressed, so they can only add to the
+judge's own findings; they are still checked for shape and size, since the process that sends
+them runs candidate code.
+"""
+
+_SEVERITIES = ("strict", "warning", "info")
+_REASON_LIMIT = 2000
+
+
+def checked_flag(flag) -> dict | None:
+    """The flag as the judge records it, or None when it is not a well-formed flag."""
+    if not isinstance(flag, dict):
+        return None
+    code, severity, reason = flag.get("code"), flag.get("severity"), flag.get("reason")
+    if not isinstance(code, str) or not code or len(code) > 64 or not code.replace("_", "").isalnum():
+        return None
+    if severity not in _SEVERITIES or not isinstance(reason, str):
+        return None
+    return {"code": code, "severity": severity, "reason": reason[:_REASON_LIMIT],
+            "source": "candidate process"}
+
+
+def checked_flags(flags, limit: int = 32) -> list:
+    if not isinstance(flags, list):
+        return []
+    return [f for f in (checked_flag(flag) for flag in flags[:limit]) if f is not None]
