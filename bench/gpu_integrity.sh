@@ -21,7 +21,7 @@ fi
 cd "$build" || exit 1
 case "$part" in
 adversarial)
-    # Four at a time: the GPU has room, and each case is mostly Python start-up and compiles.
+    # Four at a time: eight share the GPU enough to stretch kernel times past the census slack, and each case is mostly Python start-up and compiles.
     ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" ;;
 bundled)
     ctest -L gpu -R "AdversarialGpu.*side_stream" -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed"

@@ -40,12 +40,20 @@ bool preparedAhead(const EvaluationResult& r) {
     return false;
 }
 
-bool mentions(const EvaluationResult& r, const std::string& code) {
-    if (r.failureKind == code)
-        return true;
-    for (const auto& f : r.flags)
-        if (f.code == code)
+bool mentions(const EvaluationResult& r, const std::string& codes) {
+    std::size_t start = 0;
+    while (start <= codes.size()) {
+        const std::size_t bar = codes.find('|', start);
+        const std::string code = codes.substr(start, bar == std::string::npos ? bar : bar - start);
+        if (r.failureKind == code)
             return true;
+        for (const auto& f : r.flags)
+            if (f.code == code)
+                return true;
+        if (bar == std::string::npos)
+            break;
+        start = bar + 1;
+    }
     return false;
 }
 

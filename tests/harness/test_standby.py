@@ -86,8 +86,11 @@ class StandbyTest(unittest.TestCase):
         self.assertIn("references", result["prepared"]["phase_seconds"])
         # The stage's own time starts at the request: the references are not in it.
         self.assertNotIn("references", result["phase_seconds"])
+        # The judge's output goes into the result, not the log file, which the candidate's
+        # process could read while the stage runs.
+        self.assertIn("prepared before the request", result["log"])
         with open(message["log"]) as f:
-            self.assertIn("prepared before the request", f.read())
+            self.assertNotIn("prepared before the request", f.read())
 
     def test_a_go_message_without_the_secret_ends_the_child_unused(self):
         standby = Standby("verify", self.data, [])

@@ -331,7 +331,7 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
         try:
             if name == "candidate":
                 with marks.range(label):
-                    return remote.batch(count)
+                    return remote.batch(count, warmup=label.startswith("warmup"))
             return local_round(name, count, label)
         except KeyboardInterrupt:
             raise
