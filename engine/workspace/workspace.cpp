@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <random>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -31,6 +32,26 @@ fs::path manifestPath(const fs::path& workspace) {
 
 fs::path blobPath(const std::string& hash) {
     return fs::path(stateDirectory()) / "blobs" / hash;
+}
+
+// Blobs are named by their content, so workspaces initialised at the same time may store the
+// same one: each copies to a name of its own and renames it into place (atomic, and a blob that
+// is already there has the same bytes), so nobody fails on "file exists" or reads half a blob.
+void storeBlob(const fs::path& source, const std::string& hash) {
+    const fs::path target = blobPath(hash);
+    fs::create_directories(target.parent_path());
+    if (fs::exists(target))
+        return;
+    std::random_device device;
+    const fs::path temporary = target.string() + ".tmp" + std::to_string(device());
+    fs::copy_file(source, temporary);
+    std::error_code ec;
+    fs::rename(temporary, target, ec);
+    if (ec) {
+        fs::remove(temporary, ec);
+        if (!fs::exists(target))
+            throw fs::filesystem_error("cannot store a protected-file copy", source, target, ec);
+    }
 }
 
 void copyTree(const fs::path& from, const fs::path& to) {
@@ -131,9 +152,7 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
         for (const auto& relative : protectedFilesIn(dir)) {
             const std::string hash = sha256OfFile((dir / relative).string());
             manifest["protected"][relative] = hash;
-            fs::create_directories(blobPath(hash).parent_path());
-            if (!fs::exists(blobPath(hash)))
-                fs::copy_file(dir / relative, blobPath(hash));
+            storeBlob(dir / relative, hash);
             result.protectedFiles.push_back(relative);
         }
         fs::create_directories(manifestPath(dir).parent_path());
