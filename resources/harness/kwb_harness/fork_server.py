@@ -24,7 +24,6 @@ End of input stops the server.
 
 import json
 import os
-import signal
 import sys
 import time
 
@@ -48,7 +47,7 @@ def _child(message: dict, close_fds: list, done_fd: int) -> None:
         stage_child.become_stage_process(message)
         return stage_child.run_stage(message, done_fd=done_fd)
 
-    stage_child.exit_after("fork child", body)
+    process_tree.exit_after("fork child", body)
 
 
 _descendants = process_tree.descendants

@@ -3,12 +3,11 @@
 The verify stage proves the candidate right on its inputs; this proves that the calls whose
 time is reported were right too. A candidate that returns a cached or stale answer during
 timing (keyed on ``data_ptr()`` or ``id()``, or replaying a CUDA graph bound to old buffers)
-fails here. Which call of a round is checked is drawn at random, so the candidate cannot know.
+fails here. Which calls get checked is decided by the judge after they ran
+(isolation/remote_timing.py), so the candidate cannot know.
 """
 
-import random
-
-from .. import models, values
+from .. import models
 from ..compare import compare
 
 
@@ -16,12 +15,8 @@ class TimedOutputCheck:
     def __init__(self, ref_model, req):
         self._ref_model = ref_model
         self._req = req
-        self._random = random.Random()
         self.checked = 0
         self.flag = None
-
-    def pick(self, calls_in_round: int) -> int:
-        return self._random.randrange(max(1, calls_in_round))
 
     def check(self, output, inputs_snapshot: list) -> None:
         req = self._req
@@ -36,7 +31,3 @@ class TimedOutputCheck:
                           "inputs (cached or stale results?): " + comparison.message,
             }
             print("flag [strict] stale_output: " + comparison.message)
-
-
-def snapshot(inputs: list) -> list:
-    return values.clone(inputs)

@@ -65,21 +65,7 @@ class _OutputDrain:
 
 def _run_child(host_sock: socket.socket, output_fd: int) -> None:
     """Runs in the forked child and never returns."""
-    code = 3
-    try:
-        code = _child_body(host_sock, output_fd)
-    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
-        try:
-            os.write(2, f"kwb_harness candidate process: {type(exc).__name__}: {exc}\n".encode())
-        except OSError:
-            pass
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(code)
+    process_tree.exit_after("candidate process", lambda: _child_body(host_sock, output_fd))
 
 
 def _child_body(host_sock: socket.socket, output_fd: int) -> int:
@@ -115,11 +101,6 @@ def _open_fds() -> list:
         return [int(name) for name in os.listdir("/proc/self/fd")]
     except OSError:
         return list(range(3, 1024))
-
-
-class MalformedReply(HarnessError):
-    """The candidate's process answered with something that is not a valid message: for an
-    output, a tensor subclass or an object instead of plain tensors."""
 
 
 class CandidateProcess:
@@ -168,7 +149,7 @@ class CandidateProcess:
         except ChannelClosed:
             raise HarnessError(CANDIDATE_RUN, self._death_message()) from None
         except ProtocolError as exc:
-            raise MalformedReply(OUTPUT_MISMATCH, f"the candidate's process sent a malformed reply: {exc}") from None
+            raise HarnessError(OUTPUT_MISMATCH, f"the candidate's process sent a malformed reply: {exc}") from None
         if reply.get("ok") is not True:
             error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
             kind = error.get("kind") if isinstance(error.get("kind"), str) else CANDIDATE_RUN

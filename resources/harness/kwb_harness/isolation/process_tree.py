@@ -8,6 +8,7 @@ parent links in /proc finds them all.
 import ctypes
 import os
 import signal
+import sys
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
@@ -76,12 +77,21 @@ def kill_tree(pid: int) -> None:
         pass
 
 
-def reap_orphans() -> None:
-    """Collects exited processes that were reparented to this (subreaper) process."""
-    while True:
+def exit_after(label: str, body) -> None:
+    """Runs ``body()`` (which returns the exit code) in a forked child and ends the process
+    whatever happens: a forked child must never return into its parent's code."""
+    code = 3
+    try:
+        code = body()
+    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            os.write(2, f"kwb_harness {label}: {type(exc).__name__}: {exc}\n".encode())
+        except OSError:
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+        os._exit(code)

@@ -14,9 +14,9 @@ import random
 import time
 
 from .. import device as devices
-from .. import models, values
-from ..compare import compare
+from .. import values
 from ..errors import CANDIDATE_RUN, OUTPUT_MISMATCH, HarnessError
+from ..integrity.output_check import TimedOutputCheck
 from ..timing.external_clock import ExternalTiming
 
 CANDIDATE_SALT = 303
@@ -39,15 +39,13 @@ class RemoteTimedCandidate:
     def __init__(self, process, mirror_pool, ref_model, req, overhead):
         self.process = process
         self._mirror = mirror_pool
-        self._ref_model = ref_model
         self._req = req
         # Not seeded: which calls get checked must not be predictable.
         self._random = random.Random()
         self.external = ExternalTiming(overhead, req.device)
         process.ask({"op": "model", "seed": req.seed})
         self.external.measure_round_trip(lambda: process.ask({"op": "ping"}))
-        self.checked = 0
-        self.flag = None
+        self.outputs = TimedOutputCheck(ref_model, req)
 
     def _draw_inputs(self, count: int) -> tuple:
         """(factors, the judge's copies of the inputs, the judge's time for drawing them)."""
@@ -86,16 +84,7 @@ class RemoteTimedCandidate:
         if not isinstance(outputs, list) or len(outputs) != len(picks):
             raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
         for index, output in zip(picks, outputs):
-            expected = models.run_model(self._ref_model, copies[index], req.device, "reference", req.workspace)
-            comparison = compare(output, expected, req.atol, req.rtol)
-            self.checked += 1
-            if not comparison.ok and self.flag is None:
-                self.flag = {
-                    "code": "stale_output",
-                    "severity": "strict",
-                    "reason": "an output returned during timing does not match the reference on the same "
-                              "inputs (cached or stale results?): " + comparison.message,
-                }
+            self.outputs.check(output, copies[index])
         return device_ms, host_ms
 
     def census(self) -> dict:

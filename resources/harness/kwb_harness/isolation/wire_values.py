@@ -141,9 +141,3 @@ def decode(description, buffers: list, device: str | None = None):
         return Foreign(str(d.get("object"))[:200])
 
     return walk(description)
-
-
-def foreign_objects(value) -> list:
-    from ..values import flatten
-
-    return [leaf.type_name for leaf in flatten(value) if isinstance(leaf, Foreign)]

@@ -48,13 +48,21 @@ class Preparation:
         self.phases = PhaseClock()
         # Set by the standby child when the preparation ran before the request arrived.
         self.ahead_of_request = False
+        # The candidate's process (isolation/candidate_process.py), for stages that run one.
+        self.candidate = None
 
     def fits(self, req) -> bool:
         return _fields(req) == self._fields and file_digest(req.reference) == self._reference_digest
 
-    def close(self) -> str:
-        """Ends what the preparation started (the candidate's process); returns its output."""
-        return ""
+    def close(self) -> None:
+        """Ends the candidate's process, if the preparation started one, and puts what it
+        printed into the stage's log."""
+        if self.candidate is None:
+            return
+        output = self.candidate.stop()
+        self.candidate = None
+        if output.strip():
+            print("--- the candidate's process printed ---\n" + output.rstrip() + "\n--- end ---")
 
     def report_into(self, result: dict) -> None:
         """Records in the result where the stage's preparation time went and whether the

@@ -113,13 +113,13 @@ def _compile(ref_model, inputs: list, req, result: dict, timings: dict, marks=No
 
 
 class ProfilePreparation(Preparation):
-    """Everything before the candidate's import: the trusted clock and timer, the task, the
-    reference model, the input pools of every variant, and (GPU) the profiler's start-up and the
-    reference's kernel streams for the census."""
+    """Everything before the candidate's import: the candidate's process (forked first), the
+    trusted clock and timer, the task, the reference model, the input pools of every variant (the
+    candidate's as the judge's copy of the one in the candidate's process) and the calibration of
+    the judge's clock."""
 
     def __init__(self, req, with_candidate: bool = True):
         super().__init__(req)
-        self.candidate = None
         if with_candidate:
             # Forked first: before this process has a CUDA context or anything the candidate could
             # use. It prepares its side (device, clocks, task, its input pool) meanwhile.
@@ -150,14 +150,11 @@ class ProfilePreparation(Preparation):
         self.phases.mark("input pools")
         self.overhead = None
         if with_candidate:
-            self.overhead = external_clock.calibrate(self.timer, self.clock, req.device)
+            self.overhead = external_clock.calibrate(self.timer, self.clock)
             self.phases.mark("clock calibration")
             self.candidate.collect()
             self.candidate.collect()
             self.phases.mark("candidate process ready")
-
-    def close(self) -> str:
-        return self.candidate.stop() if self.candidate is not None else ""
 
 
 def prepare(req) -> ProfilePreparation:
@@ -170,9 +167,7 @@ def run(req, result: dict, with_candidate: bool = True, prepared: ProfilePrepara
     try:
         _run(req, result, with_candidate, prepared)
     finally:
-        output = prepared.close()
-        if output.strip():
-            print("--- the candidate's process printed ---\n" + output.rstrip() + "\n--- end ---")
+        prepared.close()
 
 
 def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) -> None:
@@ -229,9 +224,9 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
         result["integrity"]["gpu_state"] = {"before": gpu_before, "after": gpu_after}
         _add_flag(result, gpu_monitor.drift_flag(gpu_before, gpu_after))
         if with_candidate:
-            result["integrity"]["timed_outputs_checked"] = remote.checked
+            result["integrity"]["timed_outputs_checked"] = remote.outputs.checked
             result["integrity"]["external_timing"] = remote.external.evidence()
-            for flag in (remote.flag, remote.external.flag()):
+            for flag in (remote.outputs.flag, remote.external.flag()):
                 _add_flag(result, flag)
             _examine_candidate(ref_model, remote, inputs, req, clock, timings, result)
             phases.mark("kernel census and memory floor")
@@ -327,11 +322,11 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
             if remote is not None:
                 remote.process.resume()
 
-    def run_round(name: str, count: int, label: str) -> tuple:
+    def run_round(name: str, count: int, label: str, warmup: bool = False) -> tuple:
         try:
             if name == "candidate":
                 with marks.range(label):
-                    return remote.batch(count, warmup=label.startswith("warmup"))
+                    return remote.batch(count, warmup)
             return local_round(name, count, label)
         except KeyboardInterrupt:
             raise
@@ -344,7 +339,7 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
     # handles, allocator growth, JIT caches) must not land in the first variant's samples.
     for name in variants:
         if req.warmup:
-            run_round(name, req.warmup, f"warmup {name}")
+            run_round(name, req.warmup, f"warmup {name}", warmup=True)
 
     names = list(variants)
     per_round = max(1, req.iterations // req.rounds)

@@ -9,6 +9,8 @@ import resource
 import signal
 import sys
 
+from ..isolation import process_tree
+
 
 def become_stage_process(message: dict) -> None:
     """Turns a forked child into the process a cold stage would be: output into the stage's
@@ -78,28 +80,6 @@ def run_stage(message: dict, prepared=None, done_fd: int = -1) -> int:
 def enter() -> None:
     os.setsid()  # its own process group: a timeout kills everything it started
     # Having left the server's group, it would outlive a killed server; the kernel ends it.
-    import ctypes
-
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    process_tree.die_with_parent()
     if os.getppid() == 1:
         os._exit(3)
-
-
-def exit_after(label: str, body) -> None:
-    """Runs ``body()`` (which returns the exit code) in a forked child and ends the process
-    whatever happens: a child must never return into the server's loop."""
-    code = 3
-    try:
-        code = body()
-    except BaseException as exc:  # noqa: BLE001 - the child must always end in _exit
-        try:
-            os.write(2, f"kwb_harness {label}: {type(exc).__name__}: {exc}\n".encode())
-        except OSError:
-            pass
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:
-            pass
-        os._exit(code)

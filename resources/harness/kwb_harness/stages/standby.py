@@ -19,6 +19,7 @@ import secrets
 import signal
 import time
 
+from ..isolation import process_tree
 from . import preparation, stage_child
 
 # A standby child holds a CUDA context and the task's tensors; one that is not used for this
@@ -130,4 +131,4 @@ def _child(stage: str, data: dict, go_fd: int, done_fd: int, secret: str) -> Non
         stage_child.become_stage_process(message)
         return stage_child.run_stage(message, prepared, done_fd)
 
-    stage_child.exit_after("standby child", body)
+    process_tree.exit_after("standby child", body)

@@ -1,24 +1,25 @@
 """Stage ``verify``: runs reference and candidate on seeded inputs and compares outputs.
 
-Besides the comparison, every check watches for the ways a candidate can look correct
-without computing: torch operators under the guard, the reference's freed output picked up
-from the allocator (free memory is poisoned first), inputs modified in place, outputs that
-are not plain tensors, answers that change between two runs on the same inputs (reads of
-uninitialised memory), threads left running, replaced timers, and kernels baked for the one
-test shape (a second, derived shape is verified too).
+This process is the judge: it computes the reference outputs and compares, and never imports the
+candidate, which runs in its own process (isolation/) and sends its outputs back as raw bytes.
+Besides the comparison, the judge checks that outputs are plain tensors, that two runs on the
+same inputs agree (reads of uninitialised memory; free memory is poisoned before each run), and
+that a second, derived shape passes too (kernels baked for the one test shape). The candidate's
+process adds what only it can see: torch operators under the guard, inputs modified in place,
+threads left running, replaced timers and torch names.
 """
 
 import gc
 
 from .. import device as devices
-from .. import models, values
+from .. import models
 from ..compare import compare
 from ..errors import CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
 from ..integrity import alternate_shape
 from ..isolation.candidate_host import host_fields
 from ..isolation.candidate_process import CandidateProcess
 from ..isolation.wire_values import Foreign
-from ..isolation.reports import checked_flag
+from ..isolation.reports import checked_flags
 from ..task_loader import load_reference
 from ..timing.phase_clock import PhaseClock
 from ..values import flatten
@@ -183,10 +184,8 @@ def check_seeds(req) -> list:
 
 
 class VerifyPreparation(Preparation):
-    """Everything the reference contributes, computed before the candidate is imported: a
-    candidate that later patches torch cannot change what the reference computed. Running the
-    reference also starts torch's thread pools and lazy state, so that only the candidate's own
-    threads count as new in the thread census."""
+    """Everything the reference contributes, computed in the judge, and the candidate's process,
+    forked before any of it exists and prepared (device, clocks, task) meanwhile."""
 
     def __init__(self, req):
         super().__init__(req)
@@ -207,9 +206,6 @@ class VerifyPreparation(Preparation):
         self.candidate.collect()
         self.phases.mark("candidate process ready")
 
-    def close(self) -> str:
-        return self.candidate.stop()
-
 
 def prepare(req) -> VerifyPreparation:
     return VerifyPreparation(req)
@@ -223,9 +219,7 @@ def run(req, result: dict, prepared: VerifyPreparation | None = None) -> None:
     try:
         _run(req, result, prepared)
     finally:
-        output = prepared.close()
-        if output.strip():
-            print("--- the candidate's process printed ---\n" + output.rstrip() + "\n--- end ---")
+        prepared.close()
 
 
 def _run(req, result: dict, prepared: VerifyPreparation) -> None:
@@ -273,7 +267,7 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
                 report, _ = process.ask({"op": "report"})
                 result["torch_ops"] = report.get("torch_ops", {})
                 result["extension_calls"] = report.get("extension_calls", {})
-                for flag in report.get("flags", []):
-                    flags.add(checked_flag(flag))
+                for flag in checked_flags(report.get("flags")):
+                    flags.add(flag)
             except HarnessError as exc:
                 print(f"the candidate's process gave no report: {exc.message}")

@@ -35,7 +35,7 @@ class Overhead:
                 "round_trip_ms": self.round_trip_ms}
 
 
-def calibrate(timer, clock, device: str, calls: int = 15) -> Overhead:
+def calibrate(timer, clock, calls: int = 15) -> Overhead:
     """Times empty calls with the stage's own timer."""
 
     def nothing():
