@@ -164,7 +164,8 @@ json toJson(const EvaluationResult& r) {
                           {"status", toString(s.status)},
                           {"seconds", s.seconds},
                           {"summary", s.summary},
-                          {"log", s.log}});
+                          {"log", s.log},
+                          {"prepared_ahead", s.preparedAhead}});
     json diagnostics = json::array();
     for (const auto& d : r.diagnostics)
         diagnostics.push_back({{"file", d.file},
@@ -251,8 +252,8 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.sandboxed = j.value("sandboxed", false);
         for (const auto& s : j.value("stages", json::array()))
             r.stages.push_back({s.value("name", ""), stageStatusFrom(s.value("status", "")),
-                                s.value("seconds", 0.0), s.value("summary", ""),
-                                s.value("log", "")});
+                                s.value("seconds", 0.0), s.value("summary", ""), s.value("log", ""),
+                                s.value("prepared_ahead", false)});
         r.compiled = j.value("compiled", false);
         r.correct = j.value("correct", false);
         const json failure = j.value("failure", json::object());

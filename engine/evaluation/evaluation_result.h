@@ -20,6 +20,9 @@ struct StageRecord {
     double seconds = 0.0;
     std::string summary;
     std::string log;
+    // Run by a warm worker's standby child whose reference side was prepared before the
+    // request came (the instant loop's path), as the worker reported it.
+    bool preparedAhead = false;
 };
 
 struct OutputError {

@@ -34,6 +34,7 @@ struct HarnessStageOutcome {
     bool sandboxed = false;
     std::string sandboxWarning;
     double seconds = 0.0;
+    bool preparedAhead = false; // a warm worker's standby child ran it (StageRecord::preparedAhead)
 };
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);

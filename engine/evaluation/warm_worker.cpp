@@ -221,6 +221,7 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
     process.err.text = readCapped(logFile);
     outcome.log = process.err.text;
     outcome.seconds = reply.value("seconds", 0.0);
+    outcome.preparedAhead = boolOr(reply, "standby", false);
     if (reply.value("fatal", std::string()).size())
         worker->broken = true;
     return interpretStageRun(spec, process, resultFile, std::move(outcome));

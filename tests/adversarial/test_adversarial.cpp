@@ -36,7 +36,7 @@ bool warmWorkerForced() {
 bool preparedAhead(const EvaluationResult& r) {
     for (const auto& s : r.stages)
         if (s.name == "verify")
-            return s.log.find("prepared before the request") != std::string::npos;
+            return s.preparedAhead;
     return false;
 }
 

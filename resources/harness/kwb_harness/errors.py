@@ -15,6 +15,8 @@ OUTPUT_MISMATCH = "output_mismatch"
 NUMERICAL_MISMATCH = "numerical_mismatch"
 CUDA_ERROR = "cuda_error"
 SECOND_SHAPE_FAILED = "second_shape_failed"
+# The candidate's process was killed by a signal (the engine reports a stage that died so too).
+CRASHED = "crashed"
 INTERNAL = "internal"
 
 

@@ -15,7 +15,7 @@ import socket
 import sys
 import threading
 
-from ..errors import CANDIDATE_RUN, OUTPUT_MISMATCH, HarnessError
+from ..errors import CANDIDATE_RUN, CRASHED, OUTPUT_MISMATCH, HarnessError
 from . import process_tree
 from .channel import Channel, ChannelClosed, ProtocolError
 
@@ -87,8 +87,9 @@ def _child_body(host_sock: socket.socket, output_fd: int) -> int:
         return 3
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    sys.stdout = os.fdopen(1, "w", buffering=1)
-    sys.stderr = os.fdopen(2, "w", buffering=1)
+    # sys.stdout and sys.stderr stay the objects they are: they write to descriptors 1 and 2,
+    # which now lead to the pipe. (Replacing them would let the old objects close 1 and 2 when
+    # collected.)
     # Nothing about the judge's stage in the candidate's own view of its command line.
     sys.argv = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__main__.py")]
     from .candidate_host import serve
@@ -134,7 +135,7 @@ class CandidateProcess:
         try:
             self._channel.send(message)
         except ChannelClosed:
-            raise HarnessError(CANDIDATE_RUN, self._death_message()) from None
+            raise self._death() from None
 
     def ask(self, message: dict, device: str | None = None) -> tuple:
         """Sends a request; (reply, payload). A reply with an error becomes a HarnessError of
@@ -147,7 +148,7 @@ class CandidateProcess:
         try:
             reply, payload = self._channel.receive(device)
         except ChannelClosed:
-            raise HarnessError(CANDIDATE_RUN, self._death_message()) from None
+            raise self._death() from None
         except ProtocolError as exc:
             raise HarnessError(OUTPUT_MISMATCH, f"the candidate's process sent a malformed reply: {exc}") from None
         if reply.get("ok") is not True:
@@ -157,18 +158,21 @@ class CandidateProcess:
             raise HarnessError(kind, text[:8000])
         return reply, payload
 
-    def _death_message(self) -> str:
+    def _death(self) -> HarnessError:
+        """The error for a candidate's process that is gone: ``crashed`` when a signal ended it."""
         status = self._wait(timeout_s=2.0)
         if status is None:
-            return "the candidate's process stopped answering"
+            return HarnessError(CANDIDATE_RUN, "the candidate's process stopped answering")
         if os.WIFSIGNALED(status):
             number = os.WTERMSIG(status)
             try:
                 name = signal.Signals(number).name
             except ValueError:
                 name = f"signal {number}"
-            return f"the candidate's process was killed by {name} (a crash in ModelNew or its kernels?)"
-        return f"the candidate's process exited with status {os.WEXITSTATUS(status)} (sys.exit / os._exit in ModelNew?)"
+            return HarnessError(CRASHED, f"the candidate's process was killed by {name} "
+                                         "(a crash in ModelNew or its kernels?)")
+        return HarnessError(CANDIDATE_RUN, f"the candidate's process exited with status {os.WEXITSTATUS(status)} "
+                                           "(sys.exit / os._exit in ModelNew?)")
 
     def _wait(self, timeout_s: float):
         import time
