@@ -119,7 +119,8 @@ json baseRequest(const RunContext& c, const std::string& stage) {
             {"device", c.device},
             {"seed", c.seed},
             {"build_dir", c.buildDirectory},
-            {"cache_dir", c.cacheDirectory}};
+            {"cache_dir", c.cacheDirectory},
+            {"scratch_dir", c.scratchDirectory}};
 }
 
 // What one stage needs beyond the common set-up (the profile stage's timeline recording).
@@ -140,6 +141,17 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     spec.workingDirectory = c.target.workspace;
     spec.timeout = c.options.stageTimeout;
     spec.sandbox.writablePaths = {c.buildDirectory, c.cacheDirectory};
+    // What only the engine writes, or what a judge loads code from, is read-only in every stage:
+    // timings that decide rewards (baselines), the cubins the engine compiled (fast-kernels),
+    // and the inductor and Triton caches, whose entries are Python modules and kernels a later
+    // torch.compile would load. The judge compiles into the run's scratch folder instead
+    // (profile.py). Created first: an overlay that does not exist is not mounted.
+    for (const char* folder : {"baselines", "fast-kernels", "inductor", "triton"}) {
+        const fs::path path = fs::path(c.cacheDirectory) / folder;
+        std::error_code ec;
+        fs::create_directories(path, ec);
+        spec.sandbox.readOnlyOverlays.push_back(path.string());
+    }
     const fs::path pythonPrefix = fs::path(c.python).parent_path().parent_path();
     spec.sandbox.readOnlyPaths = {c.target.workspace,
                                   fs::path(c.target.referencePath).parent_path().string(),
@@ -155,8 +167,6 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     spec.sandbox.maxProcesses = 512;
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     spec.environment = {{"TORCH_EXTENSIONS_DIR", c.buildDirectory + "/torch_extensions"},
-                        {"TORCHINDUCTOR_CACHE_DIR", c.cacheDirectory + "/inductor"},
-                        {"TRITON_CACHE_DIR", c.cacheDirectory + "/triton"},
                         {"MAX_JOBS", std::to_string(cores)},
                         {"KWB_CPU_THREADS", std::to_string(std::min(cores, 8u))},
                         {"OMP_NUM_THREADS", std::to_string(std::min(cores, 8u))}};
@@ -250,6 +260,7 @@ StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcom
     record.name = name;
     record.seconds = outcome.seconds;
     record.log = outcome.log;
+    record.preparedAhead = outcome.preparedAhead;
     const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
     record.status =
         outcome.ok ? (skipped ? StageStatus::Skipped : StageStatus::Passed) : StageStatus::Failed;

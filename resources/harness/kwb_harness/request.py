@@ -25,6 +25,9 @@ class Request:
     seed: int
     build_dir: str
     cache_dir: str
+    # The evaluation's own scratch folder (the judge's torch.compile caches); a temporary
+    # folder when the request names none
+    scratch_dir: str = ""
     # compile
     arch: str = ""
     extra_cflags: list = field(default_factory=list)
@@ -142,6 +145,7 @@ def parse(data: dict, stage: str) -> Request:
         or os.path.join(os.path.expanduser("~"), ".cache", "kernel-workbench"),
     )
 
+    req.scratch_dir = _path(data, "scratch_dir", required=False)
     req.arch = _get(data, "arch", (str,), default="").strip()
     if req.arch and not _ARCH_RE.match(req.arch):
         raise _fail(f"field 'arch' must look like 'sm_90' or 'sm_90a', got '{req.arch}'")

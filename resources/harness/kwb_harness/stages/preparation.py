@@ -17,18 +17,19 @@ import json
 
 from ..timing.phase_clock import PhaseClock
 
-# Request fields only the candidate's side of a stage reads.
-CANDIDATE_FIELDS = ("candidate", "extension_path", "kernels_dir")
+# Request fields a preparation does not depend on: the candidate's, and the evaluation's own
+# scratch folder (read when the request runs).
+PER_REQUEST_FIELDS = ("candidate", "extension_path", "kernels_dir", "scratch_dir")
 
 
 def request_key(data: dict) -> str:
     """What a raw request must share with the one a standby was prepared for."""
-    return json.dumps({k: v for k, v in data.items() if k not in CANDIDATE_FIELDS}, sort_keys=True,
+    return json.dumps({k: v for k, v in data.items() if k not in PER_REQUEST_FIELDS}, sort_keys=True,
                       default=str)
 
 
 def _fields(req) -> dict:
-    return {k: v for k, v in dataclasses.asdict(req).items() if k not in CANDIDATE_FIELDS}
+    return {k: v for k, v in dataclasses.asdict(req).items() if k not in PER_REQUEST_FIELDS}
 
 
 def file_digest(path: str) -> str | None:

@@ -74,11 +74,16 @@ def _failure(name: str, exc: BaseException, req) -> HarnessError:
     return HarnessError(TASK_RUN, f"torch.compile(Model) failed while profiling: {text}")
 
 
-def _use_cache_dirs(cache_dir: str) -> None:
-    # Inductor and Triton caches default to /tmp or $HOME, which a sandbox may not allow
-    # to write; the workbench's cache folder is known to be writable and persistent.
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache_dir, "inductor"))
-    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(cache_dir, "triton"))
+def _use_cache_dirs(req) -> None:
+    """torch.compile's caches for this evaluation alone. Their entries are Python modules and
+    kernels that torch.compile loads; in a folder a candidate of an earlier evaluation could have
+    written, they would be code run by the judge. The judge compiles before the candidate is
+    imported, so nothing of the candidate's can write these folders while they are used."""
+    import tempfile
+
+    root = req.scratch_dir or tempfile.mkdtemp(prefix="kwb-compile-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
 
 
 def _compile(ref_model, inputs: list, req, result: dict, timings: dict, marks=None):
@@ -128,7 +133,6 @@ class ProfilePreparation(Preparation):
             self.candidate.post({"op": "pool", "salt": _SALTS["candidate"], "budget": pool_budget(req.device)})
         devices.configure(req.device)
         devices.require(req.device)
-        _use_cache_dirs(req.cache_dir)
         self.clock = TrustedClock()
         if req.device == "cuda":
             self.clock.capture_cuda()
@@ -199,21 +203,24 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
 
     process = prepared.candidate
     remote = None
-    if with_candidate:
-        process.ask({"op": "load", "candidate": req.candidate, "extension_path": req.extension_path,
-                     "kernels_dir": req.kernels_dir})
-        phases.mark("candidate import")
-        remote = RemoteTimedCandidate(process, prepared.pools["candidate"], ref_model, req, prepared.overhead)
-
     with torch.no_grad():
         variants = {}
         if include_baselines:
             variants["eager"] = ref_model
             if req.include_compile:
+                _use_cache_dirs(req)
+                # Compiled (and its first call run) before the candidate is imported anywhere:
+                # nothing of the candidate's can touch the caches torch.compile loads code from.
                 compiled = _compile(ref_model, inputs, req, result, timings, marks)
                 if compiled is not None:
                     variants["compile"] = compiled
+                phases.mark("torch.compile")
         if with_candidate:
+            process.ask({"op": "load", "candidate": req.candidate, "extension_path": req.extension_path,
+                         "kernels_dir": req.kernels_dir})
+            phases.mark("candidate import")
+            remote = RemoteTimedCandidate(process, prepared.pools["candidate"], ref_model, req,
+                                          prepared.overhead)
             variants["candidate"] = remote
         pools = {name: prepared.pools[name] for name in variants if name != "candidate"}
         phases.mark("models")
