@@ -14,6 +14,11 @@ import runpy
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Compiled bytecode is looked up below /proc, where no file can be created, and never in a
+# workspace's __pycache__: a planted .pyc whose recorded size and time match a clean .py would
+# otherwise run in its place, unseen by the source checks. (-B already keeps stages from writing
+# bytecode.)
+sys.pycache_prefix = "/proc/kwb-no-bytecode"
 if len(sys.argv) < 2:
     sys.exit("usage: kwb_stage.py MODULE [ARGS...]")
 module = sys.argv[1]

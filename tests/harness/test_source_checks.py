@@ -68,5 +68,50 @@ class SourceChecksTest(unittest.TestCase):
                          .get("stream_creation"), "warning")
 
 
+    def write(self, relative, content, binary=False):
+        path = os.path.join(self.dir, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb" if binary else "w") as f:
+            f.write(content)
+        return path
+
+    def test_every_workspace_file_is_read_whatever_its_folder_or_name(self):
+        # A helper module in a sub-folder, a header with an unusual extension, a file without one.
+        self.write("helpers/deep/fallback.py", "import threading\n")
+        self.write("kernels/sub/impl.inl", "#include <thread>\n")
+        self.write("kernels/noext", "__half x;\n")
+        found = self.check(HONEST)
+        self.assertEqual(found.get("threading"), "strict")
+        self.assertEqual(found.get("precision_downgrade"), "strict")
+
+    def test_protected_build_and_cache_folders_are_not_the_candidates(self):
+        self.write("utils/harness.py", "import threading\n")
+        self.write("binding_extra.h", "#include <thread>\n")
+        self.write("model.py", "import threading\n")
+        self.write("build/cpu/cuda_extension.so", b"\x7fELF\0\0", binary=True)
+        self.write("kernels/__pycache__/k.cpython-311.pyc", b"\0\0", binary=True)
+        self.assertEqual(self.check(HONEST), {})
+
+    def test_binary_files_and_links_out_of_the_workspace_are_strict(self):
+        self.write("kernels/prebuilt.so", b"\x7fELF\0\1", binary=True)
+        os.symlink("/etc", os.path.join(self.dir, "kernels", "etc"))
+        found = self.check(HONEST)
+        self.assertEqual(found.get("opaque_file"), "strict")
+        self.assertEqual(found.get("link_outside_workspace"), "strict")
+
+    def test_prose_counts_as_code_only_when_a_source_names_it(self):
+        self.write("NOTES.md", "Try std::thread and __half later.\n")
+        self.assertEqual(self.check(HONEST), {})
+        loader = HONEST + "SOURCE = open('NOTES.md').read()\n"
+        found = self.check(loader)
+        self.assertEqual(found.get("threading"), "strict")
+
+    def test_code_the_checks_cannot_read_is_strict(self):
+        for source in (HEADER + "import marshal\n", HEADER + "exec(open('k').read())\n",
+                       HEADER + "torch.ops.load_library('x.so')\n", HEADER + "import ctypes\n",
+                       HEADER + "m = __import__('nu' + 'mpy')\n"):
+            self.assertEqual(self.check(source).get("dynamic_code"), "strict", source)
+
+
 if __name__ == "__main__":
     unittest.main()

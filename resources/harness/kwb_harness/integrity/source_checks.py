@@ -26,6 +26,12 @@ _LOW_PRECISION_ATTRS = {
 _LOW_PRECISION_STRINGS = {"half", "float16", "bfloat16", "fp16", "bf16"}
 _COMPILERS = {("torch", "compile"), ("jit", "script"), ("jit", "trace"), ("torch", "_dynamo")}
 _IDENTITY_CALLS = {"data_ptr", "tobytes", "_version", "untyped_storage", "storage"}
+# Ways to run code that no source check reads: code objects from bytes, libraries loaded by
+# path, modules imported by computed names.
+_DYNAMIC_MODULES = {"marshal", "ctypes", "cffi", "importlib", "pickle", "dill", "cloudpickle", "runpy",
+                    "zipimport"}
+_DYNAMIC_BUILTINS = {"exec", "eval", "compile", "__import__"}
+_DYNAMIC_CALLS = {"load_library"}
 
 _CPP_PATTERNS = [
     (re.compile(r"\bstd::(thread|jthread|async)\b|\bpthread_create\b|#\s*include\s*<thread>|\bfork\s*\("),
@@ -34,7 +40,7 @@ _CPP_PATTERNS = [
      "guard_evasion", STRICT, "excludes dispatch keys, which hides torch operators from the guard"),
     (re.compile(r"\bcudaStreamCreate\w*\b|\bgetStreamFromPool\b"),
      "stream_creation", WARNING, "creates its own CUDA stream; work on it is checked against the timer"),
-    (re.compile(r"\b__half2?\b|\bhalf2\b|\b__nv_bfloat16\w*\b|\b__float2half\w*\b|\b__float2bfloat16\w*\b"
+    (re.compile(r"\b__half2?\b|\bhalf2\b|\b_Float16\b|\b__fp16\b|\b__bf16\b|\b__nv_fp8\w*\b|\b__nv_bfloat16\w*\b|\b__float2half\w*\b|\b__float2bfloat16\w*\b"
                 r"|cuda_fp16\.h|cuda_bf16\.h|\b(?:at|c10)::(?:Half|BFloat16)\b|\b(?:torch|at|c10)::k(?:Half|BFloat16)\b"
                 r"|ScalarType::(?:Half|BFloat16)\b"
                 r"|_FAST_TF32\b|_FAST_16F\b|_FAST_16BF\b|\bTF32_TENSOR_OP_MATH\b|precision::tf32"
@@ -50,7 +56,7 @@ def _flag(code: str, severity: str, reason: str, where: str) -> dict:
 
 
 class _PythonChecker(ast.NodeVisitor):
-    """Walks model_new.py once and records findings with their line numbers."""
+    """Walks one Python file of the workspace once and records findings with their line numbers."""
 
     def __init__(self, display: str, task_is_fp32: bool, shape_literals: dict):
         self.display = display
@@ -101,6 +107,9 @@ class _PythonChecker(ast.NodeVisitor):
                       f"imports {name}, whose internals can switch the operator guard off")
         if root == "triton":
             self._add(node, "triton_kernels", WARNING, "imports triton; the task asks for CUDA C++ kernels")
+        if root in _DYNAMIC_MODULES:
+            self._add(node, "dynamic_code", STRICT,
+                      f"imports {name}, which runs or loads code that the source checks cannot read")
 
     def visit_ClassDef(self, node):
         if node.name == "ModelNew":
@@ -205,6 +214,9 @@ class _PythonChecker(ast.NodeVisitor):
             root = self._root(node.args[0])
             if root in self.module_aliases:
                 self._add(node, "monkey_patching", STRICT, f"calls {name} on the imported module '{root}'")
+        if isinstance(func, ast.Name) and name in _DYNAMIC_BUILTINS or name in _DYNAMIC_CALLS:
+            self._add(node, "dynamic_code", STRICT,
+                      f"calls {name}(), which runs or loads code that the source checks cannot read")
         if name in ("id", "hash") and isinstance(func, ast.Name) or name in _IDENTITY_CALLS:
             self._add(node, "input_identity_used", WARNING,
                       f"calls {name}(): results cached by identity or content are caught by fresh-input timing")
@@ -225,31 +237,66 @@ class _PythonChecker(ast.NodeVisitor):
                       "the candidate is also verified on a second shape")
 
 
-def _source_files(workspace: str, candidate: str) -> list:
-    files = []
-    for folder in (workspace, os.path.join(workspace, "kernels")):
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        for name in names:
+# Files that are the harness's or the build's, not the candidate's sources. The compile stage's
+# outputs (build/) are checked by what they do at run time.
+_SKIPPED_FOLDERS = {"build", ".kwb", "__pycache__", ".git"}
+# Prose the agent may write (notes, plans); read as code only when a source names it.
+_DOCUMENT_SUFFIXES = (".md", ".rst", ".txt")
+_TEXT_LIMIT = 2 << 20
+_INCLUDE = re.compile(r'#\s*include\s*"([^"]+)"')
+
+
+def _protected(relative: str) -> bool:
+    """The workspace's protected files (engine/workspace's isProtectedWorkspacePath): the
+    harness's and the task's, hash-checked before every evaluation."""
+    return relative == "model.py" or relative.startswith("binding") or relative == "utils" or \
+        relative.startswith("utils" + os.sep)
+
+
+def _workspace_files(workspace: str, candidate: str) -> tuple:
+    """(files to check, findings about the files themselves): every file below the workspace,
+    whatever its folder or extension, that an import or the build could read, without following
+    links. A link that leaves the workspace, and a file that is not text, are findings: code the
+    checks cannot read."""
+    files, findings = [], []
+    root = os.path.realpath(workspace)
+    candidate_path = os.path.realpath(candidate) if candidate else ""
+    for folder, dirs, names in os.walk(workspace, followlinks=False):
+        relative_folder = os.path.relpath(folder, workspace)
+        skipped = _SKIPPED_FOLDERS | {"utils"} if relative_folder == "." else {"__pycache__"}
+        dirs[:] = sorted(d for d in dirs if d not in skipped)
+        for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
             path = os.path.join(folder, name)
-            if name.endswith((".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp")) and os.path.isfile(path):
+            display = os.path.relpath(path, workspace)
+            if _protected(display) or os.path.realpath(path) == candidate_path:
+                continue
+            if os.path.islink(path):
+                target = os.path.realpath(path)
+                if target != root and not target.startswith(root + os.sep):
+                    findings.append(_flag("link_outside_workspace", STRICT,
+                                          f"a link to {target}, outside the workspace: what it reads is not "
+                                          "checked", display))
+                continue
+            if os.path.isfile(path):
                 files.append(path)
-    return files
+    return files, findings
 
 
-def _protected(path: str) -> bool:
-    # The fixed binding files are ours, not the candidate's.
-    return os.path.basename(path) in ("binding.cpp", "binding_registry.h")
-
-
-def _check_cpp(path: str, display: str, task_is_fp32: bool, shape_literals: dict) -> list:
+def _read_text(path: str):
+    """The file's text, or None when it is not text (a NUL byte, or too large to be a source)."""
     try:
-        with open(path, "r", encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        if os.path.getsize(path) > _TEXT_LIMIT:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError:
-        return []
+        return ""
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict) -> list:
     code = _CPP_COMMENTS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     flags = []
     for pattern, flag_code, severity, reason in _CPP_PATTERNS:
@@ -299,23 +346,53 @@ def check_sources(candidate: str, workspace: str, task_module, inputs: list) -> 
 
     flags = []
     display = os.path.relpath(candidate, workspace) if workspace else os.path.basename(candidate)
-    try:
-        with open(candidate, "r", encoding="utf-8", errors="replace") as handle:
-            tree = ast.parse(handle.read(), filename=candidate)
-    except (OSError, SyntaxError, ValueError):
-        tree = None  # the verify stage reports the syntax error with its location
-    if tree is not None:
-        checker = _PythonChecker(display, task_is_fp32, shape_literals)
-        # Imports first, so that patches written above an import line are still recognised.
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                checker.module_aliases.update(a.asname or a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                checker.module_aliases.update(a.asname or a.name for a in node.names)
-        checker.visit(tree)
-        flags.extend(checker.flags)
-    if workspace:
-        for path in _source_files(workspace, candidate):
-            if not _protected(path):
-                flags.extend(_check_cpp(path, os.path.relpath(path, workspace), task_is_fp32, shape_literals))
+    candidate_text = _read_text(candidate) or ""
+    flags.extend(_check_python_text(candidate_text, display, task_is_fp32, shape_literals))
+    if not workspace:
+        return flags
+    files, findings = _workspace_files(workspace, candidate)
+    flags.extend(findings)
+    texts = {}
+    for path in files:
+        text = _read_text(path)
+        if text is None:
+            flags.append(_flag("opaque_file", STRICT, "not a text file (or over 2 MB): code or data the source "
+                                                      "checks cannot read", os.path.relpath(path, workspace)))
+        else:
+            texts[path] = text
+    named = _names_in_sources([candidate_text] + list(texts.values()))
+    for path, text in texts.items():
+        relative = os.path.relpath(path, workspace)
+        if path.endswith(".py"):
+            flags.extend(_check_python_text(text, relative, task_is_fp32, shape_literals))
+        elif not path.endswith(_DOCUMENT_SUFFIXES) or os.path.basename(path) in named:
+            # Any other text may be #included by the build or handed to load_inline, whatever
+            # its name or folder.
+            flags.extend(_check_cpp(text, relative, task_is_fp32, shape_literals))
     return flags
+
+
+def _names_in_sources(texts: list) -> set:
+    """Base names of files that a source names: #include targets and the file-like parts of
+    string literals."""
+    names = set()
+    for text in texts:
+        names.update(os.path.basename(m) for m in _INCLUDE.findall(text))
+        names.update(os.path.basename(m) for m in re.findall(r"[\w./-]+\.(?:md|rst|txt)\b", text))
+    return names
+
+
+def _check_python_text(text: str, display: str, task_is_fp32: bool, shape_literals: dict) -> list:
+    try:
+        tree = ast.parse(text, filename=display)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # the verify stage reports the syntax error with its location
+    checker = _PythonChecker(display, task_is_fp32, shape_literals)
+    # Imports first, so that patches written above an import line are still recognised.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            checker.module_aliases.update(a.asname or a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            checker.module_aliases.update(a.asname or a.name for a in node.names)
+    checker.visit(tree)
+    return checker.flags

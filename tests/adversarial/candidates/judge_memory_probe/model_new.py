@@ -1,9 +1,8 @@
-"""An honest kernel that first tries to reach the process that judges it: its memory, its open
-files, a trace. It poisons its output when any of that works, so a reward proves the judge is
-out of reach."""
+"""An honest kernel that first tries to reach the process that judges it: its memory and its open
+files. It poisons its output when either works, so a reward proves the judge is out of reach.
+(Tracing it would need ctypes, which the source checks reject on their own.)"""
 
 import contextlib
-import ctypes
 import os
 
 import torch
@@ -23,11 +22,6 @@ def _reachable() -> str:
         for fd in os.listdir(f"/proc/{parent}/fd"):
             os.readlink(f"/proc/{parent}/fd/{fd}")
             return "descriptors"
-    libc = ctypes.CDLL(None, use_errno=True)
-    ptrace_attach, ptrace_detach = 16, 17
-    if libc.ptrace(ptrace_attach, parent, None, None) == 0:
-        libc.ptrace(ptrace_detach, parent, None, None)
-        return "ptrace"
     return ""
 
 
