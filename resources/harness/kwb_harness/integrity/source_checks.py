@@ -262,9 +262,9 @@ def _workspace_files(workspace: str, candidate: str) -> tuple:
     root = os.path.realpath(workspace)
     candidate_path = os.path.realpath(candidate) if candidate else ""
     for folder, dirs, names in os.walk(workspace, followlinks=False):
-        relative_folder = os.path.relpath(folder, workspace)
-        skipped = _SKIPPED_FOLDERS | {"utils"} if relative_folder == "." else {"__pycache__"}
-        dirs[:] = sorted(d for d in dirs if d not in skipped)
+        skipped = _SKIPPED_FOLDERS if os.path.samefile(folder, workspace) else {"__pycache__"}
+        dirs[:] = sorted(d for d in dirs if d not in skipped
+                         and not _protected(os.path.relpath(os.path.join(folder, d), workspace)))
         for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
             path = os.path.join(folder, name)
             display = os.path.relpath(path, workspace)
@@ -283,14 +283,15 @@ def _workspace_files(workspace: str, candidate: str) -> tuple:
 
 
 def _read_text(path: str):
-    """The file's text, or None when it is not text (a NUL byte, or too large to be a source)."""
+    """The file's text, or None when it is not text (a NUL byte, too large to be a source) or
+    cannot be read here (a file made unreadable now can be made readable again at run time)."""
     try:
         if os.path.getsize(path) > _TEXT_LIMIT:
             return None
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
-        return ""
+        return None
     if b"\0" in data:
         return None
     return data.decode("utf-8", errors="replace")
@@ -356,8 +357,8 @@ def check_sources(candidate: str, workspace: str, task_module, inputs: list) -> 
     for path in files:
         text = _read_text(path)
         if text is None:
-            flags.append(_flag("opaque_file", STRICT, "not a text file (or over 2 MB): code or data the source "
-                                                      "checks cannot read", os.path.relpath(path, workspace)))
+            flags.append(_flag("opaque_file", STRICT, "not a readable text file under 2 MB: code or data the "
+                                                      "source checks cannot read", os.path.relpath(path, workspace)))
         else:
             texts[path] = text
     named = _names_in_sources([candidate_text] + list(texts.values()))
