@@ -152,11 +152,11 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
         fs::create_directories(path, ec);
         spec.sandbox.readOnlyOverlays.push_back(path.string());
     }
-    const fs::path pythonPrefix = fs::path(c.python).parent_path().parent_path();
-    spec.sandbox.readOnlyPaths = {c.target.workspace,
-                                  fs::path(c.target.referencePath).parent_path().string(),
-                                  fs::path(c.target.candidatePath).parent_path().string(),
-                                  resourceRoot(), pythonPrefix.string()};
+    spec.sandbox.readOnlyPaths = {
+        c.target.workspace, fs::path(c.target.referencePath).parent_path().string(),
+        fs::path(c.target.candidatePath).parent_path().string(), resourceRoot()};
+    for (const auto& folder : pythonInstallFolders(c.python))
+        spec.sandbox.readOnlyPaths.push_back(folder);
     spec.sandbox.allowGpu = c.gpuAllowed;
     spec.sandbox.limits.cpuSeconds = static_cast<std::uint64_t>(c.options.stageTimeout.count()) * 4;
     spec.sandbox.limits.openFiles = 4096;

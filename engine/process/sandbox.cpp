@@ -2,6 +2,7 @@
 
 #include "engine/process/environment.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -46,6 +47,29 @@ std::vector<std::string> isolationArguments(bool allowNetwork) {
                                      "/tmp"};
     if (!allowNetwork)
         args.push_back("--unshare-net");
+    // Empty and read-only in the sandbox: the users' home folders (keys, credentials, configs)
+    // and the folders that hold the host's Unix sockets (a network namespace does not cover
+    // sockets reached through the file system). What a stage needs from them is bound again on
+    // top. (Mode 0555 holds for root too: every capability is dropped.)
+    std::error_code ec;
+    const std::vector<std::string> hidden = {"/home", "/root", "/run", "/mnt", "/media", "/srv"};
+    for (const auto& folder : hidden)
+        if (fs::is_directory(folder, ec) && !fs::is_symlink(folder, ec))
+            args.insert(args.end(), {"--perms", "0555", "--tmpfs", folder});
+    // Password hashes stay readable for root even with every capability dropped.
+    for (const char* secret : {"/etc/shadow", "/etc/gshadow"})
+        if (fs::is_regular_file(secret, ec))
+            args.insert(args.end(), {"--ro-bind", "/dev/null", secret});
+    // A home folder elsewhere (/var/lib/someone, /work/user) is hidden too.
+    const char* home = std::getenv("HOME");
+    const std::string homeFolder = home ? fs::weakly_canonical(home, ec).string() : "";
+    const bool homeHidden =
+        homeFolder.empty() || homeFolder == "/" ||
+        std::any_of(hidden.begin(), hidden.end(), [&](const std::string& folder) {
+            return homeFolder == folder || homeFolder.rfind(folder + "/", 0) == 0;
+        });
+    if (!homeHidden && fs::is_directory(homeFolder, ec))
+        args.insert(args.end(), {"--perms", "0555", "--tmpfs", homeFolder});
     return args;
 }
 

@@ -4,8 +4,10 @@
 #include "engine/system/bounded_json.h"
 #include "kwb/version.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace kwb {
@@ -163,6 +165,39 @@ PythonProbe detectPython(const std::string& configuredPath) {
             return probe;
     }
     return firstFailure;
+}
+
+std::vector<std::string> pythonInstallFolders(const std::string& python) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> folders;
+    auto add = [&folders](const fs::path& folder) {
+        std::error_code ec;
+        if (folder.empty() || !fs::is_directory(folder, ec))
+            return;
+        const std::string text = fs::weakly_canonical(folder, ec).string();
+        if (std::find(folders.begin(), folders.end(), text) == folders.end())
+            folders.push_back(text);
+    };
+    if (python.empty())
+        return folders;
+    std::error_code ec;
+    const fs::path prefix = fs::absolute(python, ec).parent_path().parent_path();
+    add(prefix);
+    add(fs::weakly_canonical(python, ec).parent_path().parent_path());
+    // A virtual environment names the installation it was made from.
+    std::ifstream config(prefix / "pyvenv.cfg");
+    for (std::string line; std::getline(config, line);) {
+        if (line.rfind("home", 0) != 0)
+            continue;
+        const auto equals = line.find('=');
+        if (equals == std::string::npos)
+            continue;
+        std::string home = line.substr(equals + 1);
+        home.erase(0, home.find_first_not_of(" \t"));
+        home.erase(home.find_last_not_of(" \t\r") + 1);
+        add(fs::path(home).parent_path());
+    }
+    return folders;
 }
 
 } // namespace kwb

@@ -43,6 +43,12 @@ std::vector<std::string> projectVenvPythons();
 // environments, then python3 on PATH. Missing paths are kept so a bad setting is reported.
 std::vector<PythonCandidate> pythonCandidates(const std::string& configuredPath);
 
+// The folders a sandboxed process needs to run `python`: its own prefix (a virtual
+// environment's root) and the installation that prefix was made from (its interpreter's real
+// location, and a venv's `home`), which may sit in a folder the sandbox hides, such as a pyenv
+// Python below the home folder. Existing folders only, each once.
+std::vector<std::string> pythonInstallFolders(const std::string& python);
+
 // Runs the interpreter once (a few seconds: it imports torch). Never throws.
 PythonProbe probePython(const std::string& path, PythonSource source = PythonSource::Settings);
 

@@ -81,6 +81,13 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"include_odd_extension", "precision_downgrade"},
         {"prebuilt_library", "opaque_file"},
         {"runtime_built_name", "torch_fallback"},
+        // The sandbox-escape table: honest kernels that first try one way out and poison their
+        // output if it works; a reward means the sandbox held.
+        {"escape_network", ""},
+        {"escape_host_sockets", ""},
+        {"escape_secrets", ""},
+        {"escape_outside_writes", ""},
+        {"escape_proc", ""},
         // Honest, after probing for the stage's name and for the judge's memory: a reward proves
         // neither was in reach.
         {"stage_name_probe", "", true},

@@ -61,6 +61,13 @@ bool mentions(const EvaluationResult& r, const std::string& codes) {
 
 class AdversarialSuite : public EvaluationTest {
 protected:
+    void SetUp() override {
+        EvaluationTest::SetUp();
+        // A credential in kwb's own environment, which the escape_secrets and escape_proc
+        // candidates look for from inside the sandbox.
+        setenv("KWB_ESCAPE_CANARY_TOKEN", "do-not-leak", 1);
+    }
+
     fs::path workspaceFor(const AdversarialCase& c) {
         const fs::path ws = makeWorkspace("07_scale_residual_add", true, c.name);
         for (const auto& entry : fs::recursive_directory_iterator(kCandidates / c.name)) {

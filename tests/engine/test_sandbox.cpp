@@ -1,4 +1,5 @@
 #include "engine/process/sandbox.h"
+#include "engine/system/python_environment.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,8 +9,12 @@ using namespace kwb;
 namespace fs = std::filesystem;
 
 namespace {
-ProcessResult runSandboxed(const std::string& script, const SandboxPolicy& policy,
+// The test's Python may live below a folder the sandbox hides (a home folder): its installation
+// is bound back, as the evaluator does.
+ProcessResult runSandboxed(const std::string& script, SandboxPolicy policy,
                            const std::string& cwd = "/") {
+    for (const auto& folder : pythonInstallFolders(KWB_TEST_EXPECTED_PYTHON))
+        policy.readOnlyPaths.push_back(folder);
     SandboxedCommand command = sandboxCommand({"sh", "-c", script}, cwd, policy);
     command.spec.timeout = std::chrono::seconds(30);
     return runProcess(command.spec);
@@ -62,6 +67,50 @@ TEST(Sandbox, AllowsWritesOnlyToListedPaths) {
         runSandboxed("echo x > /tmp/kwb-private-tmp-test && cat /tmp/kwb-private-tmp-test", policy);
     EXPECT_TRUE(tmp.succeeded());
     EXPECT_FALSE(fs::exists("/tmp/kwb-private-tmp-test"));
+    fs::remove_all(root);
+}
+
+TEST(Sandbox, HidesHomeFoldersHostSocketsAndPasswordHashes) {
+    if (!bubblewrapUsable())
+        GTEST_SKIP() << "bubblewrap not usable on this machine";
+    // Not below /tmp (private in the sandbox anyway) nor /home or /root: only the HOME rule can
+    // hide it.
+    const fs::path root = fs::current_path() / "kwb-sandbox-hidden-test";
+    fs::remove_all(root);
+    fs::create_directories(root);
+    // A stand-in for the user's home: whatever HOME names is hidden too.
+    fs::create_directories(root / "home" / ".ssh");
+    std::ofstream(root / "home" / ".ssh" / "id_ed25519") << "secret";
+    const char* saved = std::getenv("HOME");
+    const std::string savedHome = saved ? saved : "";
+    setenv("HOME", (root / "home").c_str(), 1);
+    SandboxPolicy policy;
+    ProcessResult r = runSandboxed(
+        "ls -A " + (root / "home").string() + "; ls -A /root /run 2>/dev/null", policy);
+    ProcessResult shadow = runSandboxed("cat /etc/shadow", policy);
+    if (saved)
+        setenv("HOME", savedHome.c_str(), 1);
+    else
+        unsetenv("HOME");
+    EXPECT_EQ(r.out.text.find(".ssh"), std::string::npos) << r.out.text;
+    EXPECT_EQ(r.out.text.find("secret"), std::string::npos) << r.out.text;
+    EXPECT_EQ(shadow.out.text, "") << "password hashes are visible";
+    // Read-only as well as empty, and what a stage needs below a hidden folder is bound again.
+    fs::create_directories(root / "home" / "project");
+    policy.writablePaths = {(root / "home" / "project").string()};
+    setenv("HOME", (root / "home").c_str(), 1);
+    ProcessResult write =
+        runSandboxed("touch " + (root / "home" / "x").string() + " || echo refused; echo ok > " +
+                         (root / "home" / "project" / "f").string(),
+                     policy);
+    if (saved)
+        setenv("HOME", savedHome.c_str(), 1);
+    else
+        unsetenv("HOME");
+    EXPECT_NE(write.out.text.find("refused"), std::string::npos)
+        << write.out.text << write.err.text;
+    EXPECT_TRUE(fs::exists(root / "home" / "project" / "f"));
+    EXPECT_FALSE(fs::exists(root / "home" / "x"));
     fs::remove_all(root);
 }
 

@@ -36,8 +36,8 @@ SandboxedShell sandboxedBash(const ShellSandboxOptions& options,
     SandboxPolicy policy;
     policy.writablePaths = {workspace};
     policy.readOnlyOverlays = protectedEntriesIn(workspace);
-    if (!python.empty())
-        policy.readOnlyPaths.push_back(fs::path(python).parent_path().parent_path().string());
+    for (const auto& folder : pythonInstallFolders(python))
+        policy.readOnlyPaths.push_back(folder);
     policy.allowGpu = options.allowGpu;
     policy.allowNetwork = false;
     policy.limits = options.limits;
