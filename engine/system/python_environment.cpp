@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 namespace kwb {
@@ -167,6 +169,38 @@ PythonProbe detectPython(const std::string& configuredPath) {
     return firstFailure;
 }
 
+namespace {
+
+std::vector<std::string> reportedPythonPrefixes(const std::string& python) {
+    static std::mutex mutex;
+    static std::map<std::string, std::vector<std::string>> known;
+    {
+        std::lock_guard lock(mutex);
+        if (auto found = known.find(python); found != known.end())
+            return found->second;
+    }
+    ProcessSpec spec;
+    spec.argv = {python, "-I", "-c",
+                 "import json, os, sys; print(json.dumps([sys.prefix, sys.base_prefix, "
+                 "sys.exec_prefix, sys.base_exec_prefix, "
+                 "os.path.dirname(os.path.dirname(sys.executable))]))"};
+    spec.timeout = std::chrono::seconds(20);
+    spec.outputLimitBytes = 16 * 1024;
+    std::vector<std::string> folders;
+    const ProcessResult run = runProcess(spec);
+    const nlohmann::json reported =
+        run.succeeded() ? parseBoundedJson(run.out.text) : nlohmann::json();
+    if (reported.is_array())
+        for (const auto& entry : reported)
+            if (entry.is_string())
+                folders.push_back(entry.get<std::string>());
+    std::lock_guard lock(mutex);
+    known[python] = folders;
+    return folders;
+}
+
+} // namespace
+
 std::vector<std::string> pythonInstallFolders(const std::string& python) {
     namespace fs = std::filesystem;
     std::vector<std::string> folders;
@@ -184,6 +218,10 @@ std::vector<std::string> pythonInstallFolders(const std::string& python) {
     const fs::path prefix = fs::absolute(python, ec).parent_path().parent_path();
     add(prefix);
     add(fs::weakly_canonical(python, ec).parent_path().parent_path());
+    // What the interpreter itself says (a wrapper script that execs another Python, a venv
+    // made from a Python in a hidden folder). Asked once per path: it takes ~30 ms.
+    for (const auto& folder : reportedPythonPrefixes(python))
+        add(folder);
     // A virtual environment names the installation it was made from.
     std::ifstream config(prefix / "pyvenv.cfg");
     for (std::string line; std::getline(config, line);) {
