@@ -41,7 +41,9 @@ void printIntegrity(std::ostream& out, const IntegrityEvidence& e) {
         out << "  timed outputs checked against the reference: " << e.timedOutputsChecked << "\n";
     if (e.externalTimingChecked)
         out << "  judge's clock around the candidate's batches: " << e.externalWallMs << " ms, "
-            << e.externalUnexplainedMs << " ms unexplained by the reported times ("
+            << e.externalUnexplainedMs << " ms unexplained by the reported times (allowed "
+            << e.externalAllowedMs << " ms; " << e.externalInconsistentBatches << " of "
+            << e.externalBatches << " batches over; "
             << (e.externalTimingConsistent ? "consistent" : "INCONSISTENT") << ")\n";
     if (e.kernelCensusAvailable) {
         out << "  GPU time per forward: custom " << fixed(e.customUs, 1) << " us, library "

@@ -87,6 +87,9 @@ void absorbProfileEvidence(IntegrityEvidence& e, const json& result) {
         e.externalTimingChecked && jsonField(external, "consistent", false);
     e.externalWallMs = jsonField(external, "wall_ms", 0.0);
     e.externalUnexplainedMs = jsonField(external, "unexplained_ms", 0.0);
+    e.externalAllowedMs = jsonField(external, "allowed_ms", 0.0);
+    e.externalBatches = jsonField(external, "batches", 0);
+    e.externalInconsistentBatches = jsonField(external, "inconsistent_batches", 0);
     const json& gpu = object(integrity, "gpu_state");
     e.gpuStateBefore = describeGpuState(object(gpu, "before"));
     e.gpuStateAfter = describeGpuState(object(gpu, "after"));
@@ -126,7 +129,10 @@ json toJson(const IntegrityEvidence& e) {
              {{"checked", e.externalTimingChecked},
               {"consistent", e.externalTimingConsistent},
               {"wall_ms", e.externalWallMs},
-              {"unexplained_ms", e.externalUnexplainedMs}}},
+              {"unexplained_ms", e.externalUnexplainedMs},
+              {"allowed_ms", e.externalAllowedMs},
+              {"batches", e.externalBatches},
+              {"inconsistent_batches", e.externalInconsistentBatches}}},
             {"gpu_state", {{"before", e.gpuStateBefore}, {"after", e.gpuStateAfter}}}};
 }
 
@@ -151,6 +157,9 @@ IntegrityEvidence integrityFromJson(const json& j) {
     e.externalTimingConsistent = jsonField(external, "consistent", false);
     e.externalWallMs = jsonField(external, "wall_ms", 0.0);
     e.externalUnexplainedMs = jsonField(external, "unexplained_ms", 0.0);
+    e.externalAllowedMs = jsonField(external, "allowed_ms", 0.0);
+    e.externalBatches = jsonField(external, "batches", 0);
+    e.externalInconsistentBatches = jsonField(external, "inconsistent_batches", 0);
     const json& gpu = object(j, "gpu_state");
     e.gpuStateBefore = jsonField<std::string>(gpu, "before", "");
     e.gpuStateAfter = jsonField<std::string>(gpu, "after", "");

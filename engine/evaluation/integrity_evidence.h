@@ -53,7 +53,10 @@ struct IntegrityEvidence {
     bool externalTimingConsistent = false;
     double externalWallMs = 0;        // the judge's clock around all timed batches
     double externalUnexplainedMs = 0; // of that, not explained by the reported times
-    std::string gpuStateBefore;       // "1980 MHz SM, 41 C"; empty where NVML is unavailable
+    double externalAllowedMs = 0;     // what the tolerances allow of it
+    int externalBatches = 0;
+    int externalInconsistentBatches = 0; // batches with more unexplained time than allowed
+    std::string gpuStateBefore;          // "1980 MHz SM, 41 C"; empty where NVML is unavailable
     std::string gpuStateAfter;
 
     double customShare() const; // of the kernels' GPU time, 0..1; 0 without a census

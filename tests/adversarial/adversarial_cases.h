@@ -74,6 +74,7 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"result_forgery", "crashed"},
         {"checked_call_frame_probe", "stale_output", true},
         {"timer_report_shrink", "timing_mismatch", true},
+        {"round_trip_inflate", "timing_mismatch", true},
         {"fallback_when_unguarded", "torch_kernels_dominate", true, Where::GpuOnly},
         // Code outside model_new.py and kernels/*.cu|.cpp, and names built at run time.
         {"marshal_payload", "dynamic_code"},

@@ -18,7 +18,8 @@ const fs::path kCandidates = fs::path(KWB_ADVERSARIAL_DIR) / "candidates";
 
 // Warnings an honest candidate may carry: they describe the run, not the candidate.
 bool benignWarning(const std::string& code) {
-    return code == "timing_unstable" || code == "sandbox_weak" || code == "gpu_state_changed";
+    return code == "timing_unstable" || code == "timing_disturbed" || code == "sandbox_weak" ||
+           code == "gpu_state_changed";
 }
 
 std::string findings(const EvaluationResult& r) {

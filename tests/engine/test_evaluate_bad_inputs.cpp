@@ -195,7 +195,7 @@ class ModelNew(nn.Module):
     EvaluationResult r = evaluator_.evaluate(
         EvaluationTarget::forPair(reference.string(), candidate.string()), cpuOptions());
     EXPECT_TRUE(r.correct) << describe(r);
-    EXPECT_GE(r.reward, 1);
+    EXPECT_GE(r.reward, 1) << describe(r);
 }
 
 TEST_F(EvaluationTest, PythonWithoutTorchIsAClearFailure) {

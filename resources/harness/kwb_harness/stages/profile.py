@@ -158,6 +158,8 @@ class ProfilePreparation(Preparation):
             self.phases.mark("clock calibration")
             self.candidate.collect()
             self.candidate.collect()
+            # Before the candidate's import: its code could slow the empty replies down later.
+            self.overhead.round_trip_ms = external_clock.round_trip_ms(lambda: self.candidate.ask({"op": "ping"}))
             self.phases.mark("candidate process ready")
 
 

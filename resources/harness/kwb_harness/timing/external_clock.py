@@ -13,12 +13,34 @@ the reported times account for, the reported times are not the calls' times.
 import statistics
 import time
 
-# Unexplained time allowed: this share of the batches' time, plus a fixed amount per call for the
-# loop around the calls in the candidate's process (Python bookkeeping, output retention).
+# Unexplained time allowed in a batch: this share of its time, plus a fixed amount per call for
+# the loop around the calls in the candidate's process (Python bookkeeping, output retention), plus
+# a fixed amount per batch for the request's handling there beyond an empty round trip.
 TOLERANCE_SHARE = 0.25
 # Measured on the H200 under eight concurrent evaluations: honest candidates left up to 0.19 ms
 # per call unexplained (bench/results/2026-12-01-h200-judge.md).
 PER_CALL_ALLOWANCE_MS = {"cuda": 0.25, "cpu": 0.25}
+# Measured on the 2-core CI machine: honest batches left 0.28 to 0.70 ms unexplained each idle
+# (the request also rebuilds the call's closure and flushes the process's output); with both cores
+# busy one run averaged 1.37 ms with a batch over its allowance
+# (bench/results/2026-12-01-external-clock-cpu.md). No per-batch figure from the H200 yet.
+PER_BATCH_ALLOWANCE_MS = {"cuda": 0.1, "cpu": 1.0}
+# A lie that moves the median reported time covers most calls, so it shows in most batches; time
+# a busy host took from one batch (a preemption, a page-in) does not.
+INCONSISTENT_BATCH_SHARE = 0.5
+ROUND_TRIPS = 5
+
+
+def round_trip_ms(ping) -> float:
+    """The shortest of a few empty requests to the candidate's process. Measured before the
+    candidate is imported there: afterwards its code could slow the replies down and so widen
+    what the judge subtracts from every batch."""
+    trips = []
+    for _ in range(ROUND_TRIPS):
+        started = time.perf_counter()
+        ping()
+        trips.append((time.perf_counter() - started) * 1e3)
+    return min(trips)
 
 
 class Overhead:
@@ -52,65 +74,86 @@ def calibrate(timer, clock, calls: int = 15) -> Overhead:
     return Overhead(max(0.0, wall - host), host)
 
 
+class _Batch:
+    """One timed batch as the judge saw it and as the candidate's process reported it."""
+
+    def __init__(self, wall_ms: float, reported_host_ms: float, calls: int, input_ms: float):
+        self.wall_ms = wall_ms
+        self.reported_host_ms = reported_host_ms
+        self.calls = calls
+        self.input_ms = input_ms
+
+
 class ExternalTiming:
     """Accumulates the batches' external and reported times; decides the flag."""
 
     def __init__(self, overhead: Overhead, device: str):
         self.overhead = overhead
         self.device = device
-        self.calls = 0
-        self.wall_ms = 0.0
-        self.reported_host_ms = 0.0
+        self.batches = []
         self.reported_device_ms = 0.0
-        self.input_ms = 0.0
         self.device_after_host = 0
-        self.batches = 0
-
-    def measure_round_trip(self, ping) -> None:
-        trips = []
-        for _ in range(5):
-            started = time.perf_counter()
-            ping()
-            trips.append((time.perf_counter() - started) * 1e3)
-        self.overhead.round_trip_ms = min(trips)
 
     def add(self, wall_ms: float, device_ms: list, host_ms: list, input_ms: float) -> None:
-        self.calls += len(device_ms)
-        self.wall_ms += wall_ms
-        self.reported_host_ms += sum(host_ms)
+        self.batches.append(_Batch(wall_ms, sum(host_ms), len(device_ms), input_ms))
         self.reported_device_ms += sum(device_ms)
-        self.input_ms += input_ms
         # Events on the stream lie inside the host's window around the call.
         self.device_after_host += sum(1 for d, h in zip(device_ms, host_ms) if d > h + 0.05)
-        self.batches += 1
+
+    @property
+    def calls(self) -> int:
+        return sum(b.calls for b in self.batches)
+
+    def _unexplained(self, batches: list) -> float:
+        o = self.overhead
+        return sum(b.wall_ms - (b.reported_host_ms + b.calls * o.outside_ms + b.input_ms + o.round_trip_ms)
+                   for b in batches)
+
+    def _allowed(self, batches: list) -> float:
+        return sum(TOLERANCE_SHARE * b.wall_ms + b.calls * PER_CALL_ALLOWANCE_MS[self.device]
+                   + PER_BATCH_ALLOWANCE_MS[self.device] for b in batches)
 
     def unexplained_ms(self) -> float:
-        o = self.overhead
-        expected = (self.reported_host_ms + self.calls * o.outside_ms + self.input_ms
-                    + self.batches * o.round_trip_ms)
-        return self.wall_ms - expected
+        return self._unexplained(self.batches)
 
     def allowed_ms(self) -> float:
-        return TOLERANCE_SHARE * self.wall_ms + self.calls * PER_CALL_ALLOWANCE_MS[self.device]
+        return self._allowed(self.batches)
+
+    def inconsistent_batches(self) -> int:
+        return sum(1 for b in self.batches if self._unexplained([b]) > self._allowed([b]))
 
     def evidence(self) -> dict:
-        return {"calls": self.calls, "wall_ms": self.wall_ms, "reported_host_ms": self.reported_host_ms,
-                "reported_device_ms": self.reported_device_ms, "input_ms": self.input_ms,
+        return {"calls": self.calls, "batches": len(self.batches),
+                "wall_ms": sum(b.wall_ms for b in self.batches),
+                "reported_host_ms": sum(b.reported_host_ms for b in self.batches),
+                "reported_device_ms": self.reported_device_ms,
+                "input_ms": sum(b.input_ms for b in self.batches),
                 "unexplained_ms": self.unexplained_ms(), "allowed_ms": self.allowed_ms(),
+                "inconsistent_batches": self.inconsistent_batches(),
                 "consistent": self.flag() is None, **self.overhead.as_dict()}
 
     def flag(self) -> dict | None:
-        if self.calls == 0:
+        """Strict when the reported times are not the calls' times; a warning when the host
+        took time from a few batches only."""
+        if not self.batches:
             return None
         if self.device_after_host:
             return {"code": "timing_mismatch", "severity": "strict",
                     "reason": f"the candidate's process reported {self.device_after_host} call(s) whose device time "
                               "exceeds the host time around them: the reported times are not measurements"}
-        unexplained = self.unexplained_ms()
-        if unexplained <= self.allowed_ms():
+        unexplained, allowed = self.unexplained_ms(), self.allowed_ms()
+        if unexplained <= allowed:
             return None
-        return {"code": "timing_mismatch", "severity": "strict",
-                "reason": f"the judge's clock saw {self.wall_ms:.2f} ms for {self.calls} timed calls, of which "
-                          f"{unexplained:.2f} ms are not explained by the {self.reported_host_ms:.2f} ms the "
-                          "candidate's process reported (allowed "
-                          f"{self.allowed_ms():.2f} ms): the reported times are shorter than the calls"}
+        wall = sum(b.wall_ms for b in self.batches)
+        reported = sum(b.reported_host_ms for b in self.batches)
+        inconsistent = self.inconsistent_batches()
+        summary = (f"the judge's clock saw {wall:.2f} ms for {self.calls} timed calls in {len(self.batches)} "
+                   f"batches, of which {unexplained:.2f} ms are not explained by the {reported:.2f} ms the "
+                   f"candidate's process reported (allowed {allowed:.2f} ms)")
+        if inconsistent >= INCONSISTENT_BATCH_SHARE * len(self.batches):
+            return {"code": "timing_mismatch", "severity": "strict",
+                    "reason": f"{summary}, in {inconsistent} of the batches: the reported times are shorter "
+                              "than the calls"}
+        return {"code": "timing_disturbed", "severity": "warning",
+                "reason": f"{summary}, but in only {inconsistent} of the batches: the host was busy (a "
+                          "preemption, paging), not the reported times short"}
