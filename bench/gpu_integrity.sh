@@ -19,10 +19,29 @@ if [ ! -x "$build/tests/kwb_adversarial_gpu_tests" ] || [ "$part" = adversarial 
         "$repo/tools/gpu-host-build.sh" "$build" 2>&1 | grep -E "error|FAILED|Error" | head -40
 fi
 cd "$build" || exit 1
+# The host has no bubblewrap: try Debian's, packed by tools/pack-host-deps.sh. Kept only if a
+# bundled solution still earns its reward on the GPU inside it.
+bundled_bwrap="$repo/.deps/sandbox/bwrap"
+if ! command -v bwrap >/dev/null && [ -x "$bundled_bwrap" ]; then
+    if "$bundled_bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true 2>/tmp/bwrap-probe.txt; then
+        probe_ws="$(mktemp -d)/ws"
+        ./app/cli/kwb workspace init "$repo/resources/tasks/07_scale_residual_add.py" "$probe_ws" --with-solution >/dev/null
+        if KWB_BWRAP="$bundled_bwrap" ./app/cli/kwb eval "$probe_ws" --device cuda --json >/tmp/bwrap-eval.json 2>/tmp/bwrap-eval.err &&
+            python3 -c 'import json,sys; r=json.load(open("/tmp/bwrap-eval.json")); print("bundled bubblewrap eval:", r["reward"], r.get("sandbox")); sys.exit(r["reward"] < 1)'; then
+            export KWB_BWRAP="$bundled_bwrap"
+        else
+            echo "bundled bubblewrap: CUDA evaluation inside it failed; running without"; tail -5 /tmp/bwrap-eval.err
+            python3 -c 'import json; r=json.load(open("/tmp/bwrap-eval.json")); print(r.get("verdict"), r.get("failure_message", "")[:600])' 2>/dev/null
+        fi
+    else
+        echo "bundled bubblewrap cannot create namespaces here: $(head -c 300 /tmp/bwrap-probe.txt)"
+    fi
+fi
+echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
 case "$part" in
 adversarial)
     # Four at a time: eight share the GPU enough to stretch kernel times past the census slack, and each case is mostly Python start-up and compiles.
-    ctest -L gpu -R AdversarialGpu -j 4 -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" ;;
+    ctest -L gpu -R "AdversarialGpu${KWB_CASES:+.*($KWB_CASES)}" -j 4 -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" ;;
 bundled)
     ctest -L gpu -R "AdversarialGpu.*side_stream" -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed"
     python3 "$repo/bench/eval_bundled.py" --kwb "$build/app/cli/kwb" --precompile 8 --edit-tasks 0 \

@@ -74,7 +74,8 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
         << (r.cpuMode ? ", CPU mode" : "") << "; torch " << r.environment.torchVersion
         << (r.environment.driverVersion.empty() ? ""
                                                 : "; driver CUDA " + r.environment.driverVersion)
-        << (r.sandboxed ? "; sandboxed" : "; NOT sandboxed") << "\n";
+        << (r.sandboxed ? "; sandboxed" : "; NOT sandboxed")
+        << (r.sandbox.empty() ? std::string() : " (" + r.sandbox + ")") << "\n";
     out << "stages:\n";
     for (const auto& s : r.stages)
         out << "  " << s.name << std::string(s.name.size() < 10 ? 10 - s.name.size() : 1, ' ')

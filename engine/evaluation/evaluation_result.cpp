@@ -196,6 +196,7 @@ json toJson(const EvaluationResult& r) {
             {"cpu_mode", r.cpuMode},
             {"reward_provisional", r.rewardProvisional},
             {"sandboxed", r.sandboxed},
+            {"sandbox", r.sandbox},
             {"stages", stages},
             {"compiled", r.compiled},
             {"correct", r.correct},
@@ -250,6 +251,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.cpuMode = j.value("cpu_mode", false);
         r.rewardProvisional = jsonField<std::string>(j, "reward_provisional", "");
         r.sandboxed = j.value("sandboxed", false);
+        r.sandbox = j.value("sandbox", std::string());
         for (const auto& s : j.value("stages", json::array()))
             r.stages.push_back({s.value("name", ""), stageStatusFrom(s.value("status", "")),
                                 s.value("seconds", 0.0), s.value("summary", ""), s.value("log", ""),

@@ -82,6 +82,7 @@ struct EvaluationResult {
     std::uint64_t seed = 0;
     bool cpuMode = false;
     bool sandboxed = false;
+    std::string sandbox; // which sandbox ran the stages: "bubblewrap (/usr/bin/bwrap)", ...
 
     std::vector<StageRecord> stages;
     bool compiled = false;

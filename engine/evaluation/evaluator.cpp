@@ -24,6 +24,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -130,6 +131,33 @@ struct StageExtras {
     std::vector<std::string> readOnlyPaths;
 };
 
+// An evaluation's memory, all its processes together: 16 GiB, and at most 3/4 of the machine's
+// (the rest is the host's: the GUI, the engine, other evaluations, the page cache).
+std::uint64_t defaultMemoryBudget() {
+    constexpr std::uint64_t kCeiling = 16ULL << 30;
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long pageSize = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || pageSize <= 0)
+        return kCeiling;
+    return std::min(kCeiling, static_cast<std::uint64_t>(pages) * pageSize / 4 * 3);
+}
+
+// What an evaluation may write: 8 GiB, and at most half of what is free where it writes.
+std::uint64_t defaultDiskBudget(const std::string& cache, const std::string& build) {
+    constexpr std::uint64_t kCeiling = 8ULL << 30;
+    std::uint64_t budget = kCeiling;
+    for (const auto& path : {cache, build}) {
+        std::error_code ec;
+        fs::path existing = path;
+        while (!existing.empty() && !fs::exists(existing, ec))
+            existing = existing.parent_path();
+        const fs::space_info space = fs::space(existing.empty() ? "/" : existing, ec);
+        if (!ec)
+            budget = std::min(budget, space.available / 2);
+    }
+    return std::max<std::uint64_t>(budget, 256ULL << 20);
+}
+
 // Everything that shapes one stage's process: sandbox, limits, environment.
 HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json request,
                            const StageExtras& extras = {}) {
@@ -165,6 +193,11 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     if (!c.gpuAllowed)
         spec.sandbox.limits.addressSpaceBytes = 16ULL << 30;
     spec.sandbox.maxProcesses = 512;
+    spec.sandbox.memoryBytes =
+        c.options.memoryLimitBytes ? c.options.memoryLimitBytes : defaultMemoryBudget();
+    spec.sandbox.diskBytes = c.options.diskLimitBytes
+                                 ? c.options.diskLimitBytes
+                                 : defaultDiskBudget(c.cacheDirectory, c.buildDirectory);
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     spec.environment = {{"TORCH_EXTENSIONS_DIR", c.buildDirectory + "/torch_extensions"},
                         {"MAX_JOBS", std::to_string(cores)},
@@ -506,6 +539,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
 
     auto sandboxNote = [&](const HarnessStageOutcome& outcome) {
         r.sandboxed = outcome.sandboxed;
+        if (!outcome.sandboxDescription.empty())
+            r.sandbox = outcome.sandboxDescription;
         if (!outcome.sandboxWarning.empty()) {
             bool already = false;
             for (const auto& f : r.flags)

@@ -42,6 +42,11 @@ struct EvaluationOptions {
     std::chrono::seconds timingBudget{20};
     bool l2Flush = true;
     std::chrono::seconds stageTimeout{600};
+    // What one stage's whole process tree may use (TreeBudget), watched from outside so it holds
+    // without bubblewrap and for root. 0: the defaults (memory: 16 GiB, at most 3/4 of the
+    // machine's; disk: 8 GiB, at most half of the free space when the stage starts).
+    std::uint64_t memoryLimitBytes = 0;
+    std::uint64_t diskLimitBytes = 0;
     // Run the Python stages in a warm worker (WarmWorkerPool: torch imported once, one forked
     // child per stage) instead of a fresh interpreter each. Also on when KWB_WARM_WORKER=1.
     bool warmWorker = false;

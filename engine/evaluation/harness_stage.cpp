@@ -167,6 +167,7 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
         {"-m", "kwb_harness", "--request", requestFile.string(), "--result", resultFile.string()},
         spec.scratchDirectory);
     outcome.sandboxed = command.isolated;
+    outcome.sandboxDescription = command.description;
     outcome.sandboxWarning = command.warning;
 
     ProcessResult process = runProcess(command.spec);

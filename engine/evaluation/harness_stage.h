@@ -32,6 +32,7 @@ struct HarnessStageOutcome {
     std::string failureMessage;
     std::string log; // what the stage printed, truncated
     bool sandboxed = false;
+    std::string sandboxDescription; // SandboxedCommand::description
     std::string sandboxWarning;
     double seconds = 0.0;
     bool preparedAhead = false; // a warm worker's standby child ran it (StageRecord::preparedAhead)

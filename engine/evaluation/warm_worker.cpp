@@ -2,6 +2,7 @@
 
 #include "engine/process/head_tail_capper.h"
 #include "engine/process/line_process.h"
+#include "engine/process/tree_watchdog.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/user_directories.h"
 
@@ -51,9 +52,36 @@ struct WarmWorkerPool::Worker {
     bool sandboxed = false;
     std::string sandboxWarning;
     long long nextId = 1;
-    std::size_t maxDescendants = 0; // the cold path's watchdog limit, enforced by the server
+    std::size_t maxDescendants = 0; // the cold path's process limit, enforced by the server
+    std::string sandboxDescription;
     bool broken = false;
 };
+
+// The server's reply, read in short waits so the engine can watch the server's tree (the stage
+// child and everything it started) against the budget meanwhile; nullopt on timeout, end of
+// output, or an exceeded budget (then `limitExceeded` says which).
+std::optional<std::string> WarmWorkerPool::awaitReply(Worker& worker,
+                                                      std::chrono::milliseconds timeout,
+                                                      const SandboxPolicy& policy,
+                                                      std::string& limitExceeded) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // The process limit is the server's to enforce on each stage child (its standby children
+    // count against no stage); memory and disk are watched over the server's whole tree.
+    TreeWatchdog watchdog(worker.process.pid(),
+                          {0, policy.memoryBytes, policy.diskBytes, policy.writablePaths});
+    while (true) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            return std::nullopt;
+        auto line = worker.process.readLine(std::min(left, std::chrono::milliseconds(50)));
+        if (line || worker.process.ended())
+            return line;
+        limitExceeded = watchdog.check();
+        if (!limitExceeded.empty())
+            return std::nullopt;
+    }
+}
 
 WarmWorkerPool::WarmWorkerPool(std::size_t capacity)
     : capacity_(std::max<std::size_t>(1, capacity)) {}
@@ -113,7 +141,8 @@ std::shared_ptr<WarmWorkerPool::Worker> WarmWorkerPool::workerFor(const HarnessS
     worker->key = key;
     worker->sandboxed = command.isolated;
     worker->sandboxWarning = command.warning;
-    worker->maxDescendants = command.spec.maxDescendants;
+    worker->maxDescendants = command.spec.treeBudget.maxProcesses;
+    worker->sandboxDescription = command.description;
     const fs::path logDirectory = fs::path(cacheDirectory()) / "workers";
     std::error_code ec;
     fs::create_directories(logDirectory, ec);
@@ -178,6 +207,7 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
     const fs::path logFile = fs::path(spec.scratchDirectory) / "harness-log.txt";
     outcome.sandboxed = worker->sandboxed;
     outcome.sandboxWarning = worker->sandboxWarning;
+    outcome.sandboxDescription = worker->sandboxDescription;
 
     std::unique_lock busy(worker->busy);
     const long long id = worker->nextId++;
@@ -191,8 +221,23 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
                           {"max_descendants", worker->maxDescendants}};
     const auto sent = std::chrono::steady_clock::now();
     std::optional<std::string> line;
+    std::string limitExceeded;
     if (worker->process.writeLine(message.dump()))
-        line = worker->process.readLine(spec.timeout + kReplyGrace);
+        line = awaitReply(*worker, spec.timeout + kReplyGrace, spec.sandbox, limitExceeded);
+    if (!limitExceeded.empty()) {
+        // The stage's tree took more memory or disk than an evaluation may: the server, whose
+        // tree it is part of, goes with it (the next stage starts a fresh one).
+        worker->broken = true;
+        worker->process.kill();
+        ProcessResult killed;
+        killed.started = true;
+        killed.limitExceeded = limitExceeded;
+        killed.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - sent);
+        killed.err.text = readCapped(logFile);
+        outcome.log = killed.err.text;
+        return interpretStageRun(spec, killed, resultFile, std::move(outcome));
+    }
     json reply = line ? parseBoundedJson(*line) : json();
     if (!reply.is_object() || integerOr(reply, "id", -1) != static_cast<std::int64_t>(id)) {
         // The server itself failed (it never runs candidate code, so this is not the

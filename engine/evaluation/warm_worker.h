@@ -2,9 +2,11 @@
 
 #include "engine/evaluation/harness_stage.h"
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,9 @@ public:
 private:
     struct Worker;
     std::shared_ptr<Worker> workerFor(const HarnessStageSpec& spec, std::string& error);
+    static std::optional<std::string> awaitReply(Worker& worker, std::chrono::milliseconds timeout,
+                                                 const SandboxPolicy& policy,
+                                                 std::string& limitExceeded);
 
     std::size_t capacity_;
     mutable std::mutex mutex_;

@@ -1,6 +1,7 @@
 #include "engine/process/process_runner.h"
 
 #include "engine/process/head_tail_capper.h"
+#include "engine/process/tree_watchdog.h"
 
 #include <array>
 #include <cerrno>
@@ -88,6 +89,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     }
     const pid_t pid = spawned.pid;
     result.started = true;
+    TreeWatchdog watchdog(pid, spec.treeBudget);
 
     // Small stdin payloads (scripts, JSON requests) fit the pipe buffer; bigger ones are written
     // as the child drains them in the poll loop below.
@@ -118,14 +120,11 @@ ProcessResult runProcess(const ProcessSpec& spec) {
         }
         if (std::chrono::steady_clock::now() >= drainDeadline)
             break;
-        if (spec.maxDescendants > 0 && !childExited) {
-            std::vector<int> tree = descendantPids(pid);
-            if (tree.size() + 1 > spec.maxDescendants) {
-                result.limitExceeded =
-                    "process limit (" + std::to_string(spec.maxDescendants) + ")";
+        if (!childExited) {
+            result.limitExceeded = watchdog.check();
+            if (!result.limitExceeded.empty()) {
                 kill(-pid, SIGKILL);
-                for (int p : tree)
-                    kill(p, SIGKILL); // those that escaped the group with setsid
+                watchdog.killAll(); // those that escaped the group with setsid
                 break;
             }
         }
@@ -140,7 +139,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
             result.cancelled = true;
             break;
         }
-        int waitMs = spec.maxDescendants > 0 || spec.stop.stop_possible() ? 20 : 200;
+        int waitMs = 20;
         if (spec.timeout) {
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
@@ -204,8 +203,10 @@ ProcessResult runProcess(const ProcessSpec& spec) {
             usleep(2000);
         }
     }
-    // The group is killed even on a normal finish: a candidate may leave background children.
+    // The tree is killed even on a normal finish: a candidate may leave background children,
+    // also outside the group.
     kill(-pid, SIGKILL);
+    watchdog.killAll();
     for (int fd : fds)
         if (fd >= 0)
             close(fd);

@@ -4,6 +4,7 @@
 #include "engine/process/process_spawn.h"
 #include "engine/process/process_table.h"
 #include "engine/process/resource_limits.h"
+#include "engine/process/tree_budget.h"
 
 #include <chrono>
 #include <cstddef>
@@ -32,9 +33,10 @@ struct ProcessSpec {
     std::size_t outputLimitBytes = 256 * 1024; // per stream
     std::string stdinText;                     // written to the child's stdin, then closed
     ResourceLimits limits;
-    // Watchdog on the number of live descendants. Unlike RLIMIT_NPROC it also holds for root and
-    // for children that left the process group; exceeding it kills the whole tree.
-    std::size_t maxDescendants = 0;
+    // What the child and everything it starts may use together (processes, memory, disk),
+    // watched every 20 ms; exceeding it kills the whole tree. Unlike RLIMIT_NPROC it also holds
+    // for root and for children that left the process group.
+    TreeBudget treeBudget;
     // A stop request kills the process group within about 20 ms (the result says `cancelled`),
     // so a stale compile gives way to the newest one.
     std::stop_token stop{};
@@ -50,8 +52,10 @@ struct ProcessResult {
     bool exitedNormally = false;
     int terminatingSignal = 0;
     bool timedOut = false;
-    bool cancelled = false;    // killed because spec.stop was requested
-    std::string limitExceeded; // "process limit (N)" when the watchdog killed the tree
+    bool cancelled = false; // killed because spec.stop was requested
+    // "process limit (N)", "memory limit (...)", "disk limit (...)" when the watchdog killed
+    // the tree.
+    std::string limitExceeded;
     CapturedOutput out;
     CapturedOutput err;
     std::chrono::milliseconds elapsed{0};
@@ -64,7 +68,8 @@ struct ProcessResult {
 };
 
 // Runs a child in its own process group, so a timeout kills everything it spawned, and never
-// lets it block on a full pipe or an inherited stdin.
+// lets it block on a full pipe or an inherited stdin. When it ends, every process seen in its
+// tree is killed too, also those that left the group: nothing it started outlives it.
 ProcessResult runProcess(const ProcessSpec& spec);
 
 // How `spec`'s child starts (argv, folder, the merged environment, limits); the caller adds

@@ -7,6 +7,30 @@
 
 namespace kwb {
 
+namespace {
+
+// One /proc/PID/stat line; false when it does not parse (the process ended while read).
+bool parseStat(const std::string& line, int pid, ProcessEntry& process) {
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    const auto open = line.find('(');
+    const auto close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open)
+        return false;
+    process.pid = pid;
+    process.name = line.substr(open + 1, close - open - 1);
+    std::istringstream rest(line.substr(close + 1));
+    if (!(rest >> process.state >> process.parentPid))
+        return false;
+    // Fields 5 to 21 (pgrp ... itrealvalue), then field 22: starttime.
+    std::string skipped;
+    for (int field = 5; field <= 21 && rest >> skipped; ++field) {
+    }
+    rest >> process.startTime;
+    return true;
+}
+
+} // namespace
+
 std::vector<ProcessEntry> readProcessTable() {
     std::vector<ProcessEntry> table;
     std::error_code ec;
@@ -16,39 +40,43 @@ std::vector<ProcessEntry> readProcessTable() {
             continue;
         std::ifstream stat(entry.path() / "stat");
         std::string line;
-        if (!std::getline(stat, line))
-            continue;
-        // The command name may hold spaces and parentheses; fields resume after the last ')'.
-        const auto open = line.find('(');
-        const auto close = line.rfind(')');
-        if (open == std::string::npos || close == std::string::npos || close < open)
-            continue;
         ProcessEntry process;
-        process.pid = std::stoi(name);
-        process.name = line.substr(open + 1, close - open - 1);
-        std::istringstream rest(line.substr(close + 1));
-        if (rest >> process.state >> process.parentPid)
+        if (std::getline(stat, line) && parseStat(line, std::stoi(name), process))
             table.push_back(std::move(process));
     }
     return table;
 }
 
-std::vector<int> descendantPids(int root) {
-    std::map<int, std::vector<int>> children;
-    for (const ProcessEntry& process : readProcessTable())
+std::vector<ProcessEntry> descendants(int root) {
+    std::map<int, std::vector<ProcessEntry>> children;
+    for (ProcessEntry& process : readProcessTable())
         if (process.state != 'Z')
-            children[process.parentPid].push_back(process.pid);
-    std::vector<int> result;
+            children[process.parentPid].push_back(std::move(process));
+    std::vector<ProcessEntry> result;
     std::vector<int> frontier{root};
     while (!frontier.empty()) {
         const int pid = frontier.back();
         frontier.pop_back();
-        for (int child : children[pid]) {
-            result.push_back(child);
-            frontier.push_back(child);
+        for (ProcessEntry& child : children[pid]) {
+            frontier.push_back(child.pid);
+            result.push_back(std::move(child));
         }
     }
     return result;
+}
+
+std::vector<int> descendantPids(int root) {
+    std::vector<int> pids;
+    for (const ProcessEntry& process : descendants(root))
+        pids.push_back(process.pid);
+    return pids;
+}
+
+std::uint64_t processStartTime(int pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    ProcessEntry process;
+    return std::getline(stat, line) && parseStat(line, pid, process) ? process.startTime : 0;
 }
 
 } // namespace kwb

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,12 +12,18 @@ struct ProcessEntry {
     int parentPid = 0;
     char state = 0;   // 'R', 'S', 'Z', ...
     std::string name; // the command name (may hold spaces and parentheses)
+    // Clock ticks after boot when it started: with the pid, names one process for good.
+    std::uint64_t startTime = 0;
 };
 
 // Every process /proc lists now; processes that end while it is read are left out.
 std::vector<ProcessEntry> readProcessTable();
 
-// Pids of every live descendant of `root` (children, grandchildren, ...); zombies excluded.
+// Every live descendant of `root` (children, grandchildren, ...); zombies excluded.
+std::vector<ProcessEntry> descendants(int root);
 std::vector<int> descendantPids(int root);
+
+// The start time of `pid` (ProcessEntry::startTime), 0 when it is gone.
+std::uint64_t processStartTime(int pid);
 
 } // namespace kwb

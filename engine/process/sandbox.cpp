@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -27,8 +28,8 @@ std::vector<std::string> nvidiaDeviceNodes() {
 
 // The namespaces and mounts every sandbox starts from; the usability probe uses the same list,
 // so "usable" means usable with exactly these options.
-std::vector<std::string> isolationArguments(bool allowNetwork) {
-    std::vector<std::string> args = {"bwrap",
+std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmpBytes) {
+    std::vector<std::string> args = {bubblewrapPath(),
                                      "--die-with-parent",
                                      "--new-session",
                                      "--unshare-pid",
@@ -42,9 +43,11 @@ std::vector<std::string> isolationArguments(bool allowNetwork) {
                                      "--dev",
                                      "/dev",
                                      "--proc",
-                                     "/proc",
-                                     "--tmpfs",
-                                     "/tmp"};
+                                     "/proc"};
+    // Memory-backed: sized, or a flood of /tmp would take the host's memory unseen.
+    if (tmpBytes > 0)
+        args.insert(args.end(), {"--size", std::to_string(tmpBytes)});
+    args.insert(args.end(), {"--tmpfs", "/tmp"});
     if (!allowNetwork)
         args.push_back("--unshare-net");
     // Empty and read-only in the sandbox: the users' home folders (keys, credentials, configs)
@@ -84,14 +87,32 @@ std::string resolveFolderOf(const std::string& path) {
     return ec ? path : (folder / p.filename()).string();
 }
 
+std::string bubblewrapPath() {
+    static const std::string path = [] {
+        const char* chosen = std::getenv("KWB_BWRAP");
+        if (chosen && *chosen)
+            return access(chosen, X_OK) == 0 ? std::string(chosen) : std::string();
+        std::string found = findExecutable("bwrap");
+        if (!found.empty())
+            return found;
+        // A package for hosts without bubblewrap installs Debian's beside kwb.
+        std::error_code ec;
+        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+        const fs::path bundled =
+            self.parent_path().parent_path() / "libexec" / "kernel-workbench" / "bwrap";
+        return !ec && access(bundled.c_str(), X_OK) == 0 ? bundled.string() : std::string();
+    }();
+    return path;
+}
+
 bool bubblewrapUsable() {
     static std::once_flag once;
     static bool usable = false;
     std::call_once(once, [] {
-        if (findExecutable("bwrap").empty())
+        if (bubblewrapPath().empty())
             return;
         ProcessSpec probe;
-        probe.argv = isolationArguments(/*network=*/false);
+        probe.argv = isolationArguments(/*network=*/false, /*tmpBytes=*/1 << 20);
         probe.argv.insert(probe.argv.end(), {"--", "true"});
         probe.timeout = std::chrono::seconds(10);
         usable = runProcess(probe).succeeded();
@@ -103,7 +124,13 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
                                 const std::string& workingDirectory, const SandboxPolicy& policy) {
     SandboxedCommand command;
     command.spec.limits = policy.limits;
-    command.spec.maxDescendants = policy.maxProcesses;
+    command.spec.treeBudget = {policy.maxProcesses, policy.memoryBytes, policy.diskBytes,
+                               policy.writablePaths};
+    // Without bubblewrap the host's /tmp is writable too (with it, /tmp is a sized tmpfs).
+    std::error_code tmpError;
+    const fs::path hostTmp = fs::temp_directory_path(tmpError);
+    if (!tmpError)
+        command.spec.treeBudget.diskPaths.push_back(hostTmp.string());
     command.spec.workingDirectory = workingDirectory;
     // Never kwb's whole environment: keys and credentials must not reach candidate code.
     command.spec.inheritEnvironment = false;
@@ -113,12 +140,14 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
     const bool namespacesOff = mode && std::string(mode) == "rlimits-only";
     if (namespacesOff || !bubblewrapUsable()) {
         command.spec.argv = argv;
+        command.description = namespacesOff ? "resource limits only (KWB_SANDBOX=rlimits-only)"
+                                            : "resource limits only (no usable bubblewrap)";
         command.warning =
             "sandbox: bubblewrap is not available, so the candidate ran with resource "
             "limits only: no filesystem, network or PID isolation";
         return command;
     }
-    std::vector<std::string> wrapped = isolationArguments(policy.allowNetwork);
+    std::vector<std::string> wrapped = isolationArguments(policy.allowNetwork, policy.tmpBytes);
     for (const auto& path : policy.readOnlyPaths) {
         std::error_code ec;
         if (fs::exists(path, ec))
@@ -144,6 +173,7 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
     command.spec.argv = std::move(wrapped);
     command.spec.workingDirectory.clear(); // bwrap changes directory inside the sandbox
     command.isolated = true;
+    command.description = "bubblewrap (" + bubblewrapPath() + ")";
     return command;
 }
 

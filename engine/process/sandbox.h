@@ -20,18 +20,29 @@ struct SandboxPolicy {
     bool allowGpu = false; // bind the NVIDIA device nodes
     bool allowNetwork = false;
     ResourceLimits limits;
-    std::size_t maxProcesses = 256; // watchdog on live descendants (holds for root too)
+    // The whole tree's budget, watched from outside (holds for root and without bubblewrap too):
+    // live processes, private memory, and how much the writable paths' file systems may fill.
+    std::size_t maxProcesses = 256;
+    std::uint64_t memoryBytes = 0;
+    std::uint64_t diskBytes = 0;
+    // Size of the private /tmp (memory-backed). Enforced only with bubblewrap.
+    std::uint64_t tmpBytes = 1ULL << 30;
 };
 
 struct SandboxedCommand {
     ProcessSpec spec;
-    bool isolated = false; // true: bubblewrap namespaces; false: rlimits only
-    std::string warning;   // set when isolation is weaker than asked for
+    bool isolated = false;   // true: bubblewrap namespaces; false: rlimits only
+    std::string description; // which sandbox ran, for the record: "bubblewrap (/usr/bin/bwrap)"
+    std::string warning;     // set when isolation is weaker than asked for
 };
 
 // `path` with its folder resolved through symlinks but its file name kept: a venv's
 // bin/python3 stays the venv's interpreter instead of collapsing into /usr/bin/python3.X.
 std::string resolveFolderOf(const std::string& path);
+
+// The bubblewrap to use: $KWB_BWRAP, else `bwrap` on PATH, else the one installed beside kwb
+// (<prefix>/libexec/kernel-workbench/bwrap) for hosts without it. "" when there is none.
+std::string bubblewrapPath();
 
 // Whether bubblewrap exists and can create namespaces here (checked once per process).
 bool bubblewrapUsable();

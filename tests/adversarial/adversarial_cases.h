@@ -89,6 +89,13 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"escape_secrets", ""},
         {"escape_outside_writes", ""},
         {"escape_proc", ""},
+        // Resource escapes are contained by killing the stage: the evaluation fails with
+        // resource_limit (the suite's budget: AdversarialSuite::options). A leftover process
+        // is contained when none outlives the evaluation (checked after every case).
+        {"escape_memory", "resource_limit"},
+        {"escape_disk", "resource_limit"},
+        {"escape_processes", "resource_limit"},
+        {"escape_leftover_processes", ""},
         // Honest, after probing for the stage's name and for the judge's memory: a reward proves
         // neither was in reach.
         {"stage_name_probe", "", true},

@@ -4,10 +4,14 @@
 #include "../engine/evaluation_fixture.h"
 #include "adversarial_cases.h"
 #include "engine/cuda/gpu_inventory.h"
+#include "engine/process/process_table.h"
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 using namespace kwb;
 using namespace kwb::test;
@@ -60,6 +64,25 @@ bool mentions(const EvaluationResult& r, const std::string& codes) {
 
 } // namespace
 
+// No process a candidate started outlives its evaluation (escape_leftover_processes names its
+// daemon kwb-leftover). Any found is killed, so one failure does not leak into the next case.
+void expectNothingLeftBehind(const AdversarialCase& c) {
+    std::vector<int> left;
+    for (int attempt = 0; attempt < 25; ++attempt) { // SIGKILL is sent; the exit takes a moment
+        left.clear();
+        for (const auto& process : readProcessTable())
+            if (process.name == "kwb-leftover" && process.state != 'Z')
+                left.push_back(process.pid);
+        if (left.empty())
+            return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    }
+    for (int pid : left)
+        kill(pid, SIGKILL);
+    ADD_FAILURE() << c.name << " left " << left.size()
+                  << " process(es) running after the evaluation";
+}
+
 class AdversarialSuite : public EvaluationTest {
 protected:
     void SetUp() override {
@@ -67,6 +90,14 @@ protected:
         // A credential in kwb's own environment, which the escape_secrets and escape_proc
         // candidates look for from inside the sandbox.
         setenv("KWB_ESCAPE_CANARY_TOKEN", "do-not-leak", 1);
+    }
+
+    // Budgets small enough for the resource escapes to reach on a CI machine, large enough for
+    // every honest stage (the compile stage's two compilers take about 3 GiB).
+    static EvaluationOptions suiteOptions(EvaluationOptions options) {
+        options.memoryLimitBytes = 6ULL << 30;
+        options.diskLimitBytes = 2ULL << 30;
+        return options;
     }
 
     fs::path workspaceFor(const AdversarialCase& c) {
@@ -87,6 +118,7 @@ protected:
     void judge(const AdversarialCase& c, const fs::path& ws, const EvaluationOptions& options) {
         const EvaluationResult first = evaluateWorkspace(ws, options);
         expectVerdict(c, first, "");
+        expectNothingLeftBehind(c);
         if (!warmWorkerForced())
             return;
         const EvaluationResult again = evaluateWorkspace(ws, options);
@@ -94,10 +126,15 @@ protected:
             std::any_of(first.stages.begin(), first.stages.end(), [](const auto& s) {
                 return s.name == "verify" && s.status != StageStatus::NotRun;
             });
-        if (verifyRan)
+        // A memory or disk budget exceeded under the warm worker ends the whole server (the
+        // stage's tree is part of it), and its standby children with it.
+        const bool serverEnded = first.failureKind == "resource_limit" &&
+                                 first.failureMessage.find("process limit") == std::string::npos;
+        if (verifyRan && !serverEnded)
             EXPECT_TRUE(preparedAhead(again)) << "the second run did not use a standby child\n"
                                               << describe(again);
         expectVerdict(c, again, ", standby");
+        expectNothingLeftBehind(c);
     }
 
     void expectVerdict(const AdversarialCase& c, const EvaluationResult& r,
@@ -126,7 +163,7 @@ class AdversarialCpu : public AdversarialSuite,
 
 TEST_P(AdversarialCpu, IsJudgedForWhatItDoes) {
     const AdversarialCase& c = GetParam();
-    EvaluationOptions options = cpuOptions();
+    EvaluationOptions options = suiteOptions(cpuOptions());
     options.profile = c.needsProfile;
     judge(c, workspaceFor(c), options);
 }
@@ -143,7 +180,7 @@ protected:
 
 TEST_P(AdversarialGpu, IsJudgedForWhatItDoesOnTheGpu) {
     const AdversarialCase& c = GetParam();
-    EvaluationOptions options = cpuOptions();
+    EvaluationOptions options = suiteOptions(cpuOptions());
     options.device = DeviceChoice::Cuda;
     options.iterations = 20;
     options.rounds = 4;

@@ -73,6 +73,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, "no bwrap"});
     r.environment.torchVersion = "2.11.0";
     r.timelineRecordPath = "/ws/build/timelines/run.kwbtl.jsonl";
+    r.sandbox = "bubblewrap (/usr/bin/bwrap)";
     r.integrity.externalTimingChecked = true;
     r.integrity.externalWallMs = 12.5;
     r.integrity.externalUnexplainedMs = 4.0;
@@ -89,6 +90,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     EXPECT_EQ(back.outputErrors[0].shape, (std::vector<std::int64_t>{8, 16}));
     EXPECT_EQ(back.diagnostics[0].severity, Severity::Warning);
     EXPECT_EQ(back.timelineRecordPath, "/ws/build/timelines/run.kwbtl.jsonl");
+    EXPECT_EQ(back.sandbox, "bubblewrap (/usr/bin/bwrap)");
     EXPECT_EQ(back.integrity.externalBatches, 6);
     EXPECT_EQ(back.integrity.externalInconsistentBatches, 1);
     EXPECT_EQ(back.integrity.externalAllowedMs, 3.5);

@@ -27,7 +27,7 @@ TEST(Sandbox, BubblewrapIsUsedWhenPresent) {
     SandboxedCommand command = sandboxCommand({"true"}, "/", {});
     EXPECT_TRUE(command.isolated);
     EXPECT_TRUE(command.warning.empty());
-    EXPECT_EQ(command.spec.argv.front(), "bwrap");
+    EXPECT_EQ(command.spec.argv.front(), bubblewrapPath());
 }
 
 TEST(Sandbox, BlocksNetworkAccess) {
@@ -112,6 +112,22 @@ TEST(Sandbox, HidesHomeFoldersHostSocketsAndPasswordHashes) {
     EXPECT_TRUE(fs::exists(root / "home" / "project" / "f"));
     EXPECT_FALSE(fs::exists(root / "home" / "x"));
     fs::remove_all(root);
+}
+
+TEST(Sandbox, PrivateTmpIsSizedAndTheRecordSaysWhichSandboxRan) {
+    SandboxPolicy policy;
+    policy.tmpBytes = 4ULL << 20;
+    SandboxedCommand command = sandboxCommand({"true"}, "/", policy);
+    if (!bubblewrapUsable()) {
+        EXPECT_NE(command.description.find("resource limits only"), std::string::npos);
+        GTEST_SKIP() << "bubblewrap not usable on this machine";
+    }
+    EXPECT_EQ(command.description, "bubblewrap (" + bubblewrapPath() + ")");
+    // /tmp is memory: 16 MiB into a 4 MiB /tmp fails with "no space", the host keeps its memory.
+    ProcessResult r = runSandboxed(
+        "head -c 16777216 /dev/zero > /tmp/fill || echo full; du -k /tmp/fill", policy);
+    EXPECT_NE(r.out.text.find("full"), std::string::npos) << r.out.text << r.err.text;
+    EXPECT_LE(std::stoi(r.out.text.substr(r.out.text.find('\n') + 1)), 4096) << r.out.text;
 }
 
 TEST(Sandbox, ProcessWatchdogStopsAForkStorm) {

@@ -57,7 +57,7 @@ SandboxedShell sandboxedBash(const ShellSandboxOptions& options,
     shell.spec.argv = command.spec.argv;
     shell.spec.workingDirectory = command.spec.workingDirectory;
     shell.spec.limits = command.spec.limits;
-    shell.spec.maxDescendants = command.spec.maxDescendants;
+    shell.spec.maxDescendants = command.spec.treeBudget.maxProcesses;
     shell.spec.environment = sandboxEnvironment();
     std::string path = shell.spec.environment.count("PATH") ? shell.spec.environment["PATH"]
                                                             : "/usr/local/bin:/usr/bin:/bin";

@@ -17,7 +17,7 @@ TEST(ProcessRunner, CapturesOutputAndExitCode) {
 }
 
 TEST(ProcessRunner, MissingExecutableIsAClearError) {
-    ProcessResult r = runProcess({{"/nonexistent/python3"}, "", {}, {}, 1024, "", {}, 0});
+    ProcessResult r = runProcess({{"/nonexistent/python3"}, "", {}, {}, 1024, "", {}, {}});
     EXPECT_FALSE(r.started);
     EXPECT_NE(r.startError.find("not found"), std::string::npos) << r.startError;
 }

@@ -1,0 +1,57 @@
+#pragma once
+
+#include "engine/process/tree_budget.h"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kwb {
+
+// Watches a process tree against a TreeBudget and remembers every process it saw in it, so the
+// tree can be ended completely: also the members that left its process group (setsid) and were
+// orphaned (reparented above the tree's root). Polled by the owner's wait loop; not thread-safe.
+class TreeWatchdog {
+public:
+    TreeWatchdog(int rootPid, TreeBudget budget);
+
+    // Checks the tree (at most every 50 ms, the disk every 100 ms); returns "" or what was
+    // exceeded, in words: "process limit (512)", "memory limit (4.0 GiB: 4.3 GiB in 7
+    // processes)". Watches nothing when the budget is empty (a trusted child).
+    std::string check();
+
+    // SIGKILL to every process seen in the tree that still runs as the same process (its start
+    // time unchanged: a pid reused by an unrelated process is left alone). The root is included.
+    // Only for a budgeted (untrusted) tree.
+    void killAll();
+
+    // Private memory of the tree at the last check.
+    std::uint64_t lastMemoryBytes() const { return lastMemory_; }
+
+private:
+    struct Mount {
+        std::string path;
+        std::uint64_t availableAtStart = 0;
+    };
+
+    std::string checkDisk();
+
+    int root_;
+    TreeBudget budget_;
+    std::vector<Mount> mounts_;         // one per file system of budget_.diskPaths
+    std::map<int, std::uint64_t> seen_; // pid -> start time (clock ticks since boot)
+    std::uint64_t lastMemory_ = 0;
+    std::chrono::steady_clock::time_point nextTreeCheck_{};
+    std::chrono::steady_clock::time_point nextDiskCheck_{};
+};
+
+// Private memory of one process (RssAnon + RssShmem from /proc/PID/status), 0 if it is gone.
+std::uint64_t privateMemoryBytes(int pid);
+
+// "1.5 GiB", "300 MiB".
+std::string byteSize(std::uint64_t bytes);
+
+} // namespace kwb

@@ -1,0 +1,109 @@
+// The whole-tree budget of untrusted children (TreeWatchdog through runProcess), without
+// bubblewrap: what holds on a GPU host that has none, and for root.
+#include "engine/process/process_runner.h"
+#include "engine/process/process_table.h"
+#include "engine/process/tree_watchdog.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <random>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace kwb;
+
+namespace {
+
+ProcessResult runShell(const std::string& script, const TreeBudget& budget) {
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", script};
+    spec.timeout = std::chrono::seconds(60);
+    spec.treeBudget = budget;
+    return runProcess(spec);
+}
+
+// Pids of live processes whose command line holds `marker`.
+std::vector<int> processesWith(const std::string& marker) {
+    std::vector<int> found;
+    for (const auto& process : readProcessTable()) {
+        std::ifstream cmdline("/proc/" + std::to_string(process.pid) + "/cmdline");
+        std::string text((std::istreambuf_iterator<char>(cmdline)), {});
+        if (process.state != 'Z' && text.find(marker) != std::string::npos)
+            found.push_back(process.pid);
+    }
+    return found;
+}
+
+std::string uniqueSuffix() {
+    return std::to_string(std::random_device{}() % 100000);
+}
+
+} // namespace
+
+TEST(TreeWatchdog, MemoryOfAllProcessesTogetherIsLimited) {
+    // Three children of 150 MiB each: every one far under any per-process limit, together over
+    // the 300 MiB budget.
+    TreeBudget budget;
+    budget.memoryBytes = 300ULL << 20;
+    const std::string hog = "python3 -c 'import time; b = bytearray(150 << 20); time.sleep(30)'";
+    ProcessResult r = runShell(hog + " & " + hog + " & " + hog + " & wait", budget);
+    EXPECT_FALSE(r.succeeded());
+    EXPECT_NE(r.limitExceeded.find("memory limit (300 MiB"), std::string::npos) << r.statusText();
+    EXPECT_LT(r.elapsed.count(), 20000);
+}
+
+TEST(TreeWatchdog, DiskWrittenByTheTreeIsLimited) {
+    const fs::path dir = fs::temp_directory_path() / ("kwb-watchdog-disk-" + uniqueSuffix());
+    fs::create_directories(dir);
+    TreeBudget budget;
+    budget.diskBytes = 64ULL << 20;
+    budget.diskPaths = {dir.string()};
+    // 1 GiB in 8 MiB pieces, each flushed, so the free space shrinks as it writes.
+    ProcessResult r = runShell("for i in $(seq 128); do head -c 8388608 /dev/zero > " +
+                                   (dir / "fill").string() + ".$i; sync; done",
+                               budget);
+    EXPECT_FALSE(r.succeeded());
+    EXPECT_NE(r.limitExceeded.find("disk limit (64 MiB"), std::string::npos) << r.statusText();
+    std::uintmax_t written = 0;
+    for (const auto& entry : fs::directory_iterator(dir))
+        written += entry.file_size();
+    EXPECT_LT(written, 512ULL << 20) << "stopped long before the whole flood";
+    fs::remove_all(dir);
+}
+
+TEST(TreeWatchdog, NothingTheTreeStartedOutlivesIt) {
+    // A daemon: a new session, its parent gone at once, so it is neither in the child's process
+    // group nor below it when the child exits.
+    const std::string marker = "31." + uniqueSuffix();
+    TreeBudget budget;
+    budget.maxProcesses = 64;
+    ProcessResult r = runShell("setsid sh -c 'sleep " + marker + "' & sleep 0.3; exit 0", budget);
+    EXPECT_TRUE(r.succeeded()) << r.statusText();
+    std::vector<int> left = processesWith("sleep " + marker);
+    for (int i = 0; i < 50 && !left.empty(); ++i) { // SIGKILL is sent; reaping takes a moment
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        left = processesWith("sleep " + marker);
+    }
+    EXPECT_TRUE(left.empty()) << "a process the child started is still running";
+}
+
+TEST(TreeWatchdog, ATrustedChildIsNotWatched) {
+    // Without a budget nothing is tracked: a helper a trusted tool leaves behind on purpose
+    // (a compiler server, a daemon the user started) is not the runner's to end.
+    const std::string marker = "32." + uniqueSuffix();
+    ProcessResult r = runShell("setsid sh -c 'sleep " + marker + "' & sleep 0.3; exit 0", {});
+    EXPECT_TRUE(r.succeeded()) << r.statusText();
+    std::vector<int> left = processesWith("sleep " + marker);
+    EXPECT_FALSE(left.empty());
+    for (int pid : left)
+        kill(pid, SIGKILL);
+}
+
+TEST(TreeWatchdog, PrivateMemoryOfThisProcessIsReadAndSizesAreWords) {
+    EXPECT_GT(privateMemoryBytes(getpid()), 0u);
+    EXPECT_EQ(privateMemoryBytes(-5), 0u);
+    EXPECT_EQ(byteSize(300ULL << 20), "300 MiB");
+    EXPECT_EQ(byteSize(3ULL << 29), "1.5 GiB");
+}
