@@ -73,8 +73,10 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"judge_compare_rebind", "numerical_mismatch"},
         {"result_forgery", "crashed"},
         {"checked_call_frame_probe", "stale_output", true},
-        {"timer_report_shrink", "timing_mismatch", true},
-        {"round_trip_inflate", "timing_mismatch", true},
+        // On the GPU the judge's clock resolves about 0.25 ms per call; the test task's kernels
+        // take 0.06 ms, so there the census catches the short events (timing_missed_work).
+        {"timer_report_shrink", "timing_mismatch|timing_missed_work", true},
+        {"round_trip_inflate", "timing_mismatch|timing_missed_work", true},
         {"fallback_when_unguarded", "torch_kernels_dominate", true, Where::GpuOnly},
         // Code outside model_new.py and kernels/*.cu|.cpp, and names built at run time.
         {"marshal_payload", "dynamic_code"},
