@@ -67,8 +67,12 @@ std::optional<std::string> WarmWorkerPool::awaitReply(Worker& worker,
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // The process limit is the server's to enforce on each stage child (its standby children
     // count against no stage); memory and disk are watched over the server's whole tree.
-    TreeWatchdog watchdog(worker.process.pid(),
-                          {0, policy.memoryBytes, policy.diskBytes, policy.writablePaths});
+    TreeBudget budget{0, policy.memoryBytes, policy.diskBytes, policy.writablePaths};
+    std::error_code tmpError;
+    const fs::path hostTmp = fs::temp_directory_path(tmpError);
+    if (!tmpError) // as in sandboxCommand: without bubblewrap the host's /tmp is writable
+        budget.diskPaths.push_back(hostTmp.string());
+    TreeWatchdog watchdog(worker.process.pid(), budget);
     while (true) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
@@ -78,8 +82,12 @@ std::optional<std::string> WarmWorkerPool::awaitReply(Worker& worker,
         if (line || worker.process.ended())
             return line;
         limitExceeded = watchdog.check();
-        if (!limitExceeded.empty())
+        if (!limitExceeded.empty()) {
+            // Ended here, while the server (the root) is alive and nothing has been reparented
+            // away: also what left the stage's process group.
+            watchdog.killAll();
             return std::nullopt;
+        }
     }
 }
 

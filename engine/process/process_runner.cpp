@@ -37,6 +37,7 @@ SpawnSpec spawnSpecFor(const ProcessSpec& spec) {
         child.environment = environmentStrings(spec.environmentOverrides);
     }
     child.limits = spec.limits;
+    child.subreaper = spec.treeBudget.any();
     return child;
 }
 

@@ -149,6 +149,8 @@ Spawned spawnProcess(const SpawnSpec& spec) {
         if (!spec.workingDirectory.empty() && chdir(spec.workingDirectory.c_str()) != 0)
             reportAndExit(execPipe[1], 1);
         applyLimits(spec.limits);
+        if (spec.subreaper)
+            prctl(PR_SET_CHILD_SUBREAPER, 1); // kept across execve
         execve(executable.c_str(), argv.data(), envp.data());
         reportAndExit(execPipe[1], 2);
     }

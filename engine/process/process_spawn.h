@@ -27,6 +27,9 @@ struct SpawnSpec {
     int stdoutFd = -1;          // -1: /dev/null
     int stderrFd = -1;          // -1: /dev/null; the same descriptor as stdoutFd merges the streams
     bool dieWithParent = false; // SIGKILL when the thread that spawned it exits
+    // A child subreaper: what its descendants orphan (a double fork, a daemon) is reparented to
+    // it, not to init, so it stays in its tree while it lives (untrusted trees).
+    bool subreaper = false;
 };
 
 struct Spawned {

@@ -2,12 +2,20 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
 namespace kwb {
 
 namespace {
+
+// The whole file: the command name may hold a newline (prctl(PR_SET_NAME, "x\n")), so a
+// getline would end inside it and the process would vanish from the table.
+std::string readStat(const std::filesystem::path& path) {
+    std::ifstream stat(path);
+    return std::string((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+}
 
 // One /proc/PID/stat line; false when it does not parse (the process ended while read).
 bool parseStat(const std::string& line, int pid, ProcessEntry& process) {
@@ -38,10 +46,8 @@ std::vector<ProcessEntry> readProcessTable() {
         const std::string name = entry.path().filename().string();
         if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
             continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string line;
         ProcessEntry process;
-        if (std::getline(stat, line) && parseStat(line, std::stoi(name), process))
+        if (parseStat(readStat(entry.path() / "stat"), std::stoi(name), process))
             table.push_back(std::move(process));
     }
     return table;
@@ -73,10 +79,10 @@ std::vector<int> descendantPids(int root) {
 }
 
 std::uint64_t processStartTime(int pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
     ProcessEntry process;
-    return std::getline(stat, line) && parseStat(line, pid, process) ? process.startTime : 0;
+    return parseStat(readStat("/proc/" + std::to_string(pid) + "/stat"), pid, process)
+               ? process.startTime
+               : 0;
 }
 
 } // namespace kwb

@@ -26,6 +26,20 @@ std::vector<std::string> nvidiaDeviceNodes() {
     return nodes;
 }
 
+// Whether this bubblewrap sizes a tmpfs (--size; checked once per process).
+bool tmpfsSizeSupported() {
+    static std::once_flag once;
+    static bool supported = false;
+    std::call_once(once, [] {
+        ProcessSpec probe;
+        probe.argv = {bubblewrapPath(), "--ro-bind", "/",    "/",   "--size",
+                      "1048576",        "--tmpfs",   "/tmp", "true"};
+        probe.timeout = std::chrono::seconds(10);
+        supported = !probe.argv.front().empty() && runProcess(probe).succeeded();
+    });
+    return supported;
+}
+
 // The namespaces and mounts every sandbox starts from; the usability probe uses the same list,
 // so "usable" means usable with exactly these options.
 std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmpBytes) {
@@ -44,8 +58,9 @@ std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmp
                                      "/dev",
                                      "--proc",
                                      "/proc"};
-    // Memory-backed: sized, or a flood of /tmp would take the host's memory unseen.
-    if (tmpBytes > 0)
+    // Memory-backed: sized, or a flood of /tmp would take the host's memory unseen. (--size
+    // came with bubblewrap 0.7 and is refused by a setuid one: without it /tmp is unsized.)
+    if (tmpBytes > 0 && tmpfsSizeSupported())
         args.insert(args.end(), {"--size", std::to_string(tmpBytes)});
     args.insert(args.end(), {"--tmpfs", "/tmp"});
     if (!allowNetwork)
@@ -112,7 +127,7 @@ bool bubblewrapUsable() {
         if (bubblewrapPath().empty())
             return;
         ProcessSpec probe;
-        probe.argv = isolationArguments(/*network=*/false, /*tmpBytes=*/1 << 20);
+        probe.argv = isolationArguments(/*network=*/false, /*tmpBytes=*/0);
         probe.argv.insert(probe.argv.end(), {"--", "true"});
         probe.timeout = std::chrono::seconds(10);
         usable = runProcess(probe).succeeded();

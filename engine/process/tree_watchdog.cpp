@@ -5,7 +5,10 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
+#include <optional>
 #include <set>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
 
@@ -17,34 +20,58 @@ namespace {
 constexpr auto kTreeInterval = std::chrono::milliseconds(50);
 constexpr auto kDiskInterval = std::chrono::milliseconds(100);
 
-std::uint64_t availableBytes(const std::string& path) {
+// Free bytes for unprivileged writers; nullopt when it cannot be read now (the folder was
+// removed, say): a sample skipped, never a verdict.
+std::optional<std::uint64_t> availableBytes(const std::string& path) {
     struct statvfs fs {};
     if (statvfs(path.c_str(), &fs) != 0)
-        return 0;
+        return std::nullopt;
     return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 
-// The file system's id, to watch each file system once however many folders lie on it.
-unsigned long fileSystemId(const std::string& path) {
-    struct statvfs fs {};
-    return statvfs(path.c_str(), &fs) == 0 ? fs.f_fsid : 0;
+// The device a folder (or its nearest existing parent, which `path` becomes) lives on, to watch
+// each file system once however many folders lie on it; 0 when none of it exists.
+dev_t deviceOf(std::string& path) {
+    struct stat info {};
+    while (!path.empty() && ::stat(path.c_str(), &info) != 0) {
+        const auto slash = path.find_last_of('/');
+        path = slash == 0 ? "/" : slash == std::string::npos ? "" : path.substr(0, slash);
+    }
+    return path.empty() ? 0 : info.st_dev;
+}
+
+// "Key:   1234 kB" lines of a /proc file, summed over `keys`; false when none was present.
+bool sumKiB(const std::string& file, std::initializer_list<const char*> keys,
+            std::uint64_t& bytes) {
+    std::ifstream in(file);
+    std::string key;
+    bool found = false;
+    while (in >> key) {
+        for (const char* wanted : keys)
+            if (key == wanted) {
+                std::uint64_t kib = 0;
+                in >> kib;
+                bytes += kib * 1024;
+                found = true;
+            }
+        in.ignore(1 << 12, '\n');
+    }
+    return found;
 }
 
 } // namespace
 
 std::uint64_t privateMemoryBytes(int pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    std::string key;
-    std::uint64_t total = 0;
-    while (status >> key) {
-        if (key == "RssAnon:" || key == "RssShmem:") {
-            std::uint64_t kib = 0;
-            status >> kib;
-            total += kib * 1024;
-        }
-        status.ignore(1 << 12, '\n');
-    }
-    return total;
+    // Proportional set size: a page shared after fork (the warm worker's server and its forked
+    // children share torch and their inputs) is counted once over all who share it, not in
+    // each. RssAnon + RssShmem where the kernel has no Pss_Anon (before Linux 5.14).
+    const std::string folder = "/proc/" + std::to_string(pid);
+    std::uint64_t bytes = 0;
+    if (sumKiB(folder + "/smaps_rollup", {"Pss_Anon:", "Pss_Shmem:"}, bytes))
+        return bytes;
+    bytes = 0;
+    sumKiB(folder + "/status", {"RssAnon:", "RssShmem:"}, bytes);
+    return bytes;
 }
 
 std::string byteSize(std::uint64_t bytes) {
@@ -61,11 +88,12 @@ TreeWatchdog::TreeWatchdog(int rootPid, TreeBudget budget)
     seen_[root_] = processStartTime(root_);
     if (budget_.diskBytes == 0)
         return;
-    std::set<unsigned long> watched;
-    for (const auto& path : budget_.diskPaths) {
-        const unsigned long id = fileSystemId(path);
-        if (id != 0 && watched.insert(id).second)
-            mounts_.push_back({path, availableBytes(path)});
+    std::set<dev_t> watched;
+    for (std::string path : budget_.diskPaths) {
+        const dev_t device = deviceOf(path);
+        const auto available = device != 0 ? availableBytes(path) : std::nullopt;
+        if (available && watched.insert(device).second)
+            mounts_.push_back({path, *available});
     }
 }
 
@@ -76,7 +104,7 @@ std::string TreeWatchdog::check() {
     nextTreeCheck_ = now + kTreeInterval;
     const std::vector<ProcessEntry> tree = descendants(root_);
     for (const auto& process : tree)
-        seen_.emplace(process.pid, process.startTime);
+        seen_.insert_or_assign(process.pid, process.startTime); // a reused pid: the new one
     if (budget_.maxProcesses > 0 && tree.size() + 1 > budget_.maxProcesses)
         return "process limit (" + std::to_string(budget_.maxProcesses) + ")";
     if (budget_.memoryBytes > 0) {
@@ -96,11 +124,11 @@ std::string TreeWatchdog::checkDisk() {
         return {};
     nextDiskCheck_ = now + kDiskInterval;
     for (const auto& mount : mounts_) {
-        const std::uint64_t available = availableBytes(mount.path);
-        if (available < mount.availableAtStart &&
-            mount.availableAtStart - available > budget_.diskBytes)
+        const auto available = availableBytes(mount.path);
+        if (available && *available < mount.availableAtStart &&
+            mount.availableAtStart - *available > budget_.diskBytes)
             return "disk limit (" + byteSize(budget_.diskBytes) + " on the file system of " +
-                   mount.path + ": " + byteSize(mount.availableAtStart - available) + " written)";
+                   mount.path + ": " + byteSize(mount.availableAtStart - *available) + " written)";
     }
     return {};
 }
@@ -108,8 +136,11 @@ std::string TreeWatchdog::checkDisk() {
 void TreeWatchdog::killAll() {
     if (!budget_.any())
         return; // a trusted child: its process group is all there is to end
-    for (const auto& process : descendants(root_))
-        seen_.emplace(process.pid, process.startTime);
+    // The root's pid may already belong to another process (reaped and reused): its children
+    // are not this tree's.
+    if (processStartTime(root_) == seen_[root_])
+        for (const auto& process : descendants(root_))
+            seen_.insert_or_assign(process.pid, process.startTime);
     for (const auto& [pid, startTime] : seen_)
         if (pid > 1 && startTime != 0 && processStartTime(pid) == startTime)
             ::kill(pid, SIGKILL);

@@ -130,9 +130,10 @@ protected:
         // stage's tree is part of it), and its standby children with it.
         const bool serverEnded = first.failureKind == "resource_limit" &&
                                  first.failureMessage.find("process limit") == std::string::npos;
-        if (verifyRan && !serverEnded)
+        if (verifyRan && !serverEnded) {
             EXPECT_TRUE(preparedAhead(again)) << "the second run did not use a standby child\n"
                                               << describe(again);
+        }
         expectVerdict(c, again, ", standby");
         expectNothingLeftBehind(c);
     }

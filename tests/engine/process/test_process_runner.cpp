@@ -6,7 +6,7 @@ using namespace kwb;
 
 TEST(ProcessRunner, CapturesOutputAndExitCode) {
     ProcessResult r =
-        runProcess({{"sh", "-c", "echo out; echo err >&2; exit 3"}, "", {}, {}, 1024, "", {}, 0});
+        runProcess({{"sh", "-c", "echo out; echo err >&2; exit 3"}, "", {}, {}, 1024, "", {}, {}});
     ASSERT_TRUE(r.started) << r.startError;
     EXPECT_TRUE(r.exitedNormally);
     EXPECT_EQ(r.exitCode, 3);
@@ -48,7 +48,7 @@ TEST(ProcessRunner, FloodIsTruncatedKeepingHeadAndTail) {
 }
 
 TEST(ProcessRunner, SignalDeathIsReported) {
-    ProcessResult r = runProcess({{"sh", "-c", "kill -SEGV $$"}, "", {}, {}, 1024, "", {}, 0});
+    ProcessResult r = runProcess({{"sh", "-c", "kill -SEGV $$"}, "", {}, {}, 1024, "", {}, {}});
     EXPECT_FALSE(r.exitedNormally);
     EXPECT_EQ(r.terminatingSignal, 11);
     EXPECT_NE(r.statusText().find("SIGSEGV"), std::string::npos) << r.statusText();

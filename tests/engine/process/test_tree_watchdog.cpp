@@ -107,3 +107,33 @@ TEST(TreeWatchdog, PrivateMemoryOfThisProcessIsReadAndSizesAreWords) {
     EXPECT_EQ(byteSize(300ULL << 20), "300 MiB");
     EXPECT_EQ(byteSize(3ULL << 29), "1.5 GiB");
 }
+
+TEST(TreeWatchdog, ANewlineInTheCommandNameDoesNotHideAProcess) {
+    // /proc/PID/stat prints the name as it is; a reader that stops at the first newline loses
+    // the process and everything below it.
+    TreeBudget budget;
+    budget.maxProcesses = 4;
+    ProcessResult r = runShell("python3 -c 'import ctypes, os, time\n"
+                               "ctypes.CDLL(None).prctl(15, b\"x\\n\", 0, 0, 0)\n"
+                               "[os.fork() == 0 and time.sleep(30) for _ in range(6)]\n"
+                               "time.sleep(30)'",
+                               budget);
+    EXPECT_NE(r.limitExceeded.find("process limit (4)"), std::string::npos) << r.statusText();
+    EXPECT_LT(r.elapsed.count(), 20000);
+}
+
+TEST(TreeWatchdog, ADaemonThatLeftTheTreeAtOnceIsStillEnded) {
+    // A double fork whose middle process exits at once: the root is a child subreaper, so the
+    // daemon stays below it however fast its parent went, and is ended with the tree.
+    const std::string marker = "33." + uniqueSuffix();
+    TreeBudget budget;
+    budget.maxProcesses = 64;
+    ProcessResult r = runShell("(setsid sleep " + marker + " &) ; sleep 0.2; exit 0", budget);
+    EXPECT_TRUE(r.succeeded()) << r.statusText();
+    std::vector<int> left = processesWith("sleep " + marker);
+    for (int i = 0; i < 50 && !left.empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        left = processesWith("sleep " + marker);
+    }
+    EXPECT_TRUE(left.empty()) << "the daemon outlived its tree";
+}

@@ -30,6 +30,12 @@ def become_judge() -> None:
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
+def become_subreaper() -> None:
+    """Orphans of the caller's descendants (a double fork, a daemon) are reparented to the caller
+    instead of init, so they stay in its tree and die with it."""
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
 def die_with_parent() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 

@@ -81,5 +81,8 @@ def enter() -> None:
     os.setsid()  # its own process group: a timeout kills everything it started
     # Having left the server's group, it would outlive a killed server; the kernel ends it.
     process_tree.die_with_parent()
+    # What the stage's code leaves behind (the compile stage loads the candidate's extension)
+    # stays below the stage and is killed with it, not reparented to the server.
+    process_tree.become_subreaper()
     if os.getppid() == 1:
         os._exit(3)
