@@ -2,6 +2,7 @@
 tells reported times that are too short (every batch) from a busy host (one batch)."""
 
 import unittest
+from unittest import mock
 
 from kwb_harness.timing import external_clock
 from kwb_harness.timing.external_clock import ExternalTiming, Overhead
@@ -84,13 +85,17 @@ class ExternalClockTest(unittest.TestCase):
         self.assertIsNone(_timing().flag())
 
     def test_round_trip_is_the_shortest_ping(self):
-        delays = iter([0.004, 0.001, 0.003, 0.002, 0.005])
-        import time
+        # A fake clock, so a loaded machine cannot stretch the pings: each ping takes the next
+        # of these many seconds.
+        durations = iter([0.004, 0.001, 0.003, 0.002, 0.005])
+        now = [100.0]
 
-        measured = external_clock.round_trip_ms(lambda: time.sleep(next(delays)))
-        self.assertGreaterEqual(measured, 1.0)
-        self.assertLess(measured, 2.0)
+        def ping():
+            now[0] += next(durations)
 
+        with mock.patch.object(external_clock.time, "perf_counter", lambda: now[0]):
+            measured = external_clock.round_trip_ms(ping)
+        self.assertAlmostEqual(measured, 1.0, places=6)
 
 if __name__ == "__main__":
     unittest.main()
