@@ -140,7 +140,7 @@ TEST_F(EvaluationTest, ForkBombIsStopped) {
     EvaluationResult r = evaluateWorkspace(ws);
     EXPECT_EQ(r.reward, -1);
     EXPECT_EQ(r.failureKind, "resource_limit") << describe(r);
-    EXPECT_NE(r.failureMessage.find("process limit"), std::string::npos);
+    EXPECT_NE(r.failureMessage.find("process limit"), std::string::npos) << r.failureMessage;
 }
 
 TEST_F(EvaluationTest, MemoryExhaustionIsAnErrorNotAHang) {
