@@ -1,20 +1,28 @@
 #include "engine/process/process_table.h"
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
 #include <map>
-#include <sstream>
+#include <unistd.h>
 
 namespace kwb {
 
 namespace {
 
-// The whole file: the command name may hold a newline (prctl(PR_SET_NAME, "x\n")), so a
-// getline would end inside it and the process would vanish from the table.
-std::string readStat(const std::filesystem::path& path) {
-    std::ifstream stat(path);
-    return std::string((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+// The whole file, read with one read(): watchdogs scan every process several times a second, and
+// iostreams cost ten times more. Whole, because the command name may hold a newline
+// (prctl(PR_SET_NAME, "x\n")): a line reader would end inside it and lose the process.
+std::string readStat(const char* path) {
+    char buffer[1024];
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return {};
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ::close(fd);
+    return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
 }
 
 // One /proc/PID/stat line; false when it does not parse (the process ended while read).
@@ -26,14 +34,23 @@ bool parseStat(const std::string& line, int pid, ProcessEntry& process) {
         return false;
     process.pid = pid;
     process.name = line.substr(open + 1, close - open - 1);
-    std::istringstream rest(line.substr(close + 1));
-    if (!(rest >> process.state >> process.parentPid))
-        return false;
-    // Fields 5 to 21 (pgrp ... itrealvalue), then field 22: starttime.
-    std::string skipped;
-    for (int field = 5; field <= 21 && rest >> skipped; ++field) {
+    // Fields after the name, space-separated: 3 state, 4 ppid, ..., 22 starttime.
+    const char* cursor = line.c_str() + close + 1;
+    char* end = nullptr;
+    for (int field = 3; field <= 22; ++field) {
+        while (*cursor == ' ')
+            ++cursor;
+        if (*cursor == '\0')
+            return field > 4; // state and parent are what a table needs
+        if (field == 3)
+            process.state = *cursor;
+        else if (field == 4)
+            process.parentPid = static_cast<int>(std::strtol(cursor, &end, 10));
+        else if (field == 22)
+            process.startTime = std::strtoull(cursor, &end, 10);
+        while (*cursor != ' ' && *cursor != '\0')
+            ++cursor;
     }
-    rest >> process.startTime;
     return true;
 }
 
@@ -41,15 +58,20 @@ bool parseStat(const std::string& line, int pid, ProcessEntry& process) {
 
 std::vector<ProcessEntry> readProcessTable() {
     std::vector<ProcessEntry> table;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+    DIR* proc = ::opendir("/proc");
+    if (!proc)
+        return table;
+    char path[64];
+    while (const dirent* entry = ::readdir(proc)) {
+        const char* name = entry->d_name;
+        if (*name < '1' || *name > '9' || std::strspn(name, "0123456789") != std::strlen(name))
             continue;
+        std::snprintf(path, sizeof path, "/proc/%s/stat", name);
         ProcessEntry process;
-        if (parseStat(readStat(entry.path() / "stat"), std::stoi(name), process))
+        if (parseStat(readStat(path), std::atoi(name), process))
             table.push_back(std::move(process));
     }
+    ::closedir(proc);
     return table;
 }
 
@@ -80,7 +102,7 @@ std::vector<int> descendantPids(int root) {
 
 std::uint64_t processStartTime(int pid) {
     ProcessEntry process;
-    return parseStat(readStat("/proc/" + std::to_string(pid) + "/stat"), pid, process)
+    return parseStat(readStat(("/proc/" + std::to_string(pid) + "/stat").c_str()), pid, process)
                ? process.startTime
                : 0;
 }

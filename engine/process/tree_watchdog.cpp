@@ -15,9 +15,9 @@
 namespace kwb {
 namespace {
 
-// Reading the process table costs about a millisecond per few hundred processes: often enough to
-// stop a fork bomb or an allocation spree early, rarely enough to stay out of the way.
-constexpr auto kTreeInterval = std::chrono::milliseconds(50);
+// Reading the process table costs about a millisecond per hundred processes: often enough to stop
+// a fork bomb or an allocation spree early, rarely enough to stay out of the way.
+constexpr auto kTreeInterval = std::chrono::milliseconds(100);
 constexpr auto kDiskInterval = std::chrono::milliseconds(100);
 
 // Free bytes for unprivileged writers; nullopt when it cannot be read now (the folder was
@@ -60,6 +60,12 @@ bool sumKiB(const std::string& file, std::initializer_list<const char*> keys,
 }
 
 } // namespace
+
+std::uint64_t residentPrivateBytes(int pid) {
+    std::uint64_t bytes = 0;
+    sumKiB("/proc/" + std::to_string(pid) + "/status", {"RssAnon:", "RssShmem:"}, bytes);
+    return bytes;
+}
 
 std::uint64_t privateMemoryBytes(int pid) {
     // Proportional set size: a page shared after fork (the warm worker's server and its forked
@@ -108,9 +114,16 @@ std::string TreeWatchdog::check() {
     if (budget_.maxProcesses > 0 && tree.size() + 1 > budget_.maxProcesses)
         return "process limit (" + std::to_string(budget_.maxProcesses) + ")";
     if (budget_.memoryBytes > 0) {
-        lastMemory_ = privateMemoryBytes(root_);
+        // Resident private pages first (cheap, and never less than the proportional share);
+        // the proportional sum only when that is over the budget.
+        lastMemory_ = residentPrivateBytes(root_);
         for (const auto& process : tree)
-            lastMemory_ += privateMemoryBytes(process.pid);
+            lastMemory_ += residentPrivateBytes(process.pid);
+        if (lastMemory_ > budget_.memoryBytes) {
+            lastMemory_ = privateMemoryBytes(root_);
+            for (const auto& process : tree)
+                lastMemory_ += privateMemoryBytes(process.pid);
+        }
         if (lastMemory_ > budget_.memoryBytes)
             return "memory limit (" + byteSize(budget_.memoryBytes) + ": " + byteSize(lastMemory_) +
                    " in " + std::to_string(tree.size() + 1) + " processes)";

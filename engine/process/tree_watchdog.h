@@ -18,7 +18,7 @@ class TreeWatchdog {
 public:
     TreeWatchdog(int rootPid, TreeBudget budget);
 
-    // Checks the tree (at most every 50 ms, the disk every 100 ms); returns "" or what was
+    // Checks the tree (at most every 100 ms, the disk as often); returns "" or what was
     // exceeded, in words: "process limit (512)", "memory limit (4.0 GiB: 4.3 GiB in 7
     // processes)". Watches nothing when the budget is empty (a trusted child).
     std::string check();
@@ -48,8 +48,11 @@ private:
     std::chrono::steady_clock::time_point nextDiskCheck_{};
 };
 
-// Private memory of one process (RssAnon + RssShmem from /proc/PID/status), 0 if it is gone.
+// Private memory of one process: its proportional share (Pss_Anon + Pss_Shmem from
+// smaps_rollup), where the kernel has it; 0 if the process is gone.
 std::uint64_t privateMemoryBytes(int pid);
+// Resident private pages (RssAnon + RssShmem): cheaper, and never less than the share above.
+std::uint64_t residentPrivateBytes(int pid);
 
 // "1.5 GiB", "300 MiB".
 std::string byteSize(std::uint64_t bytes);
