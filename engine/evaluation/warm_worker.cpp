@@ -67,11 +67,8 @@ std::optional<std::string> WarmWorkerPool::awaitReply(Worker& worker,
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // The process limit is the server's to enforce on each stage child (its standby children
     // count against no stage); memory and disk are watched over the server's whole tree.
-    TreeBudget budget{0, policy.memoryBytes, policy.diskBytes, policy.writablePaths};
-    std::error_code tmpError;
-    const fs::path hostTmp = fs::temp_directory_path(tmpError);
-    if (!tmpError) // as in sandboxCommand: without bubblewrap the host's /tmp is writable
-        budget.diskPaths.push_back(hostTmp.string());
+    TreeBudget budget = treeBudgetFor(policy);
+    budget.maxProcesses = 0;
     TreeWatchdog watchdog(worker.process.pid(), budget);
     while (true) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

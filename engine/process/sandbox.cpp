@@ -135,17 +135,21 @@ bool bubblewrapUsable() {
     return usable;
 }
 
+TreeBudget treeBudgetFor(const SandboxPolicy& policy) {
+    TreeBudget budget{policy.maxProcesses, policy.memoryBytes, policy.diskBytes,
+                      policy.writablePaths};
+    std::error_code ec;
+    const fs::path hostTmp = fs::temp_directory_path(ec);
+    if (!ec)
+        budget.diskPaths.push_back(hostTmp.string());
+    return budget;
+}
+
 SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
                                 const std::string& workingDirectory, const SandboxPolicy& policy) {
     SandboxedCommand command;
     command.spec.limits = policy.limits;
-    command.spec.treeBudget = {policy.maxProcesses, policy.memoryBytes, policy.diskBytes,
-                               policy.writablePaths};
-    // Without bubblewrap the host's /tmp is writable too (with it, /tmp is a sized tmpfs).
-    std::error_code tmpError;
-    const fs::path hostTmp = fs::temp_directory_path(tmpError);
-    if (!tmpError)
-        command.spec.treeBudget.diskPaths.push_back(hostTmp.string());
+    command.spec.treeBudget = treeBudgetFor(policy);
     command.spec.workingDirectory = workingDirectory;
     // Never kwb's whole environment: keys and credentials must not reach candidate code.
     command.spec.inheritEnvironment = false;

@@ -47,6 +47,10 @@ std::string bubblewrapPath();
 // Whether bubblewrap exists and can create namespaces here (checked once per process).
 bool bubblewrapUsable();
 
+// The policy's budget for a whole process tree: its limits, with the writable paths and the
+// host's /tmp (writable without bubblewrap; a sized tmpfs with it) as the disk to watch.
+TreeBudget treeBudgetFor(const SandboxPolicy& policy);
+
 // Wraps `argv` so it runs under the policy. The command's environment is sandboxEnvironment()'s
 // allow-list (inheritEnvironment off); callers add to environmentOverrides, never replace it. With
 // bubblewrap: new PID/IPC/UTS (and network) namespaces, a read-only root, all capabilities dropped,

@@ -18,7 +18,6 @@ namespace {
 // Reading the process table costs about a millisecond per hundred processes: often enough to stop
 // a fork bomb or an allocation spree early, rarely enough to stay out of the way.
 constexpr auto kTreeInterval = std::chrono::milliseconds(100);
-constexpr auto kDiskInterval = std::chrono::milliseconds(100);
 
 // Free bytes for unprivileged writers; nullopt when it cannot be read now (the folder was
 // removed, say): a sample skipped, never a verdict.
@@ -71,13 +70,11 @@ std::uint64_t privateMemoryBytes(int pid) {
     // Proportional set size: a page shared after fork (the warm worker's server and its forked
     // children share torch and their inputs) is counted once over all who share it, not in
     // each. RssAnon + RssShmem where the kernel has no Pss_Anon (before Linux 5.14).
-    const std::string folder = "/proc/" + std::to_string(pid);
     std::uint64_t bytes = 0;
-    if (sumKiB(folder + "/smaps_rollup", {"Pss_Anon:", "Pss_Shmem:"}, bytes))
+    if (sumKiB("/proc/" + std::to_string(pid) + "/smaps_rollup", {"Pss_Anon:", "Pss_Shmem:"},
+               bytes))
         return bytes;
-    bytes = 0;
-    sumKiB(folder + "/status", {"RssAnon:", "RssShmem:"}, bytes);
-    return bytes;
+    return residentPrivateBytes(pid);
 }
 
 std::string byteSize(std::uint64_t bytes) {
@@ -116,14 +113,15 @@ std::string TreeWatchdog::check() {
     if (budget_.memoryBytes > 0) {
         // Resident private pages first (cheap, and never less than the proportional share);
         // the proportional sum only when that is over the budget.
-        lastMemory_ = residentPrivateBytes(root_);
-        for (const auto& process : tree)
-            lastMemory_ += residentPrivateBytes(process.pid);
-        if (lastMemory_ > budget_.memoryBytes) {
-            lastMemory_ = privateMemoryBytes(root_);
+        auto treeSum = [&](std::uint64_t (*bytesOf)(int)) {
+            std::uint64_t sum = bytesOf(root_);
             for (const auto& process : tree)
-                lastMemory_ += privateMemoryBytes(process.pid);
-        }
+                sum += bytesOf(process.pid);
+            return sum;
+        };
+        lastMemory_ = treeSum(residentPrivateBytes);
+        if (lastMemory_ > budget_.memoryBytes)
+            lastMemory_ = treeSum(privateMemoryBytes);
         if (lastMemory_ > budget_.memoryBytes)
             return "memory limit (" + byteSize(budget_.memoryBytes) + ": " + byteSize(lastMemory_) +
                    " in " + std::to_string(tree.size() + 1) + " processes)";
@@ -131,11 +129,7 @@ std::string TreeWatchdog::check() {
     return checkDisk();
 }
 
-std::string TreeWatchdog::checkDisk() {
-    const auto now = std::chrono::steady_clock::now();
-    if (mounts_.empty() || now < nextDiskCheck_)
-        return {};
-    nextDiskCheck_ = now + kDiskInterval;
+std::string TreeWatchdog::checkDisk() const {
     for (const auto& mount : mounts_) {
         const auto available = availableBytes(mount.path);
         if (available && *available < mount.availableAtStart &&

@@ -18,7 +18,7 @@ class TreeWatchdog {
 public:
     TreeWatchdog(int rootPid, TreeBudget budget);
 
-    // Checks the tree (at most every 100 ms, the disk as often); returns "" or what was
+    // Checks the tree (at most every 100 ms); returns "" or what was
     // exceeded, in words: "process limit (512)", "memory limit (4.0 GiB: 4.3 GiB in 7
     // processes)". Watches nothing when the budget is empty (a trusted child).
     std::string check();
@@ -37,7 +37,7 @@ private:
         std::uint64_t availableAtStart = 0;
     };
 
-    std::string checkDisk();
+    std::string checkDisk() const;
 
     int root_;
     TreeBudget budget_;
@@ -45,7 +45,6 @@ private:
     std::map<int, std::uint64_t> seen_; // pid -> start time (clock ticks since boot)
     std::uint64_t lastMemory_ = 0;
     std::chrono::steady_clock::time_point nextTreeCheck_{};
-    std::chrono::steady_clock::time_point nextDiskCheck_{};
 };
 
 // Private memory of one process: its proportional share (Pss_Anon + Pss_Shmem from
