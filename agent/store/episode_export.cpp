@@ -26,18 +26,9 @@ bool isBlank(const std::string& line) {
 
 // One line's trajectory, or the reason it is not one (without the line number).
 std::optional<EpisodeTrajectory> parseLine(const std::string& text, std::string& error) {
-    const JsonLimits limits;
-    if (jsonNestingDepth(text, limits.maxDepth) > limits.maxDepth) {
-        error = "nested deeper than " + std::to_string(limits.maxDepth) + " levels";
+    const json line = parseBoundedJson(text, JsonLimits{}, &error);
+    if (line.is_discarded())
         return std::nullopt;
-    }
-    json line;
-    try {
-        line = json::parse(text);
-    } catch (const json::parse_error& parseError) {
-        error = "not valid JSON (syntax error at column " + std::to_string(parseError.byte) + ")";
-        return std::nullopt;
-    }
     const json format = line.is_object() ? line.value("format", json()) : json();
     if (!format.is_string() || format.get<std::string>() != kEpisodeExportFormat) {
         error = "not a Kernel Workbench episode (no \"format\": \"" +

@@ -1,9 +1,12 @@
 #include "agent/store/episode_record.h"
 
+#include "engine/system/bounded_json.h"
 #include "engine/workspace/contained_files.h"
 #include "engine/workspace/workspace.h"
 
 #include <array>
+#include <limits>
+#include <optional>
 #include <utility>
 
 using nlohmann::json;
@@ -45,17 +48,22 @@ public:
 
     void integer(const char* key, std::int64_t& out, bool required = false) {
         if (const json* value = find(key, required)) {
-            if (value->is_number_integer())
-                out = value->get<std::int64_t>();
+            const std::optional<std::int64_t> number =
+                value->is_number_integer() ? jsonInteger(*value) : std::nullopt;
+            if (number)
+                out = *number;
             else
-                fail(key, "an integer");
+                fail(key, "an integer of 64 bits");
         }
     }
 
     void integer(const char* key, int& out) {
         std::int64_t wide = out;
         integer(key, wide);
-        out = static_cast<int>(wide);
+        if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max())
+            fail(key, "an integer of 32 bits");
+        else
+            out = static_cast<int>(wide);
     }
 
     void optionalInteger(const char* key, std::optional<std::int64_t>& out) {

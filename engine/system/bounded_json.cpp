@@ -46,9 +46,18 @@ nlohmann::json parseBoundedJson(std::string_view text, const JsonLimits& limits,
         return fail("JSON larger than " + std::to_string(limits.maxBytes) + " bytes");
     if (jsonNestingDepth(text, limits.maxDepth) > limits.maxDepth)
         return fail("JSON nested deeper than " + std::to_string(limits.maxDepth) + " levels");
-    nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded())
-        return fail("not valid JSON");
+    // Exceptions on, caught here, so that the reason and the place reach the user: the
+    // exception-free parse only says "discarded", and the parser throws more than parse_error
+    // (a number too large for a double is out_of_range).
+    nlohmann::json value;
+    try {
+        value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& parseError) {
+        return fail("not valid JSON (syntax error at byte " + std::to_string(parseError.byte) +
+                    ")");
+    } catch (const nlohmann::json::exception&) {
+        return fail("not valid JSON (a number out of range)");
+    }
     if (error)
         error->clear();
     return value;

@@ -193,6 +193,27 @@ TEST_F(EpisodeExportTest, AMalformedLineIsNamedAndNothingIsImported) {
               std::string::npos)
         << outOfOrder.error().message;
 
+    // Numbers out of range are errors, not aborts (nlohmann throws out_of_range for a number
+    // beyond a double) and not silent truncation (turns is 32 bits, ids 64 bits).
+    std::string hugeNumber = good;
+    hugeNumber.insert(hugeNumber.find("\"turns\":") + 8, "9e999999999,\"x\":");
+    auto overflow = importText(hugeNumber);
+    ASSERT_FALSE(overflow.ok());
+    EXPECT_EQ(overflow.error().message,
+              "cannot import: line 1: not valid JSON (a number out of range)");
+    json manyTurns = json::parse(good);
+    manyTurns["episode"]["turns"] = std::int64_t{1} << 40;
+    auto tooManyTurns = importText(manyTurns.dump());
+    ASSERT_FALSE(tooManyTurns.ok());
+    EXPECT_EQ(tooManyTurns.error().message,
+              "cannot import: line 1: episode: \"turns\" must be an integer of 32 bits");
+    json bigId = json::parse(good);
+    bigId["episode"]["id"] = std::uint64_t{1} << 63;
+    auto idTooBig = importText(bigId.dump());
+    ASSERT_FALSE(idTooBig.ok());
+    EXPECT_EQ(idTooBig.error().message,
+              "cannot import: line 1: episode: \"id\" must be an integer of 64 bits");
+
     auto notOurs = importText(R"({"hello": "world"})");
     ASSERT_FALSE(notOurs.ok());
     EXPECT_NE(notOurs.error().message.find("line 1: not a Kernel Workbench episode"),
@@ -240,7 +261,7 @@ TEST_F(EpisodeExportTest, DeeplyNestedLinesAreRefusedNotCrashed) {
     std::istringstream in(std::string(100000, '[') + std::string(100000, ']') + "\n");
     auto imported = importEpisodes(*target, in);
     ASSERT_FALSE(imported.ok());
-    EXPECT_NE(imported.error().message.find("line 1: nested deeper than"), std::string::npos)
+    EXPECT_NE(imported.error().message.find("line 1: JSON nested deeper than"), std::string::npos)
         << imported.error().message;
 }
 
