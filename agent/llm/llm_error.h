@@ -35,6 +35,10 @@ struct LlmError {
     // Worth another attempt: the same request may well succeed later (429, 5xx, timeouts, a
     // stream cut off). Set by the provider, which knows how the failure came about.
     bool retryable = false;
+    // Part of the answer had already reached the stream sink when it failed, so the retry layer
+    // passed the failure up rather than repeat output someone may have seen; the caller may
+    // still ask again, once it has dropped the partial answer.
+    bool afterOutput = false;
     int attempts = 1;
 
     std::string describe() const; // "rate_limited: ..."

@@ -64,7 +64,8 @@ CompletionOutcome RetryingProvider::complete(const CompletionRequest& request, S
         }
         LlmError& error = outcome.error();
         error.attempts = attempt;
-        if (!error.retryable || watched.delivered() || stop.stop_requested())
+        error.afterOutput = watched.delivered();
+        if (!error.retryable || error.afterOutput || stop.stop_requested())
             return outcome;
         if (attempt >= maxAttempts) {
             if (maxAttempts > 1)

@@ -40,6 +40,11 @@ struct EpisodeConfig {
     std::string python;           // the task interpreter; empty: auto-detect
     bool finalEvaluation = true;  // evaluate the workspace when the episode ends (not on stop())
 
+    // A reply cut off after it began to stream (a dropped connection, a proxy's timeout) is
+    // asked for again this many times per model call; the partial reply is dropped, and the
+    // cut is an error event in the record. The provider retries failures before any output.
+    int cutReplyRetries = 2;
+
     std::optional<int> maxTokens; // per completion
     std::optional<double> temperature;
     bool stream = true;

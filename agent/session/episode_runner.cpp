@@ -189,6 +189,7 @@ struct EpisodeRunner::Impl {
     int sameCallCount = 0;
     std::string lastError;
     int sameErrorCount = 0;
+    int cutReplies = 0; // replies of the current model call cut off mid-stream so far
     std::string storeError;
 
     Impl(TrajectoryStore& store, LlmProvider& provider, ToolRegistry& tools,
@@ -482,12 +483,23 @@ struct EpisodeRunner::Impl {
                         continue; // the partial reply is dropped; the call is made again
                     }
                 }
-                append(EventKind::Error, {{"source", "provider"},
-                                          {"kind", errorKindName(error.kind)},
-                                          {"message", error.message},
-                                          {"attempts", error.attempts}});
+                const bool askAgain =
+                    error.retryable && error.afterOutput && cutReplies < config.cutReplyRetries;
+                json event = {{"source", "provider"},
+                              {"kind", errorKindName(error.kind)},
+                              {"message", error.message},
+                              {"attempts", error.attempts}};
+                if (askAgain)
+                    event["asked_again"] = true;
+                append(EventKind::Error, std::move(event));
+                if (askAgain) {
+                    ++cutReplies;
+                    sink.onRetry(error.attempts + 1, std::chrono::milliseconds(0), error);
+                    continue; // the partial reply is dropped; the call is made again
+                }
                 return finish(EpisodeStatus::Failed, "provider error: " + error.describe(), false);
             }
+            cutReplies = 0;
 
             CompletionResult& result = outcome.result();
             if (result.usage) {

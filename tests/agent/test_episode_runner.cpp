@@ -521,6 +521,44 @@ TEST_F(EpisodeRunnerTest, ARepeatedlyMalformedReplyFailsTheEpisode) {
     EXPECT_TRUE(errorStored);
 }
 
+// A stream cut after output began cannot be retried by the provider (the text reached the
+// sink); the runner drops the partial reply and asks again, a bounded number of times.
+TEST_F(EpisodeRunnerTest, AReplyCutMidStreamIsAskedAgainThenGivesUp) {
+    const json cutAfterText = {{"kind", "cut_stream"}, {"after_events", 4}};
+    const json cutCleanly = {{"kind", "cut_stream"}, {"after_events", 3}, {"graceful", true}};
+    json first = readSkill("c1");
+    first["faults"] = {cutAfterText, cutCleanly};
+    json last = textTurn("All done, nothing more to change.");
+    last["faults"] = {cutAfterText, cutAfterText, cutAfterText};
+    auto provider = start({first, last});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+
+    // The first call survives two cuts; the last is cut three times, one more than allowed.
+    EXPECT_EQ(result.status, EpisodeStatus::Failed) << result.message;
+    EXPECT_TRUE(contains(result.message, "before the response was complete")) << result.message;
+    EXPECT_EQ(server_->requests().size(), 6u);
+    EXPECT_EQ(result.turns, 1);
+    int askedAgain = 0, errors = 0, toolCalls = 0;
+    for (const auto& e : events(result.id)) {
+        if (e.kind == EventKind::Error) {
+            ++errors;
+            askedAgain += e.payload.value("asked_again", false);
+            EXPECT_EQ(e.payload["kind"], "network") << e.payload.dump();
+        }
+        toolCalls += e.kind == EventKind::ToolCall;
+    }
+    EXPECT_EQ(errors, 5);
+    EXPECT_EQ(askedAgain, 4);
+    EXPECT_EQ(toolCalls, 1); // the cut replies' partial tool calls never ran
+    // The repeated request is the same conversation: nothing of the cut reply was kept.
+    EXPECT_EQ(requestText(0), requestText(1));
+    EXPECT_EQ(requestText(1), requestText(2));
+    EXPECT_EQ(requestText(3), requestText(5));
+}
+
 TEST_F(EpisodeRunnerTest, TheEpisodeCostFollowsTheModelsPrice) {
     json first = toolTurn("Look.", "c1", "Read", {{"file_path", "model_new.py"}});
     first["usage"] = {{"input", 600'000}, {"output", 50'000}, {"cached", 200'000}};

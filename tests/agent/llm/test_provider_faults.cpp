@@ -173,6 +173,8 @@ TEST_P(ProviderFaultTest, AStreamCutAfterOutputIsAClearError) {
         const LlmError& error = outcome.error();
         EXPECT_EQ(error.kind, LlmErrorKind::Network);
         EXPECT_EQ(error.attempts, 1); // "one two " already reached the sink
+        EXPECT_TRUE(error.retryable);
+        EXPECT_TRUE(error.afterOutput); // the caller may ask again once it drops the partial text
         EXPECT_EQ(sink.text, "one two ");
         EXPECT_TRUE(error.message.find("before the response was complete") != std::string::npos)
             << error.message;
