@@ -13,9 +13,13 @@ tests="$repo/build/release/tests/kwb_soak_tests"
 [ -x "$tests" ] || { echo "build first: cmake --build build/release --target kwb_soak_tests" >&2; exit 2; }
 evaluations="${1:-500}"
 seed="${2:-1}"
+log="$(mktemp /tmp/kwb-soak.XXXXXX.log)"
 start=$SECONDS
+set +e
 KWB_RESOURCES="$repo/resources" KWB_SOAK_EVALUATIONS="$evaluations" KWB_SOAK_SEED="$seed" \
-    "$tests" --gtest_brief=0 2>&1 | grep -E '^(soak:|\[  |.*Failure|  )' || true
-status=${PIPESTATUS[0]}
-echo "soak: exit ${status} after $((SECONDS - start)) s on $(nproc) cores, $(date -u +%FT%TZ)"
+    "$tests" > "$log" 2>&1
+status=$?
+set -e
+grep -E '^soak:|Failure|^\[  (PASSED|FAILED)' "$log" || true
+echo "soak: exit ${status} after $((SECONDS - start)) s on $(nproc) cores, $(date -u +%FT%TZ); full log: $log"
 exit "$status"
