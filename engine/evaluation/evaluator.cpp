@@ -68,10 +68,29 @@ struct RunContext {
     std::string arch;
     std::string buildDirectory;
     std::string scratchDirectory;
+    std::string workspaceRunsDirectory; // the parent of this workspace's scratch folders
     std::string cacheDirectory;
     std::uint64_t seed = 0;
     bool gpuAllowed = false;
+    // A KernelBench pair (reference file + candidate file): its candidate builds its own
+    // extension with load_inline when imported, into buildDirectory.
+    bool pairMode = false;
 };
+
+// Stages that build and write the build folder: their processes run compilers and the judge,
+// never candidate code.
+bool buildsExtensions(const std::string& stage) {
+    return stage == "compile" || stage == "baseline";
+}
+
+// Where a stage's torch.utils.cpp_extension builds go: the build folder where the stage may
+// write it, else a folder beside this workspace's scratch folders (a workspace candidate that
+// calls load_inline), kept from run to run so that torch reuses what it built.
+std::string extensionBuildDirectory(const RunContext& c, const std::string& stage) {
+    if (buildsExtensions(stage) || c.pairMode)
+        return c.buildDirectory;
+    return (fs::path(c.workspaceRunsDirectory) / "torch_extensions").string();
+}
 
 // Fills what every run shares: seed, interpreter, cache, and a scratch folder of its own.
 RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions& options,
@@ -82,7 +101,14 @@ RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions
     c.python = python;
     c.seed = options.seed ? options.seed : warmWorkerWanted(options) ? sessionSeed() : freshSeed();
     c.cacheDirectory = cacheDirectory();
-    c.scratchDirectory = (fs::path(c.cacheDirectory) / "runs" / uniqueRunId()).string();
+    // The runs of one workspace share a parent of their own: a warm worker's server may write
+    // the parent of every scratch folder it serves, and a candidate in it must not reach
+    // another workspace's requests and results.
+    c.workspaceRunsDirectory =
+        (fs::path(c.cacheDirectory) / "runs" /
+         ("ws-" + sha256Hex(target.workspace + "\n" + target.candidatePath).substr(0, 16)))
+            .string();
+    c.scratchDirectory = (fs::path(c.workspaceRunsDirectory) / uniqueRunId()).string();
     r.seed = c.seed;
     r.environment.pythonPath = python;
     return c;
@@ -119,7 +145,7 @@ json baseRequest(const RunContext& c, const std::string& stage) {
             {"candidate", c.target.candidatePath},
             {"device", c.device},
             {"seed", c.seed},
-            {"build_dir", c.buildDirectory},
+            {"build_dir", extensionBuildDirectory(c, stage)},
             {"cache_dir", c.cacheDirectory},
             {"scratch_dir", c.scratchDirectory}};
 }
@@ -168,7 +194,24 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     spec.scratchDirectory = c.scratchDirectory;
     spec.workingDirectory = c.target.workspace;
     spec.timeout = c.options.stageTimeout;
-    spec.sandbox.writablePaths = {c.buildDirectory, c.cacheDirectory};
+    // What a stage may write. The compile stage runs compilers over the candidate's sources,
+    // none of its code: it writes the build folder, the extension cache (ext/, by content hash)
+    // and the compiler cache. A stage that runs candidate code, or runs beside it, writes its
+    // run's scratch folder and the folder its load_inline builds go to (a KernelBench pair's
+    // build folder, or one kept for this workspace), nothing else. An entry it wrote in ext/ or the
+    // compiler cache would be loaded into another workspace's extension; another run's folder holds
+    // that run's requests and results; the workspace's own build folder, the binary the next
+    // evaluation of these sources would load.
+    // (The scratch folder is added by harnessCommand: a warm worker's server gets its parent.)
+    spec.sandbox.writablePaths = {extensionBuildDirectory(c, stage)};
+    const fs::path compilerCache = fs::path(c.cacheDirectory) / "ccache";
+    if (stage == "compile") {
+        for (const fs::path& shared : {fs::path(c.cacheDirectory) / "ext", compilerCache}) {
+            std::error_code ec;
+            fs::create_directories(shared, ec);
+            spec.sandbox.writablePaths.push_back(shared.string());
+        }
+    }
     // What only the engine writes, or what a judge loads code from, is read-only in every stage:
     // timings that decide rewards (baselines), the cubins the engine compiled (fast-kernels),
     // and the inductor and Triton caches, whose entries are Python modules and kernels a later
@@ -199,8 +242,9 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
                                  ? c.options.diskLimitBytes
                                  : defaultDiskBudget(c.cacheDirectory, c.buildDirectory);
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    spec.environment = {{"TORCH_EXTENSIONS_DIR", c.buildDirectory + "/torch_extensions"},
-                        {"MAX_JOBS", std::to_string(cores)},
+    // TORCH_EXTENSIONS_DIR comes with the request (task_loader.py sets it from build_dir): in
+    // the environment, a per-run folder would give every run a warm worker of its own.
+    spec.environment = {{"MAX_JOBS", std::to_string(cores)},
                         {"KWB_CPU_THREADS", std::to_string(std::min(cores, 8u))},
                         {"OMP_NUM_THREADS", std::to_string(std::min(cores, 8u))}};
     if (!c.gpuAllowed)
@@ -209,7 +253,15 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     // seconds each); ccache, where installed, turns the repeats into cache hits.
     if (fs::exists("/usr/lib/ccache/c++") && !std::getenv("CXX")) {
         spec.environment["CXX"] = "/usr/lib/ccache/c++";
-        spec.environment["CCACHE_DIR"] = c.cacheDirectory + "/ccache";
+        spec.environment["CCACHE_DIR"] = compilerCache.string();
+        if (stage != "compile") {
+            // A pair candidate's load_inline build may use the cache, not fill it (ccache's
+            // temporary files, by default in the cache, go beside the build).
+            spec.environment["CCACHE_READONLY"] = "1";
+            spec.environment["CCACHE_TEMPDIR"] = extensionBuildDirectory(c, stage) + "/ccache-tmp";
+            if (fs::is_directory(compilerCache))
+                spec.sandbox.readOnlyPaths.push_back(compilerCache.string());
+        }
         spec.environment["CCACHE_NOHASHDIR"] = "1";
         spec.environment["CCACHE_BASEDIR"] = c.target.workspace;
     }
@@ -225,7 +277,11 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
 HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
                              const StageExtras& extras = {}) {
     HarnessStageSpec spec = stageSpec(c, stage, std::move(request), extras);
-    return warmWorkerWanted(c.options) ? WarmWorkerPool::shared().run(spec) : runHarnessStage(spec);
+    // A build is compiler work (seconds to minutes; the torch import a warm worker saves is
+    // small beside it) under a policy of its own (the build folder and compiler caches
+    // writable), so a warm worker for it would be a second server per workspace.
+    const bool warm = warmWorkerWanted(c.options) && !buildsExtensions(stage);
+    return warm ? WarmWorkerPool::shared().run(spec) : runHarnessStage(spec);
 }
 
 bool standbyWanted(const EvaluationOptions& options) {
@@ -473,6 +529,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     const bool workspaceMode =
         target.workspace == fs::path(target.referencePath).parent_path().string() &&
         fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
+    c.pairMode = !workspaceMode;
     c.buildDirectory =
         workspaceMode
             ? (fs::path(target.workspace) / "build").string()

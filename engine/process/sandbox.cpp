@@ -26,22 +26,12 @@ std::vector<std::string> nvidiaDeviceNodes() {
     return nodes;
 }
 
-// Whether this bubblewrap sizes a tmpfs (--size; checked once per process).
-bool tmpfsSizeSupported() {
-    static std::once_flag once;
-    static bool supported = false;
-    std::call_once(once, [] {
-        ProcessSpec probe;
-        probe.argv = {bubblewrapPath(), "--ro-bind", "/",    "/",   "--size",
-                      "1048576",        "--tmpfs",   "/tmp", "true"};
-        probe.timeout = std::chrono::seconds(10);
-        supported = !probe.argv.front().empty() && runProcess(probe).succeeded();
-    });
-    return supported;
-}
+// The size of the empty tmpfs that hides a home or socket folder.
+constexpr std::uint64_t kHiddenFolderBytes = 1 << 20;
 
 // The namespaces and mounts every sandbox starts from; the usability probe uses the same list,
 // so "usable" means usable with exactly these options.
+
 std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmpBytes) {
     std::vector<std::string> args = {bubblewrapPath(),
                                      "--die-with-parent",
@@ -68,12 +58,20 @@ std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmp
     // Empty and read-only in the sandbox: the users' home folders (keys, credentials, configs)
     // and the folders that hold the host's Unix sockets (a network namespace does not cover
     // sockets reached through the file system). What a stage needs from them is bound again on
-    // top. (Mode 0555 holds for root too: every capability is dropped.)
+    // top. (Mode 0555 holds for root too: every capability is dropped.) Sized small: the folders
+    // bubblewrap creates in them as mount points belong to the stage's user, so a stage could
+    // otherwise fill them, in memory, past every budget.
     std::error_code ec;
+    const auto hide = [&](const std::string& folder) {
+        args.insert(args.end(), {"--perms", "0555"});
+        if (tmpfsSizeSupported())
+            args.insert(args.end(), {"--size", std::to_string(kHiddenFolderBytes)});
+        args.insert(args.end(), {"--tmpfs", folder});
+    };
     const std::vector<std::string> hidden = {"/home", "/root", "/run", "/mnt", "/media", "/srv"};
     for (const auto& folder : hidden)
         if (fs::is_directory(folder, ec) && !fs::is_symlink(folder, ec))
-            args.insert(args.end(), {"--perms", "0555", "--tmpfs", folder});
+            hide(folder);
     // Password hashes stay readable for root even with every capability dropped.
     for (const char* secret : {"/etc/shadow", "/etc/gshadow"})
         if (fs::is_regular_file(secret, ec))
@@ -87,11 +85,24 @@ std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmp
             return homeFolder == folder || homeFolder.rfind(folder + "/", 0) == 0;
         });
     if (!homeHidden && fs::is_directory(homeFolder, ec))
-        args.insert(args.end(), {"--perms", "0555", "--tmpfs", homeFolder});
+        hide(homeFolder);
     return args;
 }
 
 } // namespace
+
+bool tmpfsSizeSupported() {
+    static std::once_flag once;
+    static bool supported = false;
+    std::call_once(once, [] {
+        ProcessSpec probe;
+        probe.argv = {bubblewrapPath(), "--ro-bind", "/",    "/",   "--size",
+                      "1048576",        "--tmpfs",   "/tmp", "true"};
+        probe.timeout = std::chrono::seconds(10);
+        supported = !probe.argv.front().empty() && runProcess(probe).succeeded();
+    });
+    return supported;
+}
 
 std::string resolveFolderOf(const std::string& path) {
     if (path.find('/') == std::string::npos)

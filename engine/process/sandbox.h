@@ -47,6 +47,10 @@ std::string bubblewrapPath();
 // Whether bubblewrap exists and can create namespaces here (checked once per process).
 bool bubblewrapUsable();
 
+// Whether this bubblewrap sizes a tmpfs (--size came with 0.7 and a setuid bubblewrap refuses
+// it; checked once per process).
+bool tmpfsSizeSupported();
+
 // The policy's budget for a whole process tree: its limits, with the writable paths and the
 // host's /tmp (writable without bubblewrap; a sized tmpfs with it) as the disk to watch.
 TreeBudget treeBudgetFor(const SandboxPolicy& policy);

@@ -92,6 +92,7 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"escape_outside_writes", ""},
         {"escape_proc", ""},
         {"escape_home", ""},
+        {"escape_shared_caches", ""},
         // Resource escapes are contained by killing the stage: the evaluation fails with
         // resource_limit (the suite's budget: AdversarialSuite::options). A leftover process
         // is contained when none outlives the evaluation (checked after every case).

@@ -5,6 +5,7 @@
 #include "adversarial_cases.h"
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/process/process_table.h"
+#include "engine/system/user_directories.h"
 
 #include <algorithm>
 #include <chrono>
@@ -83,6 +84,25 @@ void expectNothingLeftBehind(const AdversarialCase& c) {
                   << " process(es) running after the evaluation";
 }
 
+// No probe file of the escape candidates lands in the engine's real folders: the cache (built
+// extensions, compiler cache, other runs and pairs) and the workspace's build folder. Any found is
+// removed, so one failure does not leak into the next case.
+void expectNoProbeFiles(const AdversarialCase& c, const fs::path& ws) {
+    std::vector<std::string> found;
+    for (const fs::path& root : {fs::path(cacheDirectory()), ws / "build"}) {
+        std::error_code ec;
+        for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+            if (it->path().filename().string().rfind(".kwb-escape-probe", 0) == 0)
+                found.push_back(it->path().string());
+    }
+    for (const auto& path : found) {
+        std::error_code ec;
+        fs::remove(path, ec);
+    }
+    EXPECT_TRUE(found.empty()) << c.name << " wrote outside its run's folders: "
+                               << ::testing::PrintToString(found);
+}
+
 class AdversarialSuite : public EvaluationTest {
 protected:
     void SetUp() override {
@@ -119,6 +139,7 @@ protected:
         const EvaluationResult first = evaluateWorkspace(ws, options);
         expectVerdict(c, first, "");
         expectNothingLeftBehind(c);
+        expectNoProbeFiles(c, ws);
         if (!warmWorkerForced())
             return;
         const EvaluationResult again = evaluateWorkspace(ws, options);
@@ -136,6 +157,7 @@ protected:
         }
         expectVerdict(c, again, ", standby");
         expectNothingLeftBehind(c);
+        expectNoProbeFiles(c, ws);
     }
 
     void expectVerdict(const AdversarialCase& c, const EvaluationResult& r,

@@ -130,6 +130,28 @@ TEST(Sandbox, PrivateTmpIsSizedAndTheRecordSaysWhichSandboxRan) {
     EXPECT_LE(std::stoi(r.out.text.substr(r.out.text.find('\n') + 1)), 4096) << r.out.text;
 }
 
+// A writable folder under a hidden home folder makes bubblewrap create its parents there, owned
+// by the stage's user: writable, in memory. The hiding tmpfs is sized, so they cannot be filled.
+TEST(Sandbox, MountPointFoldersInHiddenHomesCannotBeFilled) {
+    const char* home = std::getenv("HOME");
+    if (!bubblewrapUsable() || !tmpfsSizeSupported() || !home || std::string(home) == "/")
+        GTEST_SKIP() << "needs a bubblewrap that sizes tmpfs, and a home folder";
+    const fs::path writable = fs::path(home) / ".cache" / "kwb-sandbox-test" / "inner";
+    fs::create_directories(writable);
+    SandboxPolicy policy;
+    policy.writablePaths = {writable.string()};
+    const std::string parent = writable.parent_path().string();
+    ProcessResult r =
+        runSandboxed("head -c 16777216 /dev/zero > '" + parent +
+                         "/fill' 2>/dev/null || echo full; du -k '" + parent + "/fill' | cut -f1",
+                     policy);
+    std::error_code ec;
+    fs::remove_all(writable.parent_path(), ec);
+    EXPECT_NE(r.out.text.find("full"), std::string::npos) << r.out.text << r.err.text;
+    EXPECT_LE(std::stoi(r.out.text.substr(r.out.text.find('\n') + 1)), 1024) << r.out.text;
+    EXPECT_FALSE(fs::exists(writable.parent_path() / "fill")); // it never reached the host
+}
+
 TEST(Sandbox, ProcessWatchdogStopsAForkStorm) {
     SandboxPolicy policy;
     policy.maxProcesses = 32;

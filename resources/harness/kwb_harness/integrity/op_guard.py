@@ -48,6 +48,15 @@ def make_guard():
     return OpGuard()
 
 
+def warm_up() -> None:
+    """Pays what a dispatch mode's first use costs (it imports torch._dynamo and sympy: 1-4 s)
+    on a tiny CPU tensor, so that it is not paid inside the candidate's first checked call."""
+    import torch
+
+    with make_guard():
+        (torch.ones(4) * 2).sum()
+
+
 def fallback_flag(guard) -> dict | None:
     """The strict flag for a candidate that computed with torch operators, or None."""
     if not guard.compute_ops:

@@ -18,7 +18,7 @@ import sys
 from .. import device as devices
 from .. import models, values
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, INTERNAL, OUTPUT_MISMATCH, HarnessError, describe_exception
-from ..integrity import alternate_shape, kernel_census, thread_census
+from ..integrity import alternate_shape, kernel_census, op_guard, thread_census
 from ..integrity.extension_calls import CallCounter, not_run_flag
 from ..integrity.memory_poison import poison_free_memory, tensor_bytes
 from ..integrity.namespace_guard import NamespaceSnapshot
@@ -109,6 +109,10 @@ class _Host:
         # Operators are watched in every call on the CPU; on the GPU the kernel census is the
         # authority and a dispatch mode would add host time to every timed call.
         self.guarded = bool(message.get("guard", True))
+        if self.guarded:
+            # Here, while the judge computes the references, rather than in the first check
+            # (a no-op where the warm worker's server did it before forking this process).
+            op_guard.warm_up()
         return {}
 
     def pool(self, message: dict) -> dict:
