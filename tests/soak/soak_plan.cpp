@@ -30,14 +30,20 @@ Variant drawVariant(std::mt19937& random) {
 }
 
 // A turn's faults: a cut stream (dropped connection, or a response ended early) or a server
-// error, each served once before the real answer; the retry layer must hide them.
-json drawFaults(std::mt19937& random) {
+// error, each served once before the real answer; the provider or the runner must recover.
+// A cut comes before the finish event (the role, then the text's two tokens; a tool call's
+// events follow them): a stream cut after it is a complete answer, rightly taken, and the
+// scripted turn would then be served once more.
+json drawFaults(std::mt19937& random, bool textOnly) {
+    const unsigned eventsBeforeFinish = textOnly ? 2 : 4;
     const int roll = static_cast<int>(random() % 100);
     if (roll < 10)
-        return json::array({{{"kind", "cut_stream"}, {"after_events", 1 + random() % 4}}});
-    if (roll < 15)
         return json::array(
-            {{{"kind", "cut_stream"}, {"after_events", 1 + random() % 3}, {"graceful", true}}});
+            {{{"kind", "cut_stream"}, {"after_events", 1 + random() % eventsBeforeFinish}}});
+    if (roll < 15)
+        return json::array({{{"kind", "cut_stream"},
+                             {"after_events", 1 + random() % eventsBeforeFinish},
+                             {"graceful", true}}});
     if (roll < 18)
         return json::array({{{"kind", "http_500"}, {"status", 503}}});
     return json::array();
@@ -103,16 +109,16 @@ SoakPlan makeSoakPlan(int evaluations, std::uint32_t seed) {
             json write = toolTurn(
                 "w" + std::to_string(step), "Write",
                 {{"file_path", "model_new.py"}, {"content", soakCandidate(variant, step)}});
-            write["faults"] = drawFaults(random);
+            write["faults"] = drawFaults(random, false);
             json verify = toolTurn("v" + std::to_string(step), "Verify", json::object());
-            verify["faults"] = drawFaults(random);
+            verify["faults"] = drawFaults(random, false);
             plan.turns.push_back(std::move(write));
             plan.turns.push_back(std::move(verify));
             ++step;
         }
-        json done_turn = {{"text", "Done."}};
-        done_turn["faults"] = drawFaults(random);
-        plan.turns.push_back(std::move(done_turn));
+        json doneTurn = {{"text", "Done."}};
+        doneTurn["faults"] = drawFaults(random, true);
+        plan.turns.push_back(std::move(doneTurn));
         plan.episodes.push_back(std::move(episode));
     }
     return plan;

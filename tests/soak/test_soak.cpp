@@ -60,6 +60,22 @@ struct ObservedEvaluation {
     bool touchedByKill = false;
 };
 
+// An episode's events in short, for a failure message: kind, and the tool's name or the error.
+std::string describeEvents(const std::vector<EpisodeEvent>& events) {
+    std::string text;
+    for (const EpisodeEvent& event : events) {
+        text += "\n  " + std::to_string(event.sequence) + " " + event.timestamp + " " +
+                std::string(eventKindName(event.kind));
+        if (event.kind == EventKind::ToolCall)
+            text += " " + event.payload.value("name", "") + " " + event.payload.value("id", "");
+        if (event.kind == EventKind::AssistantMessage)
+            text += " \"" + event.payload.value("text", "").substr(0, 60) + "\"";
+        if (event.kind == EventKind::Error || event.kind == EventKind::Status)
+            text += " " + event.payload.dump().substr(0, 300);
+    }
+    return text;
+}
+
 class SoakTest : public EvaluationTest {
 protected:
     void TearDown() override {
@@ -134,6 +150,11 @@ TEST_F(SoakTest, EveryRecordSurvivesKillsTimeoutsAndCutStreams) {
     for (const EpisodeRecord& record : listed.value())
         EXPECT_TRUE(ids.contains(record.id)) << "an episode nobody ran: " << record.id;
     EXPECT_EQ(server.requests().size(), plan.requestCount());
+    if (server.requests().size() != plan.requestCount())
+        for (const json& request : server.requests())
+            std::cout << "request: turn " << request.value("turn", json()).dump() << " fault "
+                      << request.value("fault", json()).dump() << " problem "
+                      << request.value("problem", json()).dump() << "\n";
 
     // Every step once and in order: sequence numbers 1..last, each tool call answered by exactly
     // one result, each Verify by exactly one evaluation, in the plan's order of candidates.
@@ -177,7 +198,9 @@ TEST_F(SoakTest, EveryRecordSurvivesKillsTimeoutsAndCutStreams) {
         }
         for (const auto& [id, count] : resultsPerCall)
             EXPECT_EQ(count, 1) << "tool call " << id << " of episode " << results[e].id;
-        EXPECT_EQ(verifyCalls.size(), plan.episodes[e].size());
+        EXPECT_EQ(verifyCalls.size(), plan.episodes[e].size())
+            << "episode " << results[e].id << " (" << results[e].message
+            << "): " << describeEvents(events.value());
         EXPECT_EQ(nextVariant, plan.episodes[e].size());
     }
     ASSERT_EQ(observed.size(), static_cast<std::size_t>(evaluations));

@@ -1,6 +1,6 @@
-"""Sandbox escape table: disk. An honest kernel that first writes 6 GiB into its build folder,
-which it may write, but more than an evaluation may; it poisons its output when all of it was
-written."""
+"""Sandbox escape table: disk. An honest kernel that first writes 6 GiB into its scratch folder
+(its HOME), which it may write, but more than an evaluation may; it poisons its output when all
+of it was written."""
 
 import os
 
@@ -14,7 +14,7 @@ _WANTED = 6 << 30
 
 
 def _fill() -> bool:
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build")
+    folder = os.environ["HOME"]
     written = 0
     while written < _WANTED:
         with open(os.path.join(folder, f"escape-disk-{written // len(_PIECE)}.bin"), "wb") as handle:
