@@ -10,6 +10,7 @@
 #include "engine/process/sandbox.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
+#include "engine/system/memory_limit.h"
 #include "engine/system/python_environment.h"
 #include "engine/system/resource_paths.h"
 #include "engine/system/user_directories.h"
@@ -157,15 +158,13 @@ struct StageExtras {
     std::vector<std::string> readOnlyPaths;
 };
 
-// An evaluation's memory, all its processes together: 16 GiB, and at most 3/4 of the machine's
-// (the rest is the host's: the GUI, the engine, other evaluations, the page cache).
+// An evaluation's memory, all its processes together: 16 GiB, and at most 3/4 of what this
+// process may use, physical memory or its cgroup's limit (the rest is the host's: the GUI, the
+// engine, other evaluations, the page cache).
 std::uint64_t defaultMemoryBudget() {
     constexpr std::uint64_t kCeiling = 16ULL << 30;
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long pageSize = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || pageSize <= 0)
-        return kCeiling;
-    return std::min(kCeiling, static_cast<std::uint64_t>(pages) * pageSize / 4 * 3);
+    const std::uint64_t usable = usableMemoryBytes(); // a container's or job's cgroup limit too
+    return usable ? std::min(kCeiling, usable / 4 * 3) : kCeiling;
 }
 
 // What an evaluation may write: 8 GiB, and at most half of what is free where it writes.
