@@ -1,5 +1,6 @@
 // Bash, BashOutput and KillBash: one persistent shell in the workspace sandbox.
 #include "agent/tools/shell/bash_tools.h"
+#include "agent/tools/shell/shell_session.h"
 #include "agent/tools/tool_registry.h"
 #include "engine/process/sandbox.h"
 #include "tests/test_files.h"
@@ -255,6 +256,25 @@ TEST_F(ToolsBashTest, TheShellAndItsJobsDieWithTheirOwner) {
         std::this_thread::sleep_for(100ms);
     }
     EXPECT_TRUE(gone);
+}
+
+// The agent's shell has the evaluations' tree budget: everything it starts together, watched from
+// outside, so a runaway script cannot take the host's memory; the next command gets a new shell.
+TEST_F(ToolsBashTest, TheShellsTreeHasAMemoryBudgetAndTheNextCommandWorks) {
+    ShellSandboxOptions options;
+    options.workspace = ws_.string();
+    options.python = KWB_TEST_EXPECTED_PYTHON;
+    options.memoryBytes = 256ULL << 20;
+    ShellSession session(options);
+    const auto hog = session.run("python3 -c 'import time; b = bytearray(1 << 30); "
+                                 "b[::4096] = b\"x\" * (1 << 18); time.sleep(30)' & wait",
+                                 std::chrono::seconds(25));
+    EXPECT_FALSE(hog.timedOut) << hog.output;
+    EXPECT_TRUE(contains(hog.note, "memory limit")) << hog.note << "\n" << hog.output;
+    EXPECT_LT(hog.elapsed.count(), 15000);
+    const auto next = session.run("echo still here", std::chrono::seconds(10));
+    EXPECT_EQ(next.exitCode, 0) << next.note;
+    EXPECT_TRUE(contains(next.output, "still here")) << next.output;
 }
 
 TEST_F(ToolsBashTest, SecretsFromTheHostEnvironmentDoNotReachTheShell) {

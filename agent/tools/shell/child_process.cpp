@@ -1,5 +1,7 @@
 #include "agent/tools/shell/child_process.h"
 
+#include "engine/process/tree_watchdog.h"
+
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -100,6 +102,8 @@ void ChildProcess::ownerLoop(ChildSpec spec) {
     child.workingDirectory = spec.workingDirectory;
     child.environment = environmentStrings(spec.environment);
     child.limits = spec.limits;
+    // Orphans (a double fork, a daemon) stay below the child, where the watchdog sees them.
+    child.subreaper = spec.treeBudget.any();
     child.stdinFd = spec.keepStdin ? in[1] : -1;
     child.stdoutFd = out[1]; // merged, as a terminal shows them
     child.stderrFd = out[1];
@@ -124,7 +128,7 @@ void ChildProcess::ownerLoop(ChildSpec spec) {
     bool eof = false;
     std::string limitExceeded;
     auto drainDeadline = Clock::time_point::max();
-    auto nextWatchdog = Clock::now();
+    TreeWatchdog watchdog(pid, spec.treeBudget);
     while (true) {
         if (!eof) {
             pollfd pfd{out[0], POLLIN, 0};
@@ -161,15 +165,18 @@ void ChildProcess::ownerLoop(ChildSpec spec) {
             continue;
         if (stop)
             signalTree(SIGKILL);
-        if (spec.maxDescendants > 0 && Clock::now() >= nextWatchdog) {
-            nextWatchdog = Clock::now() + std::chrono::milliseconds(250);
-            if (descendantPids(pid).size() + 1 > spec.maxDescendants) {
-                limitExceeded = "process limit (" + std::to_string(spec.maxDescendants) + ")";
+        if (spec.treeBudget.any() && limitExceeded.empty()) {
+            limitExceeded = watchdog.check(); // paces itself (every 100 ms)
+            if (!limitExceeded.empty()) {
+                watchdog.killAll();
                 signalTree(SIGKILL);
             }
         }
     }
     kill(-pid, SIGKILL); // background children of a finished child die with it
+    // ... and so do those that left its process group (setsid) and were orphaned.
+    if (spec.treeBudget.any())
+        watchdog.killAll();
     close(out[0]);
     ChildExit exit;
     exit.limitExceeded = limitExceeded;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/process/process_runner.h"
+#include "engine/process/tree_budget.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -20,8 +21,10 @@ struct ChildSpec {
     std::string workingDirectory;
     std::map<std::string, std::string> environment; // the complete environment, nothing inherited
     ResourceLimits limits;
-    std::size_t maxDescendants = 0; // 0: no watchdog
-    bool keepStdin = false;         // false: stdin is /dev/null
+    // What the child's whole tree may use (processes, memory, disk), watched from outside by a
+    // TreeWatchdog; empty: nothing is watched (a trusted child).
+    TreeBudget treeBudget;
+    bool keepStdin = false; // false: stdin is /dev/null
 };
 
 struct ChildExit {

@@ -3,6 +3,7 @@
 #include "agent/tools/files/workspace_paths.h"
 #include "engine/process/environment.h"
 #include "engine/process/sandbox.h"
+#include "engine/system/memory_limit.h"
 #include "engine/system/python_environment.h"
 
 #include <cstdlib>
@@ -42,6 +43,10 @@ SandboxedShell sandboxedBash(const ShellSandboxOptions& options,
     policy.allowNetwork = false;
     policy.limits = options.limits;
     policy.maxProcesses = options.maxProcesses;
+    policy.memoryBytes = options.memoryBytes
+                             ? options.memoryBytes
+                             : std::min<std::uint64_t>(16ULL << 30, usableMemoryBytes() / 4 * 3);
+    policy.diskBytes = options.diskBytes ? options.diskBytes : 8ULL << 30;
 
     std::vector<std::string> argv = {"bash", "--noprofile", "--norc"};
     argv.insert(argv.end(), arguments.begin(), arguments.end());
@@ -57,7 +62,7 @@ SandboxedShell sandboxedBash(const ShellSandboxOptions& options,
     shell.spec.argv = command.spec.argv;
     shell.spec.workingDirectory = command.spec.workingDirectory;
     shell.spec.limits = command.spec.limits;
-    shell.spec.maxDescendants = command.spec.treeBudget.maxProcesses;
+    shell.spec.treeBudget = command.spec.treeBudget;
     shell.spec.environment = sandboxEnvironment();
     std::string path = shell.spec.environment.count("PATH") ? shell.spec.environment["PATH"]
                                                             : "/usr/local/bin:/usr/bin:/bin";

@@ -213,11 +213,15 @@ ShellRunResult ShellSession::run(const std::string& command, std::chrono::millis
     if (shellExited_ || !sent) {
         if (shellExit_ && shellExit_->exitedNormally)
             result.exitCode = shellExit_->exitCode;
-        result.note = "the shell exited" +
-                      (result.exitCode ? " (exit code " + std::to_string(*result.exitCode) + ")"
-                                       : std::string()) +
-                      "; the next command starts a new shell in the workspace, with the "
-                      "default directory and environment";
+        const std::string limit = shellExit_ ? shellExit_->limitExceeded : std::string();
+        result.note =
+            (limit.empty()
+                 ? "the shell exited" +
+                       (result.exitCode ? " (exit code " + std::to_string(*result.exitCode) + ")"
+                                        : std::string())
+                 : "the shell and everything it started were stopped: " + limit + " exceeded") +
+            "; the next command starts a new shell in the workspace, with the "
+            "default directory and environment";
         HeadTailCapper::Capped taken = output_.take();
         taken.text += scan_;
         lock.unlock();
