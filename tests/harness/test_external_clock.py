@@ -57,6 +57,24 @@ class ExternalClockTest(unittest.TestCase):
         # Not consistent evidence either: it cannot confirm an implausible speed-up.
         self.assertFalse(timing.evidence()["consistent"])
 
+    def test_half_the_batches_slow_is_a_busy_host(self):
+        # CI's short timing has two batches: one preempted batch is half of them, not a lie.
+        timing = _timing()
+        _honest_batch(timing, extra_ms=60.0)
+        _honest_batch(timing)
+        self.assertEqual(timing.flag()["code"], "timing_disturbed")
+        for _ in range(2):
+            _honest_batch(timing, extra_ms=60.0)
+        _honest_batch(timing)
+        self.assertEqual(timing.inconsistent_batches(), 3)
+        self.assertEqual(timing.flag()["code"], "timing_mismatch")  # 3 of 5: more than half
+
+    def test_both_of_two_batches_short_is_strict(self):
+        timing = _timing()
+        for _ in range(2):
+            timing.add(8 * 2.01 + 0.15, [0.2] * 8, [0.2] * 8, input_ms=0.05)
+        self.assertEqual(timing.flag()["code"], "timing_mismatch")
+
     def test_a_single_slow_batch_is_all_the_evidence_there_is(self):
         timing = _timing()
         _honest_batch(timing, extra_ms=60.0)

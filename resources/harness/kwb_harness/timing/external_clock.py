@@ -25,9 +25,13 @@ PER_CALL_ALLOWANCE_MS = {"cuda": 0.25, "cpu": 0.25}
 # busy one run averaged 1.37 ms with a batch over its allowance
 # (bench/results/2026-12-01-external-clock-cpu.md). No per-batch figure from the H200 yet.
 PER_BATCH_ALLOWANCE_MS = {"cuda": 0.1, "cpu": 1.0}
-# A lie that moves the median reported time covers most calls, so it shows in most batches; time
-# a busy host took from one batch (a preemption, a page-in) does not.
+# A lie that moves the median reported time covers more than half the calls, so it shows in more
+# than half the batches; time a busy host took from one batch (a preemption, a page-in) does not.
+# Strict therefore needs more than this share of the batches, and two of them where there are
+# two or more: with two batches (CI's short timing) one preempted batch was half, and an honest
+# solution was rejected on a loaded 2-core machine.
 INCONSISTENT_BATCH_SHARE = 0.5
+MIN_INCONSISTENT_BATCHES = 2
 ROUND_TRIPS = 5
 
 
@@ -150,7 +154,9 @@ class ExternalTiming:
         summary = (f"the judge's clock saw {wall:.2f} ms for {self.calls} timed calls in {len(self.batches)} "
                    f"batches, of which {unexplained:.2f} ms are not explained by the {reported:.2f} ms the "
                    f"candidate's process reported (allowed {allowed:.2f} ms)")
-        if inconsistent >= INCONSISTENT_BATCH_SHARE * len(self.batches):
+        batches = len(self.batches)
+        if inconsistent > INCONSISTENT_BATCH_SHARE * batches and \
+                inconsistent >= min(MIN_INCONSISTENT_BATCHES, batches):
             return {"code": "timing_mismatch", "severity": "strict",
                     "reason": f"{summary}, in {inconsistent} of the batches: the reported times are shorter "
                               "than the calls"}
