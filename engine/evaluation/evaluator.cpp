@@ -10,7 +10,7 @@
 #include "engine/process/sandbox.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
-#include "engine/system/memory_limit.h"
+#include "engine/system/default_budgets.h"
 #include "engine/system/python_environment.h"
 #include "engine/system/resource_paths.h"
 #include "engine/system/user_directories.h"
@@ -158,31 +158,6 @@ struct StageExtras {
     std::vector<std::string> readOnlyPaths;
 };
 
-// An evaluation's memory, all its processes together: 16 GiB, and at most 3/4 of what this
-// process may use, physical memory or its cgroup's limit (the rest is the host's: the GUI, the
-// engine, other evaluations, the page cache).
-std::uint64_t defaultMemoryBudget() {
-    constexpr std::uint64_t kCeiling = 16ULL << 30;
-    const std::uint64_t usable = usableMemoryBytes(); // a container's or job's cgroup limit too
-    return usable ? std::min(kCeiling, usable / 4 * 3) : kCeiling;
-}
-
-// What an evaluation may write: 8 GiB, and at most half of what is free where it writes.
-std::uint64_t defaultDiskBudget(const std::string& cache, const std::string& build) {
-    constexpr std::uint64_t kCeiling = 8ULL << 30;
-    std::uint64_t budget = kCeiling;
-    for (const auto& path : {cache, build}) {
-        std::error_code ec;
-        fs::path existing = path;
-        while (!existing.empty() && !fs::exists(existing, ec))
-            existing = existing.parent_path();
-        const fs::space_info space = fs::space(existing.empty() ? "/" : existing, ec);
-        if (!ec)
-            budget = std::min(budget, space.available / 2);
-    }
-    return std::max<std::uint64_t>(budget, 256ULL << 20);
-}
-
 // Everything that shapes one stage's process: sandbox, limits, environment.
 HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json request,
                            const StageExtras& extras = {}) {
@@ -239,7 +214,7 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
         c.options.memoryLimitBytes ? c.options.memoryLimitBytes : defaultMemoryBudget();
     spec.sandbox.diskBytes = c.options.diskLimitBytes
                                  ? c.options.diskLimitBytes
-                                 : defaultDiskBudget(c.cacheDirectory, c.buildDirectory);
+                                 : defaultDiskBudget({c.cacheDirectory, c.buildDirectory});
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     // TORCH_EXTENSIONS_DIR comes with the request (task_loader.py sets it from build_dir): in
     // the environment, a per-run folder would give every run a warm worker of its own.

@@ -31,7 +31,6 @@ constexpr std::uint64_t kHiddenFolderBytes = 1 << 20;
 
 // The namespaces and mounts every sandbox starts from; the usability probe uses the same list,
 // so "usable" means usable with exactly these options.
-
 std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmpBytes) {
     std::vector<std::string> args = {bubblewrapPath(),
                                      "--die-with-parent",

@@ -28,14 +28,19 @@ std::optional<std::uint64_t> readLimit(const fs::path& file) {
     return value;
 }
 
+// Keeps the lower of two limits, where either may be missing.
+void keepLowest(std::optional<std::uint64_t>& lowest, std::optional<std::uint64_t> limit) {
+    if (limit)
+        lowest = std::min(lowest.value_or(*limit), *limit);
+}
+
 // The lowest limit in `file` of the group at `path` below `mount` and of every group above it.
 std::optional<std::uint64_t> lowestOnPath(const fs::path& mount, const std::string& path,
                                           const char* file) {
     std::optional<std::uint64_t> lowest;
     fs::path group = fs::path(path).relative_path();
     for (;;) {
-        if (const auto limit = readLimit(mount / group / file))
-            lowest = std::min(lowest.value_or(*limit), *limit);
+        keepLowest(lowest, readLimit(mount / group / file));
         if (group.empty())
             return lowest;
         group = group.parent_path();
@@ -47,10 +52,6 @@ std::optional<std::uint64_t> lowestOnPath(const fs::path& mount, const std::stri
 std::optional<std::uint64_t> cgroupMemoryLimit(const std::string& procSelfCgroup,
                                                const std::string& cgroupRoot) {
     std::optional<std::uint64_t> lowest;
-    const auto consider = [&](std::optional<std::uint64_t> limit) {
-        if (limit)
-            lowest = std::min(lowest.value_or(*limit), *limit);
-    };
     std::istringstream lines(procSelfCgroup);
     std::string line;
     while (std::getline(lines, line)) {
@@ -64,16 +65,16 @@ std::optional<std::uint64_t> cgroupMemoryLimit(const std::string& procSelfCgroup
         const std::string path = line.substr(second + 1);
         if (id == "0" && controllers.empty()) {
             // v2: mounted at the root, or at unified/ beside v1 hierarchies.
-            consider(lowestOnPath(cgroupRoot, path, "memory.max"));
-            consider(lowestOnPath(fs::path(cgroupRoot) / "unified", path, "memory.max"));
+            keepLowest(lowest, lowestOnPath(cgroupRoot, path, "memory.max"));
+            keepLowest(lowest, lowestOnPath(fs::path(cgroupRoot) / "unified", path, "memory.max"));
             continue;
         }
         std::istringstream names(controllers);
         std::string name;
         while (std::getline(names, name, ','))
             if (name == "memory")
-                consider(
-                    lowestOnPath(fs::path(cgroupRoot) / "memory", path, "memory.limit_in_bytes"));
+                keepLowest(lowest, lowestOnPath(fs::path(cgroupRoot) / "memory", path,
+                                                "memory.limit_in_bytes"));
     }
     return lowest;
 }

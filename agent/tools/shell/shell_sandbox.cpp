@@ -3,7 +3,7 @@
 #include "agent/tools/files/workspace_paths.h"
 #include "engine/process/environment.h"
 #include "engine/process/sandbox.h"
-#include "engine/system/memory_limit.h"
+#include "engine/system/default_budgets.h"
 #include "engine/system/python_environment.h"
 
 #include <cstdlib>
@@ -43,10 +43,8 @@ SandboxedShell sandboxedBash(const ShellSandboxOptions& options,
     policy.allowNetwork = false;
     policy.limits = options.limits;
     policy.maxProcesses = options.maxProcesses;
-    policy.memoryBytes = options.memoryBytes
-                             ? options.memoryBytes
-                             : std::min<std::uint64_t>(16ULL << 30, usableMemoryBytes() / 4 * 3);
-    policy.diskBytes = options.diskBytes ? options.diskBytes : 8ULL << 30;
+    policy.memoryBytes = options.memoryBytes ? options.memoryBytes : defaultMemoryBudget();
+    policy.diskBytes = options.diskBytes ? options.diskBytes : defaultDiskBudget({workspace});
 
     std::vector<std::string> argv = {"bash", "--noprofile", "--norc"};
     argv.insert(argv.end(), arguments.begin(), arguments.end());

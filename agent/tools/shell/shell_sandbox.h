@@ -14,8 +14,8 @@ struct ShellSandboxOptions {
     ResourceLimits limits{/*cpuSeconds=*/3600, /*addressSpaceBytes=*/0, /*maxProcesses=*/0,
                           /*openFiles=*/4096, /*fileSizeBytes=*/4ULL << 30};
     std::size_t maxProcesses = 512;
-    // The whole shell's tree (everything the agent starts) together; 0: the defaults, 16 GiB of
-    // memory (at most 3/4 of what this process may use) and 8 GiB of disk.
+    // The whole shell's tree (everything the agent starts) together; 0: the defaults
+    // (engine/system/default_budgets.h), as for an evaluation.
     std::uint64_t memoryBytes = 0;
     std::uint64_t diskBytes = 0;
 };
