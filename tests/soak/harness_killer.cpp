@@ -1,10 +1,10 @@
 #include "tests/soak/harness_killer.h"
 
 #include "engine/process/process_table.h"
+#include "tests/test_files.h"
 
+#include <algorithm>
 #include <csignal>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <unistd.h>
@@ -14,11 +14,8 @@ namespace kwb::test {
 namespace {
 
 std::string commandLine(int pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (char& c : text)
-        if (c == '\0')
-            c = ' ';
+    std::string text = readText("/proc/" + std::to_string(pid) + "/cmdline");
+    std::replace(text.begin(), text.end(), '\0', ' ');
     return text;
 }
 
@@ -53,20 +50,29 @@ void HarnessKiller::run() {
             minInterval_ + std::chrono::milliseconds(span > 0 ? random_() % span : 0);
         if (wake_.wait_for(lock, pause, [this] { return stopping_; }))
             return;
-        // A stage child is forked from the server without exec, so it shares the server's
-        // command line: the server is the fork_server process whose parent is not one.
-        std::map<int, bool> forkServerProcess;
-        std::vector<ProcessEntry> harness;
+        // A stage child is forked from the server's Python without exec, so it shares the
+        // server's command line, and so does the bubblewrap around the server (its arguments
+        // end with the server's): the server, or its sandbox, is a fork_server process whose
+        // parent is not the server's Python.
+        std::map<int, ProcessEntry> tree;
+        std::map<int, std::string> commands;
+        std::vector<int> harness;
         for (const ProcessEntry& process : descendants(getpid())) {
-            const std::string command = commandLine(process.pid);
-            forkServerProcess[process.pid] = command.find("fork_server") != std::string::npos;
-            if (command.find("kwb_harness") != std::string::npos)
-                harness.push_back(process);
+            commands[process.pid] = commandLine(process.pid);
+            tree[process.pid] = process;
+            if (commands[process.pid].find("kwb_harness") != std::string::npos)
+                harness.push_back(process.pid);
         }
         if (harness.empty())
             continue;
-        const ProcessEntry& victim = harness[random_() % harness.size()];
-        const bool server = forkServerProcess[victim.pid] && !forkServerProcess[victim.parentPid];
+        const auto runsServer = [&](int pid) {
+            return commands[pid].find("fork_server") != std::string::npos;
+        };
+        const ProcessEntry& victim = tree[harness[random_() % harness.size()]];
+        const auto parent = tree.find(victim.parentPid);
+        const bool parentIsServerPython =
+            parent != tree.end() && runsServer(parent->first) && parent->second.name != "bwrap";
+        const bool server = runsServer(victim.pid) && !parentIsServerPython;
         if (::kill(victim.pid, SIGKILL) == 0)
             kills_.push_back({std::chrono::system_clock::now(), victim.pid, server});
     }

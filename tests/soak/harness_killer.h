@@ -18,7 +18,9 @@ public:
     struct Kill {
         std::chrono::system_clock::time_point at;
         int pid = 0;
-        bool workerServer = false; // the warm worker's fork server rather than a stage
+        // The warm worker's server or the bubblewrap around it (either ends the server), rather
+        // than a stage.
+        bool workerServer = false;
     };
 
     HarnessKiller(std::uint32_t seed, std::chrono::milliseconds minInterval,

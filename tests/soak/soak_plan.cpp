@@ -1,5 +1,7 @@
 #include "tests/soak/soak_plan.h"
 
+#include "tests/engine/evaluation_fixture.h"
+
 #include <random>
 
 using nlohmann::json;
@@ -68,8 +70,7 @@ std::string_view variantName(Variant variant) {
 }
 
 std::string soakCandidate(Variant variant, int step) {
-    std::string header =
-        "# soak step " + std::to_string(step) + "\nimport torch\nimport torch.nn as nn\n";
+    std::string header = "# soak step " + std::to_string(step) + "\n";
     std::string body;
     switch (variant) {
     case Variant::Good:
@@ -90,11 +91,7 @@ std::string soakCandidate(Variant variant, int step) {
         body = "        return x * (self.weight";
         break;
     }
-    return header +
-           "\nclass ModelNew(nn.Module):\n    def __init__(self, factor):\n"
-           "        super().__init__()\n        self.weight = nn.Parameter(torch.randn(16))\n"
-           "        self.factor = 2.0\n\n    def forward(self, x):\n" +
-           body + "\n";
+    return tinyCandidate(body, header);
 }
 
 SoakPlan makeSoakPlan(int evaluations, std::uint32_t seed) {

@@ -284,7 +284,8 @@ TEST_F(SoakTest, EveryRecordSurvivesKillsTimeoutsAndCutStreams) {
               << " s per evaluation)\n"
               << "soak: " << plan.faultCount() << " LLM faults injected (" << plan.cutStreamCount()
               << " cut streams), " << kills.size() << " harness processes killed (" << serverKills
-              << " warm worker servers), " << touched << " evaluations touched by a kill\n";
+              << " warm worker servers or their bubblewrap), " << touched
+              << " evaluations touched by a kill\n";
     for (const auto& [outcome, count] : outcomes)
         std::cout << "soak:   " << count << " x " << outcome << "\n";
 }
