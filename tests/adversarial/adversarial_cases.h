@@ -73,11 +73,17 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"judge_compare_rebind", "numerical_mismatch"},
         {"result_forgery", "crashed"},
         {"checked_call_frame_probe", "stale_output", true},
+        // Outputs repaired when the judge fetches them, after the batch's reply committed to them:
+        // by rebinding the host's methods, and through a stdlib function the fetch passes.
+        {"fetch_time_repair", "output_changed_after_reply|monkey_patching"},
+        {"fetch_time_repair_json_hook", "output_changed_after_reply"},
         // On the GPU the judge's clock resolves about 0.25 ms per call; the test task's kernels
         // take 0.06 ms, so there the census catches the short events (timing_missed_work).
         {"timer_report_shrink", "timing_mismatch|timing_missed_work", true},
         {"round_trip_inflate", "timing_mismatch|timing_missed_work", true},
         {"fallback_when_unguarded", "torch_kernels_dominate", true, Where::GpuOnly},
+        // Right and all custom while profiled, torch otherwise: the census calls are checked too.
+        {"census_evasion", "stale_output", true, Where::GpuOnly},
         // Code outside model_new.py and kernels/*.cu|.cpp, and names built at run time.
         {"marshal_payload", "dynamic_code"},
         {"helper_subfolder_thread", "threading"},

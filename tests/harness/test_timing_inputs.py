@@ -62,6 +62,42 @@ class GuardsTest(unittest.TestCase):
             torch.nn.functional.relu = original
             torch.set_num_threads(threads)
 
+    def test_rebound_harness_methods_and_process_hooks_are_found(self):
+        import gc
+        import sys
+
+        from kwb_harness.isolation import candidate_host
+
+        snapshot = NamespaceSnapshot()
+        self.assertEqual(flags(snapshot), [])
+        original = candidate_host._Host.fetch
+        try:
+            candidate_host._Host.fetch = lambda self, message: ({}, None)
+            found = flags(snapshot)
+            self.assertEqual([f["code"] for f in found], ["monkey_patching"])
+            self.assertIn("candidate_host._Host.fetch", found[0]["reason"])
+        finally:
+            candidate_host._Host.fetch = original
+        self.assertEqual(flags(snapshot), [])
+
+        def callback(phase, info):
+            pass
+
+        def tracer(frame, event, arg):
+            return None
+
+        for install, remove, name in ((lambda: gc.callbacks.append(callback), lambda: gc.callbacks.remove(callback),
+                                       "gc.callbacks"),
+                                      (lambda: sys.setprofile(tracer), lambda: sys.setprofile(None), "sys.setprofile")):
+            install()
+            try:
+                found = flags(snapshot)
+            finally:
+                remove()
+            self.assertEqual([f["code"] for f in found], ["monkey_patching"], name)
+            self.assertIn(name, found[0]["reason"])
+        self.assertEqual(flags(snapshot), [])
+
     def test_trusted_clock_survives_patching_and_reports_it(self):
         import time
 

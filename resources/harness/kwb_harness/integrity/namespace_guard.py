@@ -1,13 +1,21 @@
-"""Detects a candidate that changed torch (or the clock modules) for everybody in the process.
+"""Detects a candidate that changed torch, the clock modules or the harness for everybody in
+the process.
 
 Rebinding ``torch.sigmoid`` changes what the *reference* computes when it runs after the
 candidate was imported; calling ``torch.set_num_threads(1)`` or switching cuDNN off slows the
-eager baseline timed in the same process. The attributes of the watched modules and classes,
-and torch's global settings, are recorded before the candidate is imported and compared after
-it ran. Names that did not exist before are ignored: torch creates some lazily on first use.
+eager baseline timed in the same process. Rebinding the harness's own functions and methods
+(the candidate's host: what runs the calls, keeps and sends outputs) lets code run where no
+clock or guard looks, and so do process-wide hooks: a trace or profile function, a garbage
+collector callback, a torch function mode left on the stack. The attributes of the watched
+modules and classes, torch's global settings and the hooks are recorded before the candidate is
+imported and compared after it ran. Names that did not exist before are ignored: torch creates
+some lazily on first use.
 """
 
+import gc
 import importlib
+import sys
+import threading
 
 _MODULES = ("torch", "torch.nn.functional", "torch.nn", "torch.linalg", "torch.fft", "torch.special",
             "torch.cuda", "torch.backends", "time", "math", "builtins", "operator")
@@ -79,11 +87,46 @@ def _settings() -> dict:
     return values
 
 
+def _harness_holders() -> list:
+    """(path, module or class) for every harness module loaded now and the classes it defines."""
+    holders = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "kwb_harness" or name.startswith("kwb_harness.")):
+            continue
+        holders.append((name, module))
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                holders.append((f"{name}.{attr}", value))
+    return holders
+
+
+def _hooks() -> dict:
+    """Process-wide places where code can be made to run later, outside the calls."""
+    import torch
+
+    readings = {
+        "sys.settrace": lambda: sys.gettrace(),
+        "sys.setprofile": lambda: sys.getprofile(),
+        "threading.settrace": lambda: getattr(threading, "_trace_hook", None),
+        "threading.setprofile": lambda: getattr(threading, "_profile_hook", None),
+        "gc.callbacks": lambda: tuple(gc.callbacks),
+        "sys.excepthook": lambda: sys.excepthook,
+        "torch function modes": lambda: torch._C._len_torch_function_stack(),
+    }
+    found = {}
+    for name, read in readings.items():
+        try:
+            found[name] = read()
+        except Exception:
+            found[name] = "?"
+    return found
+
+
 class NamespaceSnapshot:
     def __init__(self):
         self._ids = {}
-        for path in _MODULES + _CLASSES:
-            holder = _object(path)
+        holders = [(path, _object(path)) for path in _MODULES + _CLASSES] + _harness_holders()
+        for path, holder in holders:
             if holder is None:
                 continue
             for name, value in list(vars(holder).items()):
@@ -92,6 +135,7 @@ class NamespaceSnapshot:
                 if callable(value) or isinstance(value, type):
                     self._ids[f"{path}.{name}"] = (holder, name, value)
         self._settings = _settings()
+        self._hooks = _hooks()
 
     def changes(self) -> tuple:
         """(rebound names, changed settings)."""
@@ -102,6 +146,8 @@ class NamespaceSnapshot:
                 rebound.append(key + " (deleted)")
             elif current is not original and not _torch_own_wrapper(current, original):
                 rebound.append(key)
+        hooks = _hooks()
+        rebound += [f"{name} (a hook)" for name, value in self._hooks.items() if hooks.get(name) != value]
         now = _settings()
         settings = [f"{k}: {self._settings[k]} -> {now[k]}" for k in self._settings if now.get(k) != self._settings[k]]
         return rebound, settings
@@ -112,7 +158,8 @@ def flags(snapshot: NamespaceSnapshot) -> list:
     found = []
     if rebound:
         found.append({"code": "monkey_patching", "severity": "strict",
-                      "reason": "the candidate rebound names of torch or the standard library: "
+                      "reason": "the candidate rebound names of torch, the standard library or the harness, or set "
+                                "a process-wide hook: "
                                 + ", ".join(sorted(rebound)[:8]) + (" ..." if len(rebound) > 8 else "")})
     if settings:
         found.append({"code": "torch_settings_changed", "severity": "strict",

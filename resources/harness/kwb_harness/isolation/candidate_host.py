@@ -18,7 +18,7 @@ import sys
 from .. import device as devices
 from .. import models, values
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, INTERNAL, OUTPUT_MISMATCH, HarnessError, describe_exception
-from ..integrity import alternate_shape, kernel_census, op_guard, thread_census
+from ..integrity import alternate_shape, kernel_census, op_guard, output_digest, thread_census
 from ..integrity.extension_calls import CallCounter, not_run_flag
 from ..integrity.memory_poison import poison_free_memory, tensor_bytes
 from ..integrity.namespace_guard import NamespaceSnapshot
@@ -177,11 +177,13 @@ class _Host:
 
     def calls(self, message: dict) -> dict:
         """Runs one call per entry of ``inputs`` on the model built from ``seed`` (and
-        ``resize``), timing each and keeping its output."""
+        ``resize``), timing each, keeping its output and committing to it (a digest under the
+        batch's ``digest_key``)."""
         req = self.req
         self._ensure_model(int(message["seed"]), message.get("resize"))
         self.kept = []
-        device_ms, host_ms = [], []
+        device_ms, host_ms, digests = [], [], []
+        key = int(message["digest_key"])
         poison = bool(message.get("poison", False))
         watch = bool(message.get("watch_inputs", False))
         with self._shape(message.get("resize")):
@@ -210,10 +212,11 @@ class _Host:
                 if pristine is not None:
                     self._note_modified(inputs, pristine)
                 self.kept.append(output)
+                digests.append(output_digest.digest(output, key))
                 self.last_output_bytes = tensor_bytes(output)
                 device_ms.append(device)
                 host_ms.append(host)
-        return {"device_ms": device_ms, "host_ms": host_ms}
+        return {"device_ms": device_ms, "host_ms": host_ms, "digests": digests}
 
     def _note_modified(self, given, pristine) -> None:
         import torch
@@ -232,22 +235,27 @@ class _Host:
         return {"count": len(chosen)}, {"outputs": chosen}
 
     def census(self, message: dict) -> dict:
-        """The kernels of a few calls on pool inputs, from the profiler (GPU only)."""
+        """The kernels of a few calls on pool inputs, from the profiler (GPU only). Their
+        outputs are kept and committed to like any batch's: the judge checks them too, so a
+        candidate that behaves differently under the profiler must still be right there."""
         self._ensure_model(int(message["seed"]), None)
         pool = self.pools[int(message["pool"])]
         factors = list(message.get("factors", []))
+        key = int(message["digest_key"])
         forward = self._forward()
-        import torch
+        self.kept = []
 
         streams = kernel_census.reference_streams(_tiny_kernel)
         calls = max(1, len(factors))
 
         def call():
-            return forward(*pool.next(factors.pop(0) if factors else None))
+            output = forward(*pool.next(factors.pop(0) if factors else None))
+            self.kept.append(output)
+            return output
 
-        return {"census": kernel_census.take(streams, call,
-                                             kernel_census.declared_kernels(self.req.workspace, self.req.candidate),
-                                             calls)}
+        census = kernel_census.take(streams, call,
+                                    kernel_census.declared_kernels(self.req.workspace, self.req.candidate), calls)
+        return {"census": census, "digests": [output_digest.digest(o, key) for o in self.kept]}
 
     def report(self, message: dict) -> dict:
         """What this process saw; the judge adds it as flags and evidence."""

@@ -16,6 +16,7 @@ import time
 from .. import device as devices
 from .. import values
 from ..errors import CANDIDATE_RUN, OUTPUT_MISMATCH, HarnessError
+from ..integrity import output_digest
 from ..integrity.output_check import TimedOutputCheck
 from ..timing.external_clock import ExternalTiming
 
@@ -68,7 +69,8 @@ class RemoteTimedCandidate:
         loading, allocator growth) land there."""
         req = self._req
         factors, copies, input_ms = self._draw_inputs(count)
-        message = {"op": "calls", "seed": req.seed,
+        key = output_digest.new_key()
+        message = {"op": "calls", "seed": req.seed, "digest_key": key,
                    "inputs": [{"pool": CANDIDATE_SALT, "factor": f} for f in factors]}
         started = time.perf_counter()
         reply, _ = self.process.ask(message)
@@ -77,21 +79,35 @@ class RemoteTimedCandidate:
         host_ms = _times(reply, "host_ms", count)
         if not warmup:
             self.external.add(wall_ms, device_ms, host_ms, input_ms)
+        self._check_some(reply, key, copies)
+        return device_ms, host_ms
 
+    def _check_some(self, reply: dict, key: int, copies: list) -> None:
+        """Fetches several of the batch's outputs, picked now, and compares each with the
+        reference and with the digest the reply committed to."""
+        count = len(copies)
+        digests = output_digest.checked_digests(reply, count)
+        if digests is None:
+            raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not commit to its outputs "
+                                                "(no digest per call in its reply)")
         picks = sorted(self._random.sample(range(count), checks_per_batch(count)))
-        _, payload = self.process.ask({"op": "fetch", "indices": picks}, device=req.device)
+        _, payload = self.process.ask({"op": "fetch", "indices": picks}, device=self._req.device)
         outputs = payload.get("outputs") if isinstance(payload, dict) else None
         if not isinstance(outputs, list) or len(outputs) != len(picks):
             raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
+        changed = output_digest.first_changed(outputs, picks, digests, key)
+        if changed is not None and self.outputs.flag is None:
+            self.outputs.flag = output_digest.changed_flag(changed)
+            print("flag [strict] " + self.outputs.flag["code"] + ": " + self.outputs.flag["reason"])
         for index, output in zip(picks, outputs):
             self.outputs.check(output, copies[index])
-        return device_ms, host_ms
 
     def census(self) -> dict:
-        """The candidate's kernels over a few calls on pool inputs (GPU)."""
-        factors = [self._mirror.draw_factor() for _ in range(3)]
-        for factor in factors:  # the judge's copy of the pool stays in step
-            self._mirror.next(factor)
+        """The candidate's kernels over a few calls on pool inputs (GPU); their outputs are
+        checked like a timed batch's."""
+        factors, copies, _ = self._draw_inputs(3)
+        key = output_digest.new_key()
         reply, _ = self.process.ask({"op": "census", "seed": self._req.seed, "pool": CANDIDATE_SALT,
-                                     "factors": factors})
+                                     "factors": factors, "digest_key": key})
+        self._check_some(reply, key, copies)
         return reply.get("census")

@@ -15,7 +15,7 @@ from .. import device as devices
 from .. import models
 from ..compare import compare
 from ..errors import CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
-from ..integrity import alternate_shape
+from ..integrity import alternate_shape, output_digest
 from ..isolation.candidate_host import host_fields
 from ..isolation.candidate_process import CandidateProcess
 from ..isolation.wire_values import Foreign
@@ -113,13 +113,21 @@ class _RemoteCandidate:
 
     def _outputs(self, case: _ReferenceCase, calls: int, resize) -> dict:
         req = self.req
+        key = output_digest.new_key()
         message = {"op": "calls", "seed": case.seed, "resize": resize, "poison": True, "watch_inputs": True,
-                   "inputs": [{"seed": case.seed}] * calls}
-        self.process.ask(message)
+                   "digest_key": key, "inputs": [{"seed": case.seed}] * calls}
+        reply, _ = self.process.ask(message)
+        digests = output_digest.checked_digests(reply, calls)
+        if digests is None:
+            raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not commit to its outputs "
+                                                "(no digest per call in its reply)")
         _, payload = self.process.ask({"op": "fetch", "indices": list(range(calls))}, device=req.device)
         if not isinstance(payload, dict) or not isinstance(payload.get("outputs"), list) \
                 or len(payload["outputs"]) != calls:
             raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
+        changed = output_digest.first_changed(payload["outputs"], list(range(calls)), digests, key)
+        if changed is not None:
+            self.flags.add(output_digest.changed_flag(changed))
         return payload
 
     def run(self, case: _ReferenceCase, determinism: bool = True, resize=None) -> list:

@@ -4,8 +4,9 @@ The candidate's process times its calls itself (CUDA events or the wall clock), 
 can make that process report any number. The judge therefore also measures, with its own clock,
 how long each batch took from its request to the reply. From that it subtracts what it measured
 itself, in its own process, before the candidate existed: the round trip of an empty request, and
-per call what the timer costs besides the call (synchronising, flushing the L2) and what drawing
-the next input set costs. What is left must be explained by the times the candidate's process
+per call what the timer costs besides the call (synchronising, flushing the L2), what drawing
+the next input set costs and what the commitment to the call's output costs (its digest,
+integrity/output_digest.py, measured on the reference's output). What is left must be explained by the times the candidate's process
 reported, give or take a tolerance for the loop around the calls; if far more time passed than
 the reported times account for, the reported times are not the calls' times.
 """
@@ -55,10 +56,11 @@ class Overhead:
         self.outside_ms = outside_ms
         self.empty_host_ms = empty_host_ms
         self.round_trip_ms = 0.0
+        self.digest_ms = 0.0
 
     def as_dict(self) -> dict:
         return {"timer_outside_ms": self.outside_ms, "empty_call_host_ms": self.empty_host_ms,
-                "round_trip_ms": self.round_trip_ms}
+                "round_trip_ms": self.round_trip_ms, "digest_ms": self.digest_ms}
 
 
 def calibrate(timer, clock, calls: int = 15) -> Overhead:
@@ -76,6 +78,20 @@ def calibrate(timer, clock, calls: int = 15) -> Overhead:
     wall = statistics.median(walls[2:] or walls)
     host = statistics.median(hosts[2:] or hosts)
     return Overhead(max(0.0, wall - host), host)
+
+
+def digest_ms(output, clock, times: int = 5) -> float:
+    """What committing to one output like ``output`` costs, the shortest of a few tries (the
+    reference's output, digested in the judge's process before the candidate is imported)."""
+    from ..integrity import output_digest
+
+    key = output_digest.new_key()
+    tries = []
+    for _ in range(times):
+        started = clock.perf_counter()
+        output_digest.digest(output, key)
+        tries.append((clock.perf_counter() - started) * 1e3)
+    return min(tries)
 
 
 class _Batch:
@@ -110,8 +126,8 @@ class ExternalTiming:
 
     def _unexplained(self, batches: list) -> float:
         o = self.overhead
-        return sum(b.wall_ms - (b.reported_host_ms + b.calls * o.outside_ms + b.input_ms + o.round_trip_ms)
-                   for b in batches)
+        return sum(b.wall_ms - (b.reported_host_ms + b.calls * (o.outside_ms + o.digest_ms) + b.input_ms
+                                + o.round_trip_ms) for b in batches)
 
     def _allowed(self, batches: list) -> float:
         return sum(TOLERANCE_SHARE * b.wall_ms + b.calls * PER_CALL_ALLOWANCE_MS[self.device]

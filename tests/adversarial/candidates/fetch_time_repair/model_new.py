@@ -1,6 +1,7 @@
 """Runs the real kernel on half the rows during every call, and repairs the outputs only when the
 judge fetches them: the fetch handler of its own process recomputes the whole output with torch
-from the inputs it kept. Nothing the judge times or guards sees the repair."""
+from the inputs it kept. Nothing the judge times or guards sees the repair, but the batch's reply
+had committed to the half-computed outputs (and the host's methods are watched)."""
 
 import sys
 
