@@ -110,6 +110,17 @@ inline std::vector<AdversarialCase> adversarialCases() {
         // neither was in reach.
         {"stage_name_probe", "", true},
         {"judge_memory_probe", "", true},
+        // Code run from a file the source checks read as a header, through exec taken from the
+        // builtins' dictionary: the operator guard still sees what it computes.
+        {"exec_helper_odd_extension", "dynamic_code|torch_fallback|custom_kernels_not_run"},
+        // Escapes into what a later evaluation loads: its own built extension and the compiler
+        // cache (opened for writing), forged baselines at keys it computes (contained: honest
+        // verdict, no probe file in the engine's folders).
+        {"escape_own_extension", ""},
+        {"escape_baseline_forgery", ""},
+        // Floods of every output within reach (its pipes, the sandbox's first process's pipes
+        // to kwb, terminals): bounded logs and an honest verdict.
+        {"escape_output_flood", ""},
     };
 }
 
