@@ -77,6 +77,15 @@ inline std::vector<AdversarialCase> adversarialCases() {
         // by rebinding the host's methods, and through a stdlib function the fetch passes.
         {"fetch_time_repair", "output_changed_after_reply|monkey_patching"},
         {"fetch_time_repair_json_hook", "output_changed_after_reply"},
+        // A process left behind that rewrites the judge's result file; a report refused by ending
+        // the process; device times reported short while the host times are true.
+        {"result_rewrite_daemon", "numerical_mismatch"},
+        {"report_dodge_exit", "report_missing"},
+        {"reply_device_time_forgery", "timing_mismatch|timing_missed_work", true},
+        // Half precision without a type name (GCC's mode(HF), PTX conversions in asm).
+        {"precision_mode_attribute", "precision_downgrade"},
+        // Entries planted by the verify stage's candidate where the profile judge compiles.
+        {"escape_judge_compile_cache", "", true},
         // On the GPU the judge's clock resolves about 0.25 ms per call; the test task's kernels
         // take 0.06 ms, so there the census catches the short events (timing_missed_work).
         {"timer_report_shrink", "timing_mismatch|timing_missed_work", true},

@@ -99,6 +99,26 @@ class ExternalClockTest(unittest.TestCase):
         self.assertEqual(flag["code"], "timing_mismatch")
         self.assertIn("1 call(s)", flag["reason"])
 
+    def test_on_the_cpu_device_times_other_than_the_host_times_are_strict(self):
+        timing = _timing(device="cpu")
+        timing.add(10.0, [1.0, 3.0, 3.0], [3.0, 3.0, 3.0], input_ms=0.0)  # a third of the first call
+        flag = timing.flag()
+        self.assertEqual(flag["code"], "timing_mismatch")
+        self.assertIn("1 call(s)", flag["reason"])
+        self.assertIn("same clock", flag["reason"])
+        honest = _timing(device="cpu")
+        _honest_batch(honest)
+        self.assertIsNone(honest.flag())
+
+    def test_digest_cost_is_explained(self):
+        timing = _timing(device="cpu")
+        timing.overhead.digest_ms = 1.5
+        _honest_batch(timing, calls=8, call_ms=2.0, extra_ms=8 * 1.5)
+        self.assertAlmostEqual(timing.unexplained_ms(), 0.0, places=6)
+        self.assertIsNone(timing.flag())
+        timing.overhead.digest_ms = 0.0
+        self.assertAlmostEqual(timing.unexplained_ms(), 12.0, places=6)
+
     def test_no_batches_no_flag(self):
         self.assertIsNone(_timing().flag())
 

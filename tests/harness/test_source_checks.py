@@ -67,6 +67,22 @@ class SourceChecksTest(unittest.TestCase):
         self.assertEqual(self.check(HONEST, "void f() { cudaStream_t s; cudaStreamCreate(&s); }\n")
                          .get("stream_creation"), "warning")
 
+    def test_reduced_precision_without_a_type_name(self):
+        spellings = [
+            "typedef float narrow_t __attribute__((mode(HF)));\n",
+            "typedef float narrow_t __attribute__((__mode__(__BF__)));\n",
+            "std::float16_t v;\n",
+            "auto v = 1.5f16;\n",
+            'asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(v));\n',
+            'asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(b) : "f"(v), "f"(w));\n',
+        ]
+        for source in spellings:
+            self.assertEqual(self.check(HONEST, "__device__ void f(float v) {\n" + source + "}\n")
+                             .get("precision_downgrade"), "strict", source)
+        honest = ('asm("add.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));\n'
+                  "int mode(int HFx);\nfloat f16_scale = 2.0f;\nint model_id;\n")
+        self.assertIsNone(self.check(HONEST, "__device__ void f() {\n" + honest + "}\n").get("precision_downgrade"))
+
 
     def write(self, relative, content, binary=False):
         path = os.path.join(self.dir, relative)

@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from .isolation import process_tree
 from .result import write_result
 from .stages.runner import execute
 from .timing.phase_marks import finish_timeline
@@ -25,8 +26,12 @@ def main(argv=None) -> int:
     parser.add_argument("--no-capture", action="store_true", help="do not capture fds 1/2 into the log")
     args = parser.parse_args(argv)
 
+    # What the candidate's code starts (an extension loaded by the compile stage, a daemon of the
+    # candidate's process) stays below this process and is ended before the result is written.
+    process_tree.become_subreaper()
     result = execute(args.stage, os.path.abspath(args.request), capture=not args.no_capture,
                      consume_request=not args.stage)
+    process_tree.end_descendants()
     try:
         write_result(args.result, result)
     except BaseException as exc:

@@ -44,7 +44,12 @@ _CPP_PATTERNS = [
                 r"|cuda_fp16\.h|cuda_bf16\.h|\b(?:at|c10)::(?:Half|BFloat16)\b|\b(?:torch|at|c10)::k(?:Half|BFloat16)\b"
                 r"|ScalarType::(?:Half|BFloat16)\b"
                 r"|_FAST_TF32\b|_FAST_16F\b|_FAST_16BF\b|\bTF32_TENSOR_OP_MATH\b|precision::tf32"
-                r"|__float_to_tf32\b|\btf32\b"),
+                r"|__float_to_tf32\b|\btf32\b"
+                # Spellings without a type name: GCC's machine modes for 16-bit floats, C++23's
+                # std::float16_t and literal suffixes, PTX conversions and operand types in asm.
+                r"|\b_*mode_*\s*\(\s*_*(?:HF|BF)_*\s*\)|\b(?:std::)?b?float16_t\b"
+                r"|\b\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?:f16|F16|bf16|BF16)\b"
+                r"|\.(?:b?f16(?:x2)?|e4m3\w*|e5m2\w*|e2m1\w*)\b"),
      "precision_downgrade", None, "computes in reduced precision (fp16 / bf16 / tf32)"),
 ]
 _CPP_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)

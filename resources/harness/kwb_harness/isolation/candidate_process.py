@@ -85,6 +85,9 @@ def _child_body(host_sock: socket.socket, output_fd: int) -> int:
     process_tree.die_with_parent()
     if os.getppid() == 1:
         return 3
+    # Orphans of what the candidate starts stay below this process, where stop() finds them.
+    # A candidate can undo it; the judge then finds them among its own children instead.
+    process_tree.become_subreaper()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     # sys.stdout and sys.stderr stay the objects they are: they write to descriptors 1 and 2,
@@ -126,12 +129,18 @@ class CandidateProcess:
         self._output = _OutputDrain(read_fd)
         self._status = None
         self._paused = False
+        # The judge's children before the candidate was imported (torch.compile's workers, ...).
+        # Any later child of the judge other than this process is an orphan of the candidate's
+        # (the judge is the subreaper): it is paused, and ended, with the candidate.
+        self._judge_children_before_import = None
 
     # -- requests --------------------------------------------------------------------------
 
     def post(self, message: dict) -> None:
         """Sends a request whose reply :meth:`collect` reads later (the candidate's process then
         works while the judge does too)."""
+        if message.get("op") == "load" and self._judge_children_before_import is None:
+            self._judge_children_before_import = set(process_tree.children(os.getpid()))
         try:
             self._channel.send(message)
         except ChannelClosed:
@@ -194,21 +203,39 @@ class CandidateProcess:
 
     # -- control ---------------------------------------------------------------------------
 
+    def _orphans(self) -> list:
+        """Children of the judge the candidate left behind (reparented to the judge)."""
+        if self._judge_children_before_import is None:
+            return []
+        return [pid for pid in process_tree.children(os.getpid())
+                if pid != self.pid and pid not in self._judge_children_before_import]
+
+    def _candidate_roots(self) -> list:
+        return [self.pid] + self._orphans()
+
     def pause(self) -> None:
         """Stops the candidate and everything it started (while the judge times the baselines:
         nothing of the candidate's may compete with them)."""
         if self._status is None and not self._paused:
-            process_tree.signal_tree(self.pid, signal.SIGSTOP)
+            for root in self._candidate_roots():
+                process_tree.signal_tree(root, signal.SIGSTOP)
             self._paused = True
 
     def resume(self) -> None:
         if self._paused:
-            process_tree.signal_tree(self.pid, signal.SIGCONT)
+            for root in self._candidate_roots():
+                process_tree.signal_tree(root, signal.SIGCONT)
             self._paused = False
 
     def stop(self) -> str:
-        """Ends the candidate's process and everything below it; returns its output."""
-        victims = process_tree.descendants(self.pid)
+        """Ends the candidate's process and everything it started, also what escaped below
+        the judge; returns its output. Called before the judge writes its result, so nothing
+        of the candidate's is left to rewrite it."""
+        orphans = self._orphans()
+        victims = process_tree.descendants(self.pid) + orphans
+        for root in orphans:
+            victims += process_tree.descendants(root)
+            process_tree.kill_tree(root)
         process_tree.kill_tree(self.pid)
         self._wait(timeout_s=5.0)
         for pid in victims:

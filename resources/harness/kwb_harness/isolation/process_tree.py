@@ -40,8 +40,23 @@ def die_with_parent() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def children(parent: int) -> list:
+    """The direct children of ``parent``."""
+    return _children_by_parent().get(parent, [])
+
+
 def descendants(root: int) -> list:
     """Pids below ``root`` (children, grandchildren, ...)."""
+    children = _children_by_parent()
+    found, frontier = [], [root]
+    while frontier:
+        below = children.get(frontier.pop(), [])
+        found += below
+        frontier += below
+    return found
+
+
+def _children_by_parent() -> dict:
     children = {}
     try:
         entries = os.listdir("/proc")
@@ -59,12 +74,7 @@ def descendants(root: int) -> list:
         fields = stat[stat.rfind(b")") + 2:].split()
         if len(fields) > 1:
             children.setdefault(int(fields[1]), []).append(int(entry))
-    found, frontier = [], [root]
-    while frontier:
-        below = children.get(frontier.pop(), [])
-        found += below
-        frontier += below
-    return found
+    return children
 
 
 def signal_tree(pid: int, signum: int, include_root: bool = True) -> None:
@@ -73,6 +83,28 @@ def signal_tree(pid: int, signum: int, include_root: bool = True) -> None:
             os.kill(target, signum)
         except OSError:
             pass
+
+
+def end_descendants() -> None:
+    """Kills everything below the calling process and reaps what it can. A stage calls it
+    before writing its result: a process the candidate left behind (below the stage, which is a
+    subreaper) could otherwise rewrite the result file between the write and kwb's read."""
+    for _ in range(3):  # a process may fork while the list is taken; the next pass gets the child
+        below = descendants(os.getpid())
+        if not below:
+            break
+        for pid in below:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    while True:
+        try:
+            done, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if not done:
+            break
 
 
 def kill_tree(pid: int) -> None:

@@ -27,3 +27,16 @@ def checked_flags(flags, limit: int = 32) -> list:
     if not isinstance(flags, list):
         return []
     return [f for f in (checked_flag(flag) for flag in flags[:limit]) if f is not None]
+
+
+def missing_report_flag(why: str) -> dict:
+    """Strict: without the report, nothing the candidate's process saw (operators under the
+    guard, extension calls, threads, rebound names) can be checked, and a candidate that ends
+    its process or breaks the reply when asked would hide all of it."""
+    return {"code": "report_missing", "severity": "strict",
+            "reason": f"the candidate's process gave no report of what it ran ({why[:300]}): its operators, "
+                      "threads and rebound names cannot be checked"}
+
+
+def well_formed(report) -> bool:
+    return isinstance(report, dict) and isinstance(report.get("flags"), list)

@@ -23,7 +23,7 @@ from ..integrity.memory_poison import tensor_bytes
 from ..isolation.candidate_host import host_fields
 from ..isolation.candidate_process import CandidateProcess
 from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate
-from ..isolation.reports import checked_flags
+from ..isolation.reports import checked_flags, missing_report_flag, well_formed
 from ..task_loader import load_reference
 from ..timing import external_clock, gpu_monitor, phase_marks
 from ..timing.input_pool import InputPool
@@ -75,13 +75,15 @@ def _failure(name: str, exc: BaseException, req) -> HarnessError:
 
 
 def _use_cache_dirs(req) -> None:
-    """torch.compile's caches for this evaluation alone. Their entries are Python modules and
-    kernels that torch.compile loads; in a folder a candidate of an earlier evaluation could have
-    written, they would be code run by the judge. The judge compiles before the candidate is
-    imported, so nothing of the candidate's can write these folders while they are used."""
+    """torch.compile's caches for this stage alone. Their entries are Python modules and kernels
+    that torch.compile loads; in a folder a candidate could have written, they would be code run
+    by the judge. The scratch folder is the candidate's home in every stage of the run, so a
+    candidate of the verify stage could have planted entries there: the folder is new, under a
+    name drawn now. The judge compiles before this stage's candidate is imported, so nothing of
+    the candidate's can write it while it is used."""
     import tempfile
 
-    root = req.scratch_dir or tempfile.mkdtemp(prefix="kwb-compile-")
+    root = tempfile.mkdtemp(prefix="kwb-compile-", dir=req.scratch_dir or None)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
     os.environ["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
 
@@ -249,10 +251,13 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
             phases.mark("kernel census and memory floor")
             try:
                 report, _ = process.ask({"op": "report"})
+                if not well_formed(report):
+                    raise HarnessError(CANDIDATE_RUN, "a malformed report")
                 for flag in checked_flags(report.get("flags")):
                     _add_flag(result, flag)
             except HarnessError as exc:
                 print(f"the candidate's process gave no report: {exc.message}")
+                _add_flag(result, missing_report_flag(exc.message))
     result["phase_seconds"] = phases.report()
 
 

@@ -56,6 +56,8 @@ def run_stage(message: dict, prepared=None, done_fd: int = -1) -> int:
 
     result = execute(message["stage"], message["request"], capture=True, prepared=prepared, forward=False,
                      consume_request=True)
+    # Nothing the candidate left running may rewrite the result once it is written.
+    process_tree.end_descendants()
     # The result file is small; it may be written past the log's size limit.
     hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
     resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))

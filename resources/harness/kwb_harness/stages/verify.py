@@ -14,12 +14,12 @@ import gc
 from .. import device as devices
 from .. import models
 from ..compare import compare
-from ..errors import CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
+from ..errors import CANDIDATE_RUN, CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
 from ..integrity import alternate_shape, output_digest
 from ..isolation.candidate_host import host_fields
 from ..isolation.candidate_process import CandidateProcess
 from ..isolation.wire_values import Foreign
-from ..isolation.reports import checked_flags
+from ..isolation.reports import checked_flags, missing_report_flag, well_formed
 from ..task_loader import load_reference
 from ..timing.phase_clock import PhaseClock
 from ..values import flatten
@@ -270,12 +270,22 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
         result["phase_seconds"] = phases.report()
         # Found even when a check failed: a tampered timer or a fallback matters either way.
         # What the candidate's process reports can only add flags.
+        missing = None
         if process.alive():
             try:
                 report, _ = process.ask({"op": "report"})
+                if not well_formed(report):
+                    raise HarnessError(CANDIDATE_RUN, "a malformed report")
                 result["torch_ops"] = report.get("torch_ops", {})
                 result["extension_calls"] = report.get("extension_calls", {})
                 for flag in checked_flags(report.get("flags")):
                     flags.add(flag)
             except HarnessError as exc:
-                print(f"the candidate's process gave no report: {exc.message}")
+                missing = exc.message
+        else:
+            missing = "the process had ended"
+        if missing is not None:
+            print(f"the candidate's process gave no report: {missing}")
+            # Only a run that passed needs it: a failed one is already rejected.
+            if result.get("correct"):
+                flags.add(missing_report_flag(missing))
