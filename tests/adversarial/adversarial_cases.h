@@ -86,6 +86,13 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"precision_mode_attribute", "precision_downgrade"},
         // Entries planted by the verify stage's candidate where the profile judge compiles.
         {"escape_judge_compile_cache", "", true},
+        // torch's kernels called past the dispatcher (at::cpu::, at::cuda::): the C++ check.
+        {"cpp_direct_cpu_kernels", "torch_fallback"},
+        // The operator guard is a dispatch mode of the calling thread, so torch on a thread of
+        // its own, or inside _disable_current_modes, is not seen on the CPU, where the reward is
+        // provisional; on the GPU the kernel census sees torch's kernels whatever ran them.
+        {"thread_hidden_torch", "torch_kernels_dominate", true, Where::GpuOnly},
+        {"guard_off_by_lookup", "torch_kernels_dominate", true, Where::GpuOnly},
         // On the GPU the judge's clock resolves about 0.25 ms per call; the test task's kernels
         // take 0.06 ms, so there the census catches the short events (timing_missed_work).
         {"timer_report_shrink", "timing_mismatch|timing_missed_work", true},

@@ -67,6 +67,16 @@ class SourceChecksTest(unittest.TestCase):
         self.assertEqual(self.check(HONEST, "void f() { cudaStream_t s; cudaStreamCreate(&s); }\n")
                          .get("stream_creation"), "warning")
 
+    def test_torch_kernels_called_past_the_dispatcher(self):
+        for source in ("#include <ATen/CPUFunctions.h>\n", '#include "ATen/CUDAFunctions.h"\n',
+                       "#include <ATen/ops/sigmoid_native.h>\n", "#include <ATen/ops/add_cuda_dispatch.h>\n",
+                       "#include <ATen/RedispatchFunctions.h>\n",
+                       "auto r = at::native::sigmoid(x);\n", "auto r = at::cpu::add(x, y);\n"):
+            self.assertEqual(self.check(HONEST, source).get("torch_fallback"), "strict", source)
+        honest = ("#include <ATen/Functions.h>\n#include <ATen/cuda/CUDAContext.h>\n"
+                  "auto s = at::cuda::getCurrentCUDAStream();\nauto t = at::empty_like(x);\n")
+        self.assertIsNone(self.check(HONEST, honest).get("torch_fallback"))
+
     def test_reduced_precision_without_a_type_name(self):
         spellings = [
             "typedef float narrow_t __attribute__((mode(HF)));\n",

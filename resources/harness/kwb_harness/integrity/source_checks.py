@@ -38,6 +38,13 @@ _CPP_PATTERNS = [
      "threading", STRICT, "starts a thread or process: work could finish after the timer stopped"),
     (re.compile(r"\bExcludeDispatchKeyGuard\b|\bDispatchKey::Python\b"),
      "guard_evasion", STRICT, "excludes dispatch keys, which hides torch operators from the guard"),
+    # ATen's per-backend entry points (at::cpu::sigmoid, at::cuda::add, at::native::..., the
+    # redispatch API) run torch's own kernels without passing the dispatcher, where the guard
+    # watches; ATen/Functions.h, the dispatching API, stays allowed.
+    (re.compile(r"#\s*include\s*[<\"]ATen/(?:\w+Functions|ops/\w+_(?:native|\w+_dispatch))\.h[>\"]"
+                r"|\bat::(?:native|cpu|redispatch)::\w+"),
+     "torch_fallback", STRICT, "calls torch's own kernels past the dispatcher (ATen's per-backend or native "
+                               "functions): torch does the work, unseen by the operator guard"),
     (re.compile(r"\bcudaStreamCreate\w*\b|\bgetStreamFromPool\b"),
      "stream_creation", WARNING, "creates its own CUDA stream; work on it is checked against the timer"),
     (re.compile(r"\b__half2?\b|\bhalf2\b|\b_Float16\b|\b__fp16\b|\b__bf16\b|\b__nv_fp8\w*\b|\b__nv_bfloat16\w*\b|\b__float2half\w*\b|\b__float2bfloat16\w*\b"
