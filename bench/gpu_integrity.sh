@@ -3,6 +3,8 @@
 #   bench/gpu_integrity.sh adversarial   build, then the whole adversarial table in CUDA mode
 #   bench/gpu_integrity.sh bundled       the bundled solutions (honest: must not be flagged) with
 #                                        repeat-until-stable timing, then the GPU bad-input tests
+#   bench/gpu_integrity.sh noise         three small tasks inside the bundled bubblewrap and without
+#                                        it: events against the kernel census and the judge's costs
 # Prints a header with date, GPU, driver and versions for bench/results/.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,4 +49,13 @@ bundled)
     python3 "$repo/bench/eval_bundled.py" --kwb "$build/app/cli/kwb" --precompile 8 --edit-tasks 0 \
         --iterations 40 --out "${OUT:-/tmp}/eval-bundled-integrity.json"
     ctest -L gpu -R "GpuEvaluation|GpuLaunch" --output-on-failure 2>&1 | tail -15 ;;
+noise)
+    tasks="${KWB_TASKS:-01_gelu,02_sum_reduction,07_scale_residual_add}"
+    out="${OUT:-/tmp}"
+    python3 "$repo/bench/eval_bundled.py" --kwb "$build/app/cli/kwb" --tasks "$tasks" --edit-tasks 0 \
+        --iterations 40 --out "$out/noise-sandboxed.json" >/dev/null
+    python3 "$repo/bench/census_vs_events.py" "$out/noise-sandboxed.json" "${KWB_BWRAP:+bubblewrap}"
+    KWB_BWRAP= KWB_SANDBOX=rlimits-only python3 "$repo/bench/eval_bundled.py" --kwb "$build/app/cli/kwb" \
+        --tasks "$tasks" --edit-tasks 0 --iterations 40 --out "$out/noise-unsandboxed.json" >/dev/null
+    python3 "$repo/bench/census_vs_events.py" "$out/noise-unsandboxed.json" "rlimits only" | tail -n +3 ;;
 esac
