@@ -16,6 +16,7 @@
 #include "engine/system/user_directories.h"
 #include "engine/system/utc_timestamp.h"
 #include "engine/timeline/injection_library.h"
+#include "engine/workspace/contained_files.h"
 #include "engine/workspace/workspace.h"
 
 #include <algorithm>
@@ -197,9 +198,12 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
         fs::create_directories(path, ec);
         spec.sandbox.readOnlyOverlays.push_back(path.string());
     }
+    // Of kwb's own trees (bundled solutions, the source tree's tests) a stage sees the harness
+    // only: whatever a candidate can read it can print into the log the agent reads.
+    spec.sandbox.hiddenPaths = kwbOwnTrees();
     spec.sandbox.readOnlyPaths = {
         c.target.workspace, fs::path(c.target.referencePath).parent_path().string(),
-        fs::path(c.target.candidatePath).parent_path().string(), resourceRoot()};
+        fs::path(c.target.candidatePath).parent_path().string(), harnessDirectory()};
     for (const auto& folder : pythonInstallFolders(c.python))
         spec.sandbox.readOnlyPaths.push_back(folder);
     spec.sandbox.allowGpu = c.gpuAllowed;
@@ -279,13 +283,15 @@ std::string prepareTimeline(const RunContext& c, StageExtras& extras, Evaluation
         records = fs::path(c.buildDirectory) / "timelines" / (stamp + "-profile.kwbtl.jsonl");
     }
     records = fs::absolute(records).lexically_normal();
+    // The record folder is in the agent's workspace and is bound writable into the sandbox:
+    // it and the (empty, fresh: the library appends) file are made without following a link
+    // left there, and bubblewrap then binds a real folder, not a link's target.
+    const AnchoredPath anchored = anchoredPath(c.target.workspace, records);
     std::error_code ec;
-    fs::create_directories(records.parent_path(), ec);
-    fs::remove(records, ec); // the library appends
-    if (std::FILE* f = std::fopen(records.c_str(), "w"))
-        std::fclose(f);
-    else
-        return "cannot create the timeline record file " + records.string();
+    fs::create_directories(anchored.root, ec);
+    std::string why;
+    if (!writeFileInside(anchored.root, anchored.relative, "", &why))
+        return "cannot create the timeline record file " + records.string() + ": " + why;
     extras.environment = timeline::timelineEnvironment(library, records.string());
     extras.writablePaths.push_back(records.parent_path().string());
     extras.readOnlyPaths.push_back(fs::path(library).parent_path().string());
@@ -530,6 +536,10 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         return finish();
     }
     if (workspaceMode) {
+        // The build folder is bound writable into the compile stage's sandbox, and bubblewrap
+        // binds what a link points to: a `build -> ~/.config` left by the agent would make that
+        // folder writable there. A link in its place becomes a real folder first.
+        makeFolderInside(target.workspace, "build");
         ProtectedFilesCheck check = checkAndRestoreProtectedFiles(target.workspace);
         setup.summary = check.describe();
         if (check.manifestFound && !check.clean()) {

@@ -4,12 +4,12 @@
 #include "engine/evaluation/ptx_signature.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
+#include "engine/workspace/contained_files.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -21,41 +21,51 @@ using nlohmann::json;
 namespace kwb {
 namespace {
 
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+// Kernel sources and headers are the agent's files, and the build folder is in its workspace:
+// both are read and written through real folders only (contained_files.h), so a planted link
+// neither brings a host file into NVRTC's diagnostics nor leads a module write elsewhere.
+constexpr std::size_t kMaxSourceBytes = 16u << 20;
+constexpr std::size_t kMaxModuleBytes = 256u << 20;
+
+// A folder of files named relative to a root kwb trusts (the workspace, or the folder's parent
+// when it lies elsewhere).
+struct AnchoredFolder {
+    fs::path root;
+    std::string relative;
+    std::string file(const std::string& name) const { return relative + "/" + name; }
+};
+
+AnchoredFolder anchoredIn(const fs::path& workspace, const fs::path& folder) {
+    AnchoredPath anchored = anchoredPath(workspace, folder);
+    std::error_code ec;
+    fs::create_directories(anchored.root, ec); // the workspace, or kwb's own folders elsewhere
+    return {std::move(anchored.root), std::move(anchored.relative)};
 }
 
-bool writeFileAtomically(const fs::path& path, const std::string& bytes) {
-    const fs::path temporary = path.string() + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (!out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-            return false;
-    }
-    std::error_code ec;
-    fs::rename(temporary, path, ec);
-    return !ec;
+std::string readFile(const AnchoredFolder& folder, const std::string& name,
+                     std::size_t maxBytes = kMaxSourceBytes) {
+    return readFileInside(folder.root, folder.file(name), maxBytes).value_or("");
 }
 
-std::vector<fs::path> filesWithExtensions(const fs::path& folder,
-                                          const std::set<std::string>& extensions) {
-    std::vector<fs::path> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(folder, ec))
-        if (entry.is_regular_file() && extensions.count(entry.path().extension().string()))
-            found.push_back(entry.path());
+bool writeFile(const AnchoredFolder& folder, const std::string& name, const std::string& bytes) {
+    return writeFileInside(folder.root, folder.file(name), bytes);
+}
+
+std::vector<std::string> filesWithExtensions(const AnchoredFolder& folder,
+                                             const std::set<std::string>& extensions) {
+    std::vector<std::string> found;
+    for (const std::string& name : regularFilesInside(folder.root, folder.relative))
+        if (extensions.count(fs::path(name).extension().string()))
+            found.push_back(name);
     std::sort(found.begin(), found.end());
     return found;
 }
 
 // Headers can change what a .cu compiles to, so they are part of every file's cache key.
-std::string headersFingerprint(const fs::path& kernels) {
+std::string headersFingerprint(const AnchoredFolder& kernels) {
     std::string all;
     for (const auto& header : filesWithExtensions(kernels, {".cuh", ".h", ".hpp", ".inl"}))
-        all += header.filename().string() + "\n" + sha256Hex(readFile(header)) + "\n";
+        all += header + "\n" + sha256Hex(readFile(kernels, header)) + "\n";
     return sha256Hex(all);
 }
 
@@ -103,23 +113,28 @@ void relabel(std::vector<Diagnostic>& diagnostics, const std::string& compiledAs
 bool usesFastKernels(const std::string& candidatePath) {
     static const std::regex importPattern(
         R"((^|\n)\s*(import\s+kwb_kernels\b|from\s+kwb_kernels\b))");
-    const std::string text = readFile(candidatePath);
+    const fs::path candidate(candidatePath);
+    const std::string text =
+        readFileInside(candidate.parent_path(), candidate.filename().string(), kMaxSourceBytes)
+            .value_or("");
     return std::regex_search(text, importPattern);
 }
 
 FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
     const auto started = std::chrono::steady_clock::now();
     FastKernelBuildResult result;
-    const fs::path kernels = fs::path(request.workspace) / "kernels";
+    const fs::path workspace = fs::absolute(request.workspace).lexically_normal();
+    const AnchoredFolder kernels{workspace, "kernels"};
     const fs::path output = request.outputDirectory;
-    std::error_code ec;
-    fs::create_directories(output, ec);
-    if (ec) {
-        result.summary = "cannot create " + output.string() + ": " + ec.message();
+    const AnchoredFolder outputFolder = anchoredIn(workspace, output);
+    std::string problem;
+    if (!makeFolderInside(outputFolder.root, outputFolder.relative, &problem)) {
+        result.summary =
+            "cannot create " + output.string() + (problem.empty() ? std::string() : ": " + problem);
         result.diagnostics.push_back({"", 0, 0, Severity::Error, result.summary});
         return result;
     }
-    const std::vector<fs::path> sources = filesWithExtensions(kernels, {".cu"});
+    const std::vector<std::string> sources = filesWithExtensions(kernels, {".cu"});
     if (sources.empty()) {
         result.summary = "no kernels/*.cu to compile";
         result.diagnostics.push_back({"kernels", 0, 0, Severity::Error,
@@ -127,29 +142,30 @@ FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
         return result;
     }
     const std::string headers = headersFingerprint(kernels);
-    const std::vector<std::string> options = {"--include-path=" + kernels.string(),
+    const std::vector<std::string> options = {"--include-path=" + (workspace / "kernels").string(),
                                               "-DKWB_FAST_PATH=1"};
     std::set<std::string> stems;
     std::ostringstream log;
     bool allOk = true;
-    for (const fs::path& source : sources) {
-        const std::string stem = source.stem().string();
-        const std::string relative = "kernels/" + source.filename().string();
+    for (const std::string& source : sources) {
+        const std::string stem = fs::path(source).stem().string();
+        const std::string relative = "kernels/" + source;
         stems.insert(stem);
-        const std::string text = readFile(source);
+        const std::string text = readFile(kernels, source);
         std::string key =
             relative + "\n" + text + "\n" + headers + "\n" + request.arch + "\n" + nvrtcVersion();
         for (const auto& option : options)
             key += "\n" + option;
         const std::string hash = sha256Hex(key).substr(0, 32);
-        const fs::path cached =
-            request.cacheDirectory.empty() ? fs::path() : fs::path(request.cacheDirectory) / hash;
+        const bool cacheUsed = !request.cacheDirectory.empty();
+        const AnchoredFolder cached =
+            anchoredIn(workspace, fs::path(request.cacheDirectory) / hash);
 
         std::string cubin, ptx, manifest;
-        if (!cached.empty() && fs::exists(cached / "ok")) {
-            cubin = readFile(cached / "module.cubin");
-            ptx = readFile(cached / "module.ptx");
-            manifest = readFile(cached / "manifest.json");
+        if (cacheUsed && isRegularFileInside(cached.root, cached.file("ok"))) {
+            cubin = readFile(cached, "module.cubin", kMaxModuleBytes);
+            ptx = readFile(cached, "module.ptx", kMaxModuleBytes);
+            manifest = readFile(cached, "manifest.json", kMaxModuleBytes);
             ++result.filesCached;
             log << relative << ": cached (" << hash.substr(0, 12) << ")\n";
         } else {
@@ -183,13 +199,10 @@ FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
             ptx = compiled.ptx;
             std::vector<std::string> unused;
             manifest = manifestFor(relative, request.arch, stem, ptx, unused).dump(1);
-            if (!cached.empty()) {
-                fs::create_directories(cached, ec);
-                if (!ec && writeFileAtomically(cached / "module.cubin", cubin) &&
-                    writeFileAtomically(cached / "module.ptx", ptx) &&
-                    writeFileAtomically(cached / "manifest.json", manifest))
-                    writeFileAtomically(cached / "ok", hash);
-            }
+            if (cacheUsed && writeFile(cached, "module.cubin", cubin) &&
+                writeFile(cached, "module.ptx", ptx) &&
+                writeFile(cached, "manifest.json", manifest))
+                writeFile(cached, "ok", hash);
         }
         std::vector<std::string> kernelList;
         json parsed = parseBoundedJson(manifest);
@@ -200,14 +213,13 @@ FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
             continue;
         }
         for (const auto& k : parsed["kernels"])
-            result.kernels.push_back(source.filename().string() + ": " +
-                                     k.value("name", std::string()));
+            result.kernels.push_back(source + ": " + k.value("name", std::string()));
         if (parsed["kernels"].empty())
             result.diagnostics.push_back(
                 {relative, 0, 0, Severity::Warning, "defines no __global__ kernel"});
-        if (!writeFileAtomically(output / (stem + ".cubin"), cubin) ||
-            !writeFileAtomically(output / (stem + ".ptx"), ptx) ||
-            !writeFileAtomically(output / (stem + ".json"), manifest)) {
+        if (!writeFile(outputFolder, stem + ".cubin", cubin) ||
+            !writeFile(outputFolder, stem + ".ptx", ptx) ||
+            !writeFile(outputFolder, stem + ".json", manifest)) {
             allOk = false;
             result.diagnostics.push_back(
                 {relative, 0, 0, Severity::Error,
@@ -215,12 +227,9 @@ FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
         }
     }
     // Modules of deleted sources would otherwise stay loadable.
-    for (const auto& entry : fs::directory_iterator(output, ec)) {
-        const std::string ext = entry.path().extension().string();
-        if ((ext == ".cubin" || ext == ".ptx" || ext == ".json") &&
-            !stems.count(entry.path().stem().string()))
-            fs::remove(entry.path(), ec);
-    }
+    for (const std::string& name : filesWithExtensions(outputFolder, {".cubin", ".ptx", ".json"}))
+        if (!stems.count(fs::path(name).stem().string()))
+            removeFileInside(outputFolder.root, outputFolder.file(name));
     result.ok = allOk;
     result.log = log.str();
     const double seconds =

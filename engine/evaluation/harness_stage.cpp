@@ -2,10 +2,11 @@
 
 #include "engine/system/bounded_json.h"
 #include "engine/system/resource_paths.h"
+#include "engine/workspace/contained_files.h"
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -19,17 +20,37 @@ std::string lastLines(const std::string& text, std::size_t maxChars) {
     return "..." + text.substr(start == std::string::npos ? text.size() - maxChars : start);
 }
 
+// The scratch folder is writable in the sandbox (the candidate's HOME; a warm worker's server
+// even writes its parent, where it could swap the folder for a link). Its files are reached from
+// the folder's parent, through real folders only, and never through a link the candidate left.
+struct ScratchFile {
+    fs::path anchor;      // the scratch folder's parent, kwb's own
+    std::string relative; // "<scratch folder>/<file>"
+};
+
+ScratchFile scratchFile(const fs::path& file) {
+    const fs::path path = fs::absolute(file).lexically_normal();
+    const fs::path folder = path.parent_path();
+    return {folder.parent_path(), (folder.filename() / path.filename()).string()};
+}
+
+nlohmann::json readStageResult(const fs::path& resultFile) {
+    const ScratchFile result = scratchFile(resultFile);
+    // A link, a FIFO or a device in the result's place reads as no result at all.
+    const std::optional<std::string> text =
+        readFileInside(result.anchor, result.relative, JsonLimits{}.maxBytes);
+    if (!text)
+        return nullptr;
+    nlohmann::json parsed = parseBoundedJson(*text);
+    return parsed.is_discarded() ? nlohmann::json() : parsed;
+}
+
 } // namespace
 
 HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const ProcessResult& process,
                                       const std::filesystem::path& resultFile,
                                       HarnessStageOutcome outcome) {
-    std::ifstream in(resultFile);
-    if (in) {
-        outcome.result = parseBoundedJson(in);
-        if (outcome.result.is_discarded())
-            outcome.result = nullptr;
-    }
+    outcome.result = readStageResult(resultFile);
 
     if (!process.started) {
         outcome.failureKind = "python_missing";
@@ -110,13 +131,16 @@ bool writeStageRequest(const HarnessStageSpec& spec, fs::path& requestFile, fs::
     // Names that do not say which stage runs: the candidate's process can list the scratch
     // folder, and what it is being asked to do must not be visible there (the stage is inside
     // the request, which the harness deletes once it has read it).
-    requestFile = fs::path(spec.scratchDirectory) / "harness-request.json";
-    resultFile = fs::path(spec.scratchDirectory) / "harness-result.json";
-    fs::remove(resultFile, ec);
-    std::ofstream out(requestFile);
-    out << spec.request.dump(2);
-    if (!out) {
-        error = "cannot write " + requestFile.string();
+    const fs::path scratch = fs::absolute(spec.scratchDirectory).lexically_normal() / "";
+    requestFile = scratch.parent_path() / "harness-request.json";
+    resultFile = scratch.parent_path() / "harness-result.json";
+    const ScratchFile request = scratchFile(requestFile), result = scratchFile(resultFile);
+    removeFileInside(result.anchor, result.relative);
+    // The candidate of an earlier stage may have left a link in the request's place: the
+    // request goes to a fresh file renamed over the name, never through what stands there.
+    std::string why;
+    if (!writeFileInside(request.anchor, request.relative, spec.request.dump(2), &why, 0644)) {
+        error = "cannot write " + requestFile.string() + ": " + why;
         return false;
     }
     return true;
@@ -131,7 +155,7 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
     // -B and -u stand in for the PYTHON* variables -I ignores), started through kwb_stage.py,
     // which puts the trusted harness first: nothing in the workspace can shadow a module the
     // harness imports. `-m MODULE` in pythonArguments becomes the bootstrap's MODULE.
-    const std::string bootstrap = (fs::path(resourceRoot()) / "harness" / "kwb_stage.py").string();
+    const std::string bootstrap = (fs::path(harnessDirectory()) / "kwb_stage.py").string();
     std::vector<std::string> argv = {spec.python, "-I", "-B", "-u", bootstrap};
     for (std::size_t i = 0; i < pythonArguments.size(); ++i)
         if (!(i == 0 && pythonArguments[i] == "-m"))
@@ -144,8 +168,7 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
     // HOME is the stage's own scratch folder: the user's home (keys, configs, sockets) is no
     // business of candidate code, and libraries that write below HOME get a writable place.
     command.spec.environmentOverrides["HOME"] = writableScratch;
-    command.spec.environmentOverrides["PYTHONPATH"] =
-        (fs::path(resourceRoot()) / "harness").string();
+    command.spec.environmentOverrides["PYTHONPATH"] = harnessDirectory();
     command.spec.environmentOverrides["PYTHONDONTWRITEBYTECODE"] = "1";
     // Every Python the stage starts (torch.compile's workers, a build's helpers) leaves the
     // working directory off sys.path too, as -I does for the stage itself.

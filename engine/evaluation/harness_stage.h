@@ -47,8 +47,10 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
                                 const std::vector<std::string>& pythonArguments,
                                 const std::string& writableScratch);
 
-// Writes spec.request to <scratch>/<stage>-request.json and removes a stale result; returns the
-// (request, result) paths, or an error message in `error`.
+// Writes spec.request to <scratch>/harness-request.json and removes a stale result; returns the
+// (request, result) paths, or an error message in `error`. The scratch folder is writable in the
+// sandbox: the request is a fresh file renamed into place, never written through a link left
+// there, and interpretStageRun reads the result only when it is a regular file (no link).
 bool writeStageRequest(const HarnessStageSpec& spec, std::filesystem::path& requestFile,
                        std::filesystem::path& resultFile, std::string& error);
 

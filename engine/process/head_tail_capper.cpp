@@ -1,8 +1,10 @@
 #include "engine/process/head_tail_capper.h"
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace kwb {
 namespace {
@@ -64,22 +66,44 @@ HeadTailCapper::Capped capHeadTail(std::string_view text, std::size_t limit) {
 }
 
 HeadTailCapper::Capped capFileHeadTail(const std::string& path, std::size_t limit) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    // A log may lie in a folder a sandboxed process writes: a link there (to a key, say) must
+    // not bring another file into the record, nor a FIFO or a device hang or flood the read.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return {};
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
-    in.seekg(0);
-    if (size <= limit) {
-        std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        const std::size_t total = all.size();
-        return joined(std::move(all), {}, total);
+    struct stat info {};
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        ::close(fd);
+        return {};
     }
-    std::string head(limit / 2, '\0'), tail(limit - limit / 2, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    in.seekg(static_cast<std::streamoff>(size - tail.size()));
-    in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
-    return joined(std::move(head), tail, size);
+    const auto size = static_cast<std::size_t>(info.st_size);
+    const auto readAt = [fd](std::size_t offset, std::size_t length) {
+        std::string bytes(length, '\0');
+        std::size_t done = 0;
+        while (done < length) {
+            const ssize_t n =
+                ::pread(fd, bytes.data() + done, length - done, static_cast<off_t>(offset + done));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            done += static_cast<std::size_t>(n);
+        }
+        bytes.resize(done);
+        return bytes;
+    };
+    HeadTailCapper::Capped capped;
+    if (size <= limit) {
+        std::string all = readAt(0, size);
+        const std::size_t total = all.size();
+        capped = joined(std::move(all), {}, total);
+    } else {
+        std::string head = readAt(0, limit / 2);
+        const std::string tail = readAt(size - (limit - limit / 2), limit - limit / 2);
+        capped = joined(std::move(head), tail, size);
+    }
+    ::close(fd);
+    return capped;
 }
 
 } // namespace kwb

@@ -45,7 +45,7 @@ std::string omittedNote(std::size_t bytes);
 HeadTailCapper::Capped capHeadTail(std::string_view text, std::size_t limit);
 
 // A file's head and tail, read without reading the middle (a stage log may be large). Empty
-// text when the file cannot be read.
+// text when the file cannot be read, is a link or is not a regular file.
 HeadTailCapper::Capped capFileHeadTail(const std::string& path, std::size_t limit);
 
 } // namespace kwb

@@ -29,9 +29,35 @@ std::vector<std::string> nvidiaDeviceNodes() {
 // The size of the empty tmpfs that hides a home or socket folder.
 constexpr std::uint64_t kHiddenFolderBytes = 1 << 20;
 
+constexpr std::uint64_t kSharedMemoryCeiling = 256ULL << 20;
+
+// Empty and read-only in the sandbox. Sized small: the folders bubblewrap creates in it as mount
+// points (for what is bound back) belong to the stage's user, so a stage could otherwise fill
+// them, in memory, past every budget. (Mode 0555 holds for root too: every capability is
+// dropped.)
+void hideFolder(std::vector<std::string>& args, const std::string& folder) {
+    args.insert(args.end(), {"--perms", "0555"});
+    if (tmpfsSizeSupported())
+        args.insert(args.end(), {"--size", std::to_string(kHiddenFolderBytes)});
+    args.insert(args.end(), {"--tmpfs", folder});
+}
+
+// A memory-backed folder, sized where this bubblewrap can (--size came with 0.7 and is refused
+// by a setuid one: without it the folder is unsized).
+void privateTmpfs(std::vector<std::string>& args, const std::string& folder, std::uint64_t bytes) {
+    if (bytes > 0 && tmpfsSizeSupported())
+        args.insert(args.end(), {"--size", std::to_string(bytes)});
+    args.insert(args.end(), {"--tmpfs", folder});
+}
+
+// Last, after every device node is bound in: bubblewrap's --dev is itself a writable tmpfs
+// sized at half the host's memory, which would hold a flood no budget counts.
+const std::vector<std::string> kSealDev = {"--remount-ro", "/dev"};
+
 // The namespaces and mounts every sandbox starts from; the usability probe uses the same list,
 // so "usable" means usable with exactly these options.
-std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmpBytes) {
+std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmpBytes,
+                                            std::uint64_t sharedMemoryBytes) {
     std::vector<std::string> args = {bubblewrapPath(),
                                      "--die-with-parent",
                                      "--new-session",
@@ -47,30 +73,20 @@ std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmp
                                      "/dev",
                                      "--proc",
                                      "/proc"};
-    // Memory-backed: sized, or a flood of /tmp would take the host's memory unseen. (--size
-    // came with bubblewrap 0.7 and is refused by a setuid one: without it /tmp is unsized.)
-    if (tmpBytes > 0 && tmpfsSizeSupported())
-        args.insert(args.end(), {"--size", std::to_string(tmpBytes)});
-    args.insert(args.end(), {"--tmpfs", "/tmp"});
+    // Memory-backed: sized, or a flood of /tmp or /dev/shm would take the host's memory unseen
+    // (their pages belong to no process). No /dev/mqueue: --dev mounts none.
+    privateTmpfs(args, "/tmp", tmpBytes);
+    privateTmpfs(args, "/dev/shm", sharedMemoryBytes);
     if (!allowNetwork)
         args.push_back("--unshare-net");
-    // Empty and read-only in the sandbox: the users' home folders (keys, credentials, configs)
-    // and the folders that hold the host's Unix sockets (a network namespace does not cover
-    // sockets reached through the file system). What a stage needs from them is bound again on
-    // top. (Mode 0555 holds for root too: every capability is dropped.) Sized small: the folders
-    // bubblewrap creates in them as mount points belong to the stage's user, so a stage could
-    // otherwise fill them, in memory, past every budget.
+    // Hidden: the users' home folders (keys, credentials, configs) and the folders that hold the
+    // host's Unix sockets (a network namespace does not cover sockets reached through the file
+    // system). What a stage needs from them is bound again on top.
     std::error_code ec;
-    const auto hide = [&](const std::string& folder) {
-        args.insert(args.end(), {"--perms", "0555"});
-        if (tmpfsSizeSupported())
-            args.insert(args.end(), {"--size", std::to_string(kHiddenFolderBytes)});
-        args.insert(args.end(), {"--tmpfs", folder});
-    };
     const std::vector<std::string> hidden = {"/home", "/root", "/run", "/mnt", "/media", "/srv"};
     for (const auto& folder : hidden)
         if (fs::is_directory(folder, ec) && !fs::is_symlink(folder, ec))
-            hide(folder);
+            hideFolder(args, folder);
     // Password hashes stay readable for root even with every capability dropped.
     for (const char* secret : {"/etc/shadow", "/etc/gshadow"})
         if (fs::is_regular_file(secret, ec))
@@ -84,8 +100,68 @@ std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmp
             return homeFolder == folder || homeFolder.rfind(folder + "/", 0) == 0;
         });
     if (!homeHidden && fs::is_directory(homeFolder, ec))
-        hide(homeFolder);
+        hideFolder(args, homeFolder);
     return args;
+}
+
+std::string normalFolder(const std::string& path) {
+    std::error_code ec;
+    return (fs::absolute(path, ec).lexically_normal() / "").parent_path().string();
+}
+
+// Whether `inner` lies strictly inside `outer` (both normal, absolute).
+bool strictlyInside(const std::string& inner, const std::string& outer) {
+    return inner.size() > outer.size() && inner.rfind(outer, 0) == 0 &&
+           (outer == "/" || inner[outer.size()] == '/');
+}
+
+struct Bind {
+    const char* option; // --ro-bind or --bind
+    std::string path;
+};
+
+// The policy's folders in mount order: read-only, writable, then the read-only overlays on top.
+std::vector<Bind> bindsOf(const SandboxPolicy& policy) {
+    std::vector<Bind> binds;
+    std::error_code ec;
+    for (const auto& path : policy.readOnlyPaths)
+        if (fs::exists(path, ec))
+            binds.push_back({"--ro-bind", path});
+    for (const auto& path : policy.writablePaths) {
+        fs::create_directories(path, ec);
+        binds.push_back({"--bind", path});
+    }
+    for (const auto& path : policy.readOnlyOverlays)
+        if (fs::exists(path, ec))
+            binds.push_back({"--ro-bind", path});
+    return binds;
+}
+
+// The hidden folders, then the binds. A bound folder that holds a hidden one (a workspace or a
+// candidate's folder above kwb's source tree) would show it again: it is hidden again after the
+// binds, and what was bound inside it is bound again on top.
+void appendFolders(std::vector<std::string>& args, const SandboxPolicy& policy) {
+    std::vector<std::string> hidden;
+    std::error_code ec;
+    for (const auto& path : policy.hiddenPaths)
+        if (fs::is_directory(path, ec) && normalFolder(path) != "/")
+            hidden.push_back(normalFolder(path));
+    for (const auto& folder : hidden)
+        hideFolder(args, folder);
+    const std::vector<Bind> binds = bindsOf(policy);
+    for (const auto& bind : binds)
+        args.insert(args.end(), {bind.option, bind.path, bind.path});
+    for (const auto& folder : hidden) {
+        const bool shownAgain = std::any_of(binds.begin(), binds.end(), [&](const Bind& bind) {
+            return strictlyInside(folder, normalFolder(bind.path));
+        });
+        if (!shownAgain)
+            continue;
+        hideFolder(args, folder);
+        for (const auto& bind : binds)
+            if (strictlyInside(normalFolder(bind.path), folder))
+                args.insert(args.end(), {bind.option, bind.path, bind.path});
+    }
 }
 
 } // namespace
@@ -137,7 +213,9 @@ bool bubblewrapUsable() {
         if (bubblewrapPath().empty())
             return;
         ProcessSpec probe;
-        probe.argv = isolationArguments(/*network=*/false, /*tmpBytes=*/0);
+        probe.argv = isolationArguments(/*network=*/false, /*tmpBytes=*/0,
+                                        /*sharedMemoryBytes=*/0);
+        probe.argv.insert(probe.argv.end(), kSealDev.begin(), kSealDev.end());
         probe.argv.insert(probe.argv.end(), {"--", "true"});
         probe.timeout = std::chrono::seconds(10);
         usable = runProcess(probe).succeeded();
@@ -145,9 +223,15 @@ bool bubblewrapUsable() {
     return usable;
 }
 
+std::uint64_t sharedMemoryBytes(const SandboxPolicy& policy) {
+    return policy.diskBytes > 0 ? std::min(kSharedMemoryCeiling, policy.diskBytes / 8)
+                                : kSharedMemoryCeiling;
+}
+
 TreeBudget treeBudgetFor(const SandboxPolicy& policy) {
-    TreeBudget budget{policy.maxProcesses, policy.memoryBytes, policy.diskBytes,
-                      policy.writablePaths};
+    const std::uint64_t folders =
+        policy.diskBytes > 0 ? policy.diskBytes - sharedMemoryBytes(policy) : 0;
+    TreeBudget budget{policy.maxProcesses, policy.memoryBytes, folders, policy.writablePaths};
     std::error_code ec;
     const fs::path hostTmp = fs::temp_directory_path(ec);
     if (!ec)
@@ -169,6 +253,10 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
     const bool namespacesOff = mode && std::string(mode) == "rlimits-only";
     if (namespacesOff || !bubblewrapUsable()) {
         command.spec.argv = argv;
+        // The host's /dev/shm is writable then: what fills it counts against the disk budget.
+        std::error_code ec;
+        if (fs::is_directory("/dev/shm", ec))
+            command.spec.treeBudget.diskPaths.push_back("/dev/shm");
         command.description = namespacesOff ? "resource limits only (KWB_SANDBOX=rlimits-only)"
                                             : "resource limits only (no usable bubblewrap)";
         command.warning =
@@ -176,25 +264,13 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
             "limits only: no filesystem, network or PID isolation";
         return command;
     }
-    std::vector<std::string> wrapped = isolationArguments(policy.allowNetwork, policy.tmpBytes);
-    for (const auto& path : policy.readOnlyPaths) {
-        std::error_code ec;
-        if (fs::exists(path, ec))
-            wrapped.insert(wrapped.end(), {"--ro-bind", path, path});
-    }
-    for (const auto& path : policy.writablePaths) {
-        std::error_code ec;
-        fs::create_directories(path, ec);
-        wrapped.insert(wrapped.end(), {"--bind", path, path});
-    }
-    for (const auto& path : policy.readOnlyOverlays) {
-        std::error_code ec;
-        if (fs::exists(path, ec))
-            wrapped.insert(wrapped.end(), {"--ro-bind", path, path});
-    }
+    std::vector<std::string> wrapped =
+        isolationArguments(policy.allowNetwork, policy.tmpBytes, sharedMemoryBytes(policy));
+    appendFolders(wrapped, policy);
     if (policy.allowGpu)
         for (const auto& node : nvidiaDeviceNodes())
             wrapped.insert(wrapped.end(), {"--dev-bind", node, node});
+    wrapped.insert(wrapped.end(), kSealDev.begin(), kSealDev.end());
     if (!workingDirectory.empty())
         wrapped.insert(wrapped.end(), {"--chdir", workingDirectory});
     wrapped.push_back("--");

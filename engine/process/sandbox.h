@@ -17,6 +17,10 @@ struct SandboxPolicy {
     // Bound read-only after the writable paths, so a file or folder inside a writable tree (a
     // workspace's protected files) stays read-only. Enforced only with bubblewrap.
     std::vector<std::string> readOnlyOverlays;
+    // Folders shown empty (a small read-only tmpfs) although the read-only root holds them:
+    // kwb's own source and resource trees (bundled solutions, the adversarial suite), of which a
+    // stage needs only what readOnlyPaths binds back. Enforced only with bubblewrap.
+    std::vector<std::string> hiddenPaths;
     bool allowGpu = false; // bind the NVIDIA device nodes
     bool allowNetwork = false;
     ResourceLimits limits;
@@ -28,6 +32,11 @@ struct SandboxPolicy {
     // Size of the private /tmp (memory-backed). Enforced only with bubblewrap.
     std::uint64_t tmpBytes = 1ULL << 30;
 };
+
+// The size of the sandbox's private /dev/shm: a share of the disk budget (its pages belong to no
+// process, so the memory budget never sees them), taken out of what the writable folders may
+// fill; at most 256 MiB (stages pass no large data through it). Enforced only with bubblewrap.
+std::uint64_t sharedMemoryBytes(const SandboxPolicy& policy);
 
 struct SandboxedCommand {
     ProcessSpec spec;
@@ -52,14 +61,15 @@ bool bubblewrapUsable();
 bool tmpfsSizeSupported();
 
 // The policy's budget for a whole process tree: its limits, with the writable paths and the
-// host's /tmp (writable without bubblewrap; a sized tmpfs with it) as the disk to watch.
+// host's /tmp (writable without bubblewrap; a sized tmpfs with it) as the disk to watch, less
+// the private /dev/shm's share.
 TreeBudget treeBudgetFor(const SandboxPolicy& policy);
 
 // Wraps `argv` so it runs under the policy. The command's environment is sandboxEnvironment()'s
 // allow-list (inheritEnvironment off); callers add to environmentOverrides, never replace it. With
-// bubblewrap: new PID/IPC/UTS (and network) namespaces, a read-only root, all capabilities dropped,
-// killed with its parent. Without it: the same rlimits and process watchdog, and a loud warning the
-// caller must put in its result.
+// bubblewrap: new PID/IPC/UTS (and network) namespaces, a read-only root and /dev, a sized
+// /tmp and /dev/shm, all capabilities dropped, killed with its parent. Without it: the same rlimits
+// and process watchdog, and a loud warning the caller must put in its result.
 SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
                                 const std::string& workingDirectory, const SandboxPolicy& policy);
 

@@ -36,4 +36,12 @@ std::string bundledSolutionsDirectory() {
     return (fs::path(resourceRoot()) / "solutions").string();
 }
 
+std::string harnessDirectory() {
+    return (fs::path(resourceRoot()) / "harness").string();
+}
+
+std::vector<std::string> kwbOwnTrees() {
+    return {resourceRoot(), build::kSourceDir};
+}
+
 } // namespace kwb

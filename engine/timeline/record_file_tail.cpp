@@ -22,11 +22,13 @@ bool RecordFileTail::ensureOpen() {
     if (fd_ >= 0)
         return true;
     struct stat info {};
-    if (::stat(path_.c_str(), &info) != 0)
+    if (::lstat(path_.c_str(), &info) != 0)
         return false; // not created yet
     fifo_ = S_ISFIFO(info.st_mode);
-    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer.
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer. Never through
+    // a link: the profile stage writes the record's folder, and a link planted there would
+    // bring another file into the timeline.
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     return fd_ >= 0;
 }
 

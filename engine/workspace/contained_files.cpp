@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <random>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -84,6 +86,33 @@ Descriptor openParent(const std::filesystem::path& root, const std::vector<std::
     return dir;
 }
 
+// A new file under a name no one else uses, created (O_EXCL: never an existing file, link or
+// hard link) in `dir`; its name is returned in `name`.
+Descriptor createFreshFile(int dir, std::string& name) {
+    static thread_local std::mt19937_64 random{std::random_device{}()};
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        name = ".kwb-new-" + std::to_string(::getpid()) + "-" + std::to_string(random());
+        Descriptor file(::openat(dir, name.c_str(),
+                                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+        if (file.valid() || errno != EEXIST)
+            return file;
+    }
+    return Descriptor();
+}
+
+bool writeAll(int fd, std::string_view bytes) {
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        written += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
 } // namespace
 
 std::string containedPathProblem(std::string_view relative) {
@@ -112,7 +141,10 @@ std::optional<std::string> readFileInside(const std::filesystem::path& root,
     Descriptor dir = openParent(root, parts, false, nullptr);
     if (!dir.valid())
         return std::nullopt;
-    Descriptor file(::openat(dir.get(), parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    // Non-blocking: a FIFO in the file's place would otherwise hold the reader until a writer
+    // came; it is refused below like any other non-file.
+    Descriptor file(
+        ::openat(dir.get(), parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat info {};
     if (!file.valid() || ::fstat(file.get(), &info) != 0 || !S_ISREG(info.st_mode) ||
         static_cast<std::size_t>(info.st_size) > maxBytes)
@@ -136,7 +168,7 @@ std::optional<std::string> readFileInside(const std::filesystem::path& root,
 }
 
 bool writeFileInside(const std::filesystem::path& root, std::string_view relative,
-                     std::string_view bytes, std::string* error) {
+                     std::string_view bytes, std::string* error, int mode) {
     if (std::string problem = containedPathProblem(relative); !problem.empty()) {
         if (error)
             *error = problem + ": " + std::string(relative);
@@ -146,30 +178,82 @@ bool writeFileInside(const std::filesystem::path& root, std::string_view relativ
     Descriptor dir = openParent(root, parts, true, error);
     if (!dir.valid())
         return false;
-    const char* name = parts.back().c_str();
-    struct stat info {};
-    if (::fstatat(dir.get(), name, &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(info.st_mode))
-        ::unlinkat(dir.get(), name, 0);
-    Descriptor file(
-        ::openat(dir.get(), name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (!file.valid()) {
+    const auto fail = [&](const std::string& what) {
         if (error)
-            *error = "cannot write " + std::string(relative) + ": " + std::strerror(errno);
+            *error = what + " " + std::string(relative) + ": " + std::strerror(errno);
         return false;
-    }
-    std::size_t written = 0;
-    while (written < bytes.size()) {
-        const ssize_t n = ::write(file.get(), bytes.data() + written, bytes.size() - written);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (error)
-                *error = "cannot write " + std::string(relative) + ": " + std::strerror(errno);
-            return false;
-        }
-        written += static_cast<std::size_t>(n);
+    };
+    std::string temporary;
+    Descriptor file = createFreshFile(dir.get(), temporary);
+    if (!file.valid())
+        return fail("cannot write");
+    struct stat replaced {};
+    if (mode < 0)
+        mode = ::fstatat(dir.get(), parts.back().c_str(), &replaced, AT_SYMLINK_NOFOLLOW) == 0 &&
+                       S_ISREG(replaced.st_mode)
+                   ? static_cast<int>(replaced.st_mode & 0777)
+                   : 0644;
+    const bool written =
+        ::fchmod(file.get(), static_cast<mode_t>(mode & 0777)) == 0 && writeAll(file.get(), bytes);
+    const int why = errno;
+    file = Descriptor();
+    // rename() replaces whatever entry has the name (a link, a hard link to a file elsewhere)
+    // and never writes through it.
+    if (!written ||
+        ::renameat(dir.get(), temporary.c_str(), dir.get(), parts.back().c_str()) != 0) {
+        const int failure = written ? errno : why;
+        ::unlinkat(dir.get(), temporary.c_str(), 0);
+        errno = failure;
+        return fail(written ? "cannot replace" : "cannot write");
     }
     return true;
+}
+
+bool makeFolderInside(const std::filesystem::path& root, std::string_view relative,
+                      std::string* error) {
+    if (std::string problem = containedPathProblem(relative); !problem.empty()) {
+        if (error)
+            *error = problem + ": " + std::string(relative);
+        return false;
+    }
+    std::vector<std::string> parts = componentsOf(relative);
+    parts.emplace_back(); // openParent makes and opens every component before the last
+    return openParent(root, parts, true, error).valid();
+}
+
+std::vector<std::string> regularFilesInside(const std::filesystem::path& root,
+                                            std::string_view relative) {
+    std::vector<std::string> names;
+    if (!containedPathProblem(relative).empty())
+        return names;
+    std::vector<std::string> parts = componentsOf(relative);
+    parts.emplace_back();
+    Descriptor folder = openParent(root, parts, false, nullptr);
+    const int listed = folder.valid() ? ::dup(folder.get()) : -1;
+    DIR* entries = listed >= 0 ? ::fdopendir(listed) : nullptr;
+    if (!entries) {
+        if (listed >= 0)
+            ::close(listed);
+        return names;
+    }
+    while (const dirent* entry = ::readdir(entries)) {
+        struct stat info {};
+        if (::fstatat(folder.get(), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(info.st_mode))
+            names.emplace_back(entry->d_name);
+    }
+    ::closedir(entries);
+    return names;
+}
+
+AnchoredPath anchoredPath(const std::filesystem::path& root, const std::filesystem::path& path) {
+    namespace fs = std::filesystem;
+    const fs::path normal = (fs::absolute(path).lexically_normal() / "").parent_path();
+    const std::string inside =
+        normal.lexically_relative(fs::absolute(root).lexically_normal()).generic_string();
+    if (!inside.empty() && containedPathProblem(inside).empty())
+        return {fs::absolute(root).lexically_normal(), inside};
+    return {normal.parent_path(), normal.filename().string()};
 }
 
 bool removeFileInside(const std::filesystem::path& root, std::string_view relative) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kwb {
 
@@ -24,10 +25,33 @@ std::optional<std::string> readFileInside(const std::filesystem::path& root,
                                           std::size_t maxBytes = std::size_t(64) << 20);
 
 // Writes the file, creating folders as needed. A link, or a file where a folder belongs, on the
-// way is removed and replaced by a real folder; a link in the file's place is replaced by the
-// file. False with the reason in `error` when the path is not contained or a write fails.
+// way is removed and replaced by a real folder. The bytes go to a fresh file (O_EXCL|O_NOFOLLOW)
+// that is then renamed over the name: whatever stood there (a link, a hard link to a file
+// elsewhere) is replaced, never written through, and a reader sees the old or the new file
+// whole. The file gets `mode` (permission bits), or with -1 those of the regular file it
+// replaces, else 0644. False with the reason in `error` when the path is not contained or a
+// write fails.
 bool writeFileInside(const std::filesystem::path& root, std::string_view relative,
-                     std::string_view bytes, std::string* error = nullptr);
+                     std::string_view bytes, std::string* error = nullptr, int mode = -1);
+
+// Makes the folder and its parents, replacing links and files on the way by real folders, as
+// writeFileInside does; true when `root/relative` is then a real folder.
+bool makeFolderInside(const std::filesystem::path& root, std::string_view relative,
+                      std::string* error = nullptr);
+
+// The names of the regular files (no links, folders or devices) directly in the folder, reached
+// through real folders only; empty when it cannot be.
+std::vector<std::string> regularFilesInside(const std::filesystem::path& root,
+                                            std::string_view relative);
+
+// `path` named for the functions here: relative to `root` when it lies inside it (so the links
+// an agent left on the way are never followed), else relative to its own folder, whose path is
+// kwb's or the user's and taken as it is.
+struct AnchoredPath {
+    std::filesystem::path root;
+    std::string relative;
+};
+AnchoredPath anchoredPath(const std::filesystem::path& root, const std::filesystem::path& path);
 
 // Removes the file (or the link in its place) without following links on the way. True when it
 // is gone afterwards.

@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <random>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -35,35 +34,52 @@ fs::path blobPath(const std::string& hash) {
 }
 
 // Blobs are named by their content, so workspaces initialised at the same time may store the
-// same one: each copies to a name of its own and renames it into place (atomic, and a blob that
+// same one: each writes a name of its own and renames it into place (atomic, and a blob that
 // is already there has the same bytes), so nobody fails on "file exists" or reads half a blob.
-void storeBlob(const fs::path& source, const std::string& hash) {
+void storeBlob(const std::string& bytes, const std::string& hash) {
     const fs::path target = blobPath(hash);
     fs::create_directories(target.parent_path());
     if (fs::exists(target))
         return;
-    std::random_device device;
-    const fs::path temporary = target.string() + ".tmp" + std::to_string(device());
-    fs::copy_file(source, temporary);
-    std::error_code ec;
-    fs::rename(temporary, target, ec);
-    if (ec) {
-        fs::remove(temporary, ec);
-        if (!fs::exists(target))
-            throw fs::filesystem_error("cannot store a protected-file copy", source, target, ec);
-    }
+    std::string error;
+    if (!writeFileInside(target.parent_path(), hash, bytes, &error))
+        throw fs::filesystem_error("cannot store a protected-file copy: " + error, target,
+                                   std::make_error_code(std::errc::io_error));
 }
 
-void copyTree(const fs::path& from, const fs::path& to) {
-    fs::create_directories(to);
+std::string readWhole(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw fs::filesystem_error("cannot read", path,
+                                   std::make_error_code(std::errc::no_such_file_or_directory));
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Every file goes into the workspace through writeFileInside: re-initialising (--force) a
+// workspace an agent has written must not follow a `model.py -> ~/.bashrc` it left there.
+void place(const fs::path& workspace, const std::string& relative, const std::string& bytes,
+           int mode = 0644) {
+    std::string error;
+    if (!writeFileInside(workspace, relative, bytes, &error, mode))
+        throw fs::filesystem_error(error, workspace / relative,
+                                   std::make_error_code(std::errc::io_error));
+}
+
+void copyInto(const fs::path& from, const fs::path& workspace, const std::string& relative) {
+    const bool executable =
+        (fs::status(from).permissions() & fs::perms::owner_exec) != fs::perms::none;
+    place(workspace, relative, readWhole(from), executable ? 0755 : 0644);
+}
+
+void copyTree(const fs::path& from, const fs::path& workspace, const std::string& relativeTo) {
     for (const auto& entry : fs::recursive_directory_iterator(from)) {
-        const fs::path relative = fs::relative(entry.path(), from);
-        if (relative.string().find("__pycache__") != std::string::npos)
+        const std::string relative = fs::relative(entry.path(), from).generic_string();
+        if (relative.find("__pycache__") != std::string::npos)
             continue;
         if (entry.is_directory())
-            fs::create_directories(to / relative);
+            makeFolderInside(workspace, relativeTo + "/" + relative);
         else if (entry.is_regular_file())
-            fs::copy_file(entry.path(), to / relative, fs::copy_options::overwrite_existing);
+            copyInto(entry.path(), workspace, relativeTo + "/" + relative);
     }
 }
 
@@ -76,7 +92,8 @@ std::vector<std::string> protectedFilesIn(const fs::path& workspace) {
         const fs::file_type type = entry.symlink_status(ec).type();
         if (type != fs::file_type::regular && type != fs::file_type::symlink)
             continue;
-        const std::string relative = fs::relative(entry.path(), workspace).generic_string();
+        // Lexically: fs::relative resolves links, and would name a link by its target.
+        const std::string relative = entry.path().lexically_relative(workspace).generic_string();
         if (relative.find("__pycache__") != std::string::npos || relative.rfind("build/", 0) == 0)
             continue;
         if (isProtectedWorkspacePath(relative))
@@ -118,30 +135,27 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
                 return result;
             }
 
-        fs::create_directories(dir / "kernels");
-        fs::copy_file(task, dir / "model.py", fs::copy_options::overwrite_existing);
+        fs::create_directories(dir);
+        makeFolderInside(dir, "kernels");
+        copyInto(task, dir, "model.py");
         for (const char* name : {"binding.cpp", "binding_registry.h"})
-            fs::copy_file(resources / "workspace" / name, dir / name,
-                          fs::copy_options::overwrite_existing);
-        fs::copy_file(templateDir / "SKILL.md", dir / "SKILL.md",
-                      fs::copy_options::overwrite_existing);
-        fs::remove_all(dir / "utils");
-        copyTree(templateDir / "utils", dir / "utils");
-        copyTree(resources / "harness" / "kwb_harness", dir / "utils" / "kwb_harness");
+            copyInto(resources / "workspace" / name, dir, name);
+        copyInto(templateDir / "SKILL.md", dir, "SKILL.md");
+        fs::remove_all(dir / "utils"); // removes a link in its place, never what it points to
+        copyTree(templateDir / "utils", dir, "utils");
+        copyTree(resources / "harness" / "kwb_harness", dir, "utils/kwb_harness");
         // The fast-path runtime ships with every workspace, so either flavour can be chosen (or
         // switched to) by what model_new.py imports.
-        copyTree(resources / "harness" / "kwb_kernels", dir / "utils" / "kwb_kernels");
+        copyTree(resources / "harness" / "kwb_kernels", dir, "utils/kwb_kernels");
 
         if (!options.solutionDirectory.empty()) {
             const fs::path solution = options.solutionDirectory;
-            fs::copy_file(solution / "model_new.py", dir / "model_new.py",
-                          fs::copy_options::overwrite_existing);
+            copyInto(solution / "model_new.py", dir, "model_new.py");
             if (fs::exists(solution / "kernels"))
-                copyTree(solution / "kernels", dir / "kernels");
+                copyTree(solution / "kernels", dir, "kernels");
         } else {
-            fs::copy_file(templateDir /
-                              (options.fastPath ? "model_new_fast.py.in" : "model_new.py.in"),
-                          dir / "model_new.py", fs::copy_options::overwrite_existing);
+            copyInto(templateDir / (options.fastPath ? "model_new_fast.py.in" : "model_new.py.in"),
+                     dir, "model_new.py");
         }
 
         json manifest = {{"format", "kwb-workspace"},
@@ -150,21 +164,28 @@ WorkspaceInitResult initWorkspace(const std::string& taskPath, const std::string
                          {"created_at", utcTimestamp()},
                          {"protected", json::object()}};
         for (const auto& relative : protectedFilesIn(dir)) {
-            const std::string hash = sha256OfFile((dir / relative).string());
+            // What the workspace held before (--force) may be a link to a host file: it is
+            // removed, never hashed or copied into the pristine store (a restore would bring the
+            // host file into the workspace).
+            const std::optional<std::string> bytes = readFileInside(dir, relative);
+            if (!bytes) {
+                removeFileInside(dir, relative);
+                continue;
+            }
+            const std::string hash = sha256Hex(*bytes);
             manifest["protected"][relative] = hash;
-            storeBlob(dir / relative, hash);
+            storeBlob(*bytes, hash);
             result.protectedFiles.push_back(relative);
         }
         fs::create_directories(manifestPath(dir).parent_path());
         std::ofstream(manifestPath(dir)) << manifest.dump(2);
-        fs::create_directories(dir / ".kwb");
-        std::ofstream(dir / ".kwb" / "workspace.json")
-            << json{{"format", "kwb-workspace-info"},
-                    {"version", 1},
-                    {"task", task.string()},
-                    {"created_at", manifest["created_at"]},
-                    {"note", "protected-file hashes are kept outside the workspace"}}
-                   .dump(2);
+        place(dir, ".kwb/workspace.json",
+              json{{"format", "kwb-workspace-info"},
+                   {"version", 1},
+                   {"task", task.string()},
+                   {"created_at", manifest["created_at"]},
+                   {"note", "protected-file hashes are kept outside the workspace"}}
+                  .dump(2));
         result.ok = true;
         result.directory = dir.string();
     } catch (const fs::filesystem_error& error) {

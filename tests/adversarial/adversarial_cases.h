@@ -137,6 +137,15 @@ inline std::vector<AdversarialCase> adversarialCases() {
         // Floods of every output within reach (its pipes, the sandbox's first process's pipes
         // to kwb, terminals): bounded logs and an honest verdict.
         {"escape_output_flood", ""},
+        // The engine's own writes and reads in the scratch folder never follow a link the
+        // candidate left there (the request is a fresh file renamed into place).
+        {"escape_request_symlink", "", true},
+        // /dev/shm is a tmpfs sized from the disk budget and /dev is read-only: a flood of
+        // memory no process owns fails.
+        {"escape_dev_shm_flood", ""},
+        // kwb's resource and source trees are hidden but for the harness: no bundled solution
+        // or list of open holes to print into the log.
+        {"escape_readable_answers", ""},
     };
 }
 

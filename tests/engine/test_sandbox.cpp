@@ -152,6 +152,64 @@ TEST(Sandbox, MountPointFoldersInHiddenHomesCannotBeFilled) {
     EXPECT_FALSE(fs::exists(writable.parent_path() / "fill")); // it never reached the host
 }
 
+// bubblewrap's --dev is a tmpfs sized at half the host's memory, /dev/shm a folder in it: pages
+// written there belong to no process, so neither the memory budget nor the writable folders'
+// disk budget would see them. /dev/shm is a tmpfs sized from the disk budget, /dev read-only.
+TEST(Sandbox, DevShmIsSizedFromTheDiskBudgetAndDevIsReadOnly) {
+    if (!bubblewrapUsable() || !tmpfsSizeSupported())
+        GTEST_SKIP() << "needs a bubblewrap that sizes tmpfs";
+    SandboxPolicy policy;
+    policy.diskBytes = 64ULL << 20;
+    EXPECT_EQ(sharedMemoryBytes(policy), 8ULL << 20);
+    EXPECT_EQ(treeBudgetFor(policy).diskBytes, 56ULL << 20); // the share is part of the budget
+    ProcessResult r = runSandboxed("head -c 16777216 /dev/zero > /dev/shm/fill 2>/dev/null || "
+                                   "echo full; du -k /dev/shm/fill | cut -f1; "
+                                   "touch /dev/fill 2>/dev/null || echo read-only",
+                                   policy);
+    EXPECT_NE(r.out.text.find("full"), std::string::npos) << r.out.text << r.err.text;
+    EXPECT_NE(r.out.text.find("read-only"), std::string::npos) << r.out.text << r.err.text;
+    const auto firstLine = r.out.text.find('\n');
+    ASSERT_NE(firstLine, std::string::npos) << r.out.text;
+    EXPECT_LE(std::stoi(r.out.text.substr(firstLine + 1)), 8192) << r.out.text;
+    // Every command gets a fresh, empty /dev/shm: the next one is not starved by the last.
+    ProcessResult next = runSandboxed(
+        "ls -A /dev/shm; head -c 1048576 /dev/zero > /dev/shm/small && echo /dev/null ok > "
+        "/dev/null && echo written",
+        policy);
+    EXPECT_TRUE(next.succeeded()) << next.statusText() << next.err.text;
+    EXPECT_EQ(next.out.text, "written\n");
+    // Without a disk budget the ceiling holds.
+    EXPECT_EQ(sharedMemoryBytes(SandboxPolicy{}), 256ULL << 20);
+}
+
+// kwb's own trees (resources with the bundled solutions, the source tree) are hidden; what a
+// stage needs in them is bound back, also when a bound folder above them would show them again.
+TEST(Sandbox, HiddenFoldersShowOnlyWhatIsBoundBack) {
+    if (!bubblewrapUsable())
+        GTEST_SKIP() << "bubblewrap not usable on this machine";
+    // Not below /tmp (private in the sandbox anyway): only hiddenPaths can hide it.
+    const fs::path root = fs::current_path() / "kwb-sandbox-hidden-tree";
+    fs::remove_all(root);
+    const fs::path tree = root / "kwb";
+    fs::create_directories(tree / "resources" / "harness");
+    fs::create_directories(tree / "resources" / "solutions");
+    std::ofstream(tree / "resources" / "harness" / "stage.py") << "harness";
+    std::ofstream(tree / "resources" / "solutions" / "answer.cu") << "answer";
+    SandboxPolicy policy;
+    policy.hiddenPaths = {tree.string()};
+    policy.readOnlyPaths = {(tree / "resources" / "harness").string()};
+    const std::string script = "cat " + (tree / "resources/harness/stage.py").string() +
+                               "; echo; cat " + (tree / "resources/solutions/answer.cu").string() +
+                               " 2>/dev/null || echo hidden; ls -A " + tree.string();
+    ProcessResult hidden = runSandboxed(script, policy);
+    EXPECT_EQ(hidden.out.text, "harness\nhidden\nresources\n") << hidden.err.text;
+    // A workspace above the tree, bound read-only, does not show it again.
+    policy.readOnlyPaths.insert(policy.readOnlyPaths.begin(), root.string());
+    ProcessResult again = runSandboxed(script, policy);
+    EXPECT_EQ(again.out.text, "harness\nhidden\nresources\n") << again.err.text;
+    fs::remove_all(root);
+}
+
 TEST(Sandbox, ProcessWatchdogStopsAForkStorm) {
     SandboxPolicy policy;
     policy.maxProcesses = 32;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace kwb;
@@ -67,4 +68,17 @@ TEST(HeadTailCapper, WholeTextCutsFallOnCharacterBoundaries) {
 
 TEST(HeadTailCapper, AMissingFileIsEmpty) {
     EXPECT_EQ(capFileHeadTail("/nonexistent/kwb.log", 100).text, "");
+}
+
+// A stage log lies in a folder the sandbox writes: a link there is not read, nor a FIFO waited on.
+TEST(HeadTailCapper, ALinkOrAFifoIsNotRead) {
+    const fs::path base = fs::temp_directory_path() / ("kwb-capper-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(base);
+    std::ofstream(base / "secret") << "host secret";
+    std::filesystem::create_symlink(base / "secret", base / "log.txt");
+    EXPECT_EQ(capFileHeadTail((base / "log.txt").string(), 100).text, "");
+    ASSERT_EQ(::mkfifo((base / "fifo").c_str(), 0600), 0);
+    EXPECT_EQ(capFileHeadTail((base / "fifo").string(), 100).text, "");
+    EXPECT_EQ(capFileHeadTail((base / "secret").string(), 100).text, "host secret");
+    std::filesystem::remove_all(base);
 }

@@ -93,3 +93,36 @@ TEST_F(ContainedFiles, SizeLimitAndNonFiles) {
     EXPECT_FALSE(readFileInside(root_, "folder"));
     EXPECT_FALSE(readFileInside(root_, "missing.txt"));
 }
+
+TEST_F(ContainedFiles, AWriteReplacesAHardLinkInsteadOfWritingThroughIt) {
+    std::error_code ec;
+    fs::create_hard_link(outside_ / "secret.txt", root_ / "notes.txt", ec);
+    if (ec)
+        GTEST_SKIP() << "no hard links here: " << ec.message();
+    ASSERT_TRUE(writeFileInside(root_, "notes.txt", "mine"));
+    EXPECT_EQ(slurp(root_ / "notes.txt"), "mine");
+    EXPECT_EQ(slurp(outside_ / "secret.txt"), "host secret");
+}
+
+TEST_F(ContainedFiles, AWriteKeepsTheModeOfTheFileItReplaces) {
+    ASSERT_TRUE(writeFileInside(root_, "tool.sh", "#!/bin/sh\n", nullptr, 0755));
+    EXPECT_EQ(fs::status(root_ / "tool.sh").permissions() & fs::perms::all,
+              static_cast<fs::perms>(0755));
+    ASSERT_TRUE(writeFileInside(root_, "tool.sh", "#!/bin/sh\ntrue\n"));
+    EXPECT_EQ(fs::status(root_ / "tool.sh").permissions() & fs::perms::all,
+              static_cast<fs::perms>(0755));
+}
+
+TEST_F(ContainedFiles, FoldersAreMadeAndListedWithoutFollowingLinks) {
+    fs::create_directory_symlink(outside_, root_ / "build");
+    ASSERT_TRUE(makeFolderInside(root_, "build/kwb_kernels"));
+    EXPECT_FALSE(fs::is_symlink(root_ / "build"));
+    EXPECT_FALSE(fs::exists(outside_ / "kwb_kernels"));
+    ASSERT_TRUE(writeFileInside(root_, "build/kwb_kernels/a.json", "{}"));
+    fs::create_symlink(outside_ / "secret.txt", root_ / "build" / "kwb_kernels" / "b.json");
+    fs::create_directories(root_ / "build" / "kwb_kernels" / "c.json");
+    EXPECT_EQ(regularFilesInside(root_, "build/kwb_kernels"), std::vector<std::string>{"a.json"});
+    fs::remove_all(root_ / "build");
+    fs::create_directory_symlink(outside_, root_ / "build");
+    EXPECT_TRUE(regularFilesInside(root_, "build").empty()); // a linked folder lists nothing
+}
