@@ -132,15 +132,18 @@ protected:
         return ws;
     }
 
-    // Under the warm worker each case is evaluated twice: the second run's verify and profile
-    // come from standby children that prepared the reference side before the candidate was
-    // handed over (the instant loop's path), and must reach the same verdict.
+    // Under the warm worker a case is evaluated twice: the second run's verify and profile come
+    // from standby children that prepared the reference side before the candidate was handed
+    // over (the instant loop's path), and must reach the same verdict. Honest candidates and the
+    // timing cases take that path twice; a candidate rejected without the profile stage has
+    // shown its verdict through the warm worker once, and a standby child prepares only the
+    // reference side, which it does not touch.
     void judge(const AdversarialCase& c, const fs::path& ws, const EvaluationOptions& options) {
         const EvaluationResult first = evaluateWorkspace(ws, options);
         expectVerdict(c, first, "");
         expectNothingLeftBehind(c);
         expectNoProbeFiles(c, ws);
-        if (!warmWorkerForced())
+        if (!warmWorkerForced() || (!c.expected.empty() && !c.needsProfile))
             return;
         const EvaluationResult again = evaluateWorkspace(ws, options);
         const bool verifyRan =

@@ -3,6 +3,7 @@
 #include "agent/tools/files/workspace_files.h"
 #include "agent/tools/tool_arguments.h"
 #include "engine/process/sandbox.h"
+#include "engine/system/resource_paths.h"
 
 #include <sstream>
 
@@ -25,6 +26,7 @@ ProcessResult runGrep(const std::vector<std::string>& flags, const std::string& 
     argv.insert(argv.end(), files.begin(), files.end());
     SandboxPolicy policy;
     policy.readOnlyPaths = {root};
+    policy.hiddenPaths = kwbOwnTrees();
     policy.limits.cpuSeconds = 60;
     policy.maxProcesses = 16;
     SandboxedCommand command = sandboxCommand(argv, root, policy);

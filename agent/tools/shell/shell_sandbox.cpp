@@ -5,6 +5,7 @@
 #include "engine/process/sandbox.h"
 #include "engine/system/default_budgets.h"
 #include "engine/system/python_environment.h"
+#include "engine/system/resource_paths.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +38,8 @@ SandboxedShell sandboxedBash(const ShellSandboxOptions& options,
     SandboxPolicy policy;
     policy.writablePaths = {workspace};
     policy.readOnlyOverlays = protectedEntriesIn(workspace);
+    // kwb's own trees (the bundled solutions, the adversarial suite) are not the agent's to read.
+    policy.hiddenPaths = kwbOwnTrees();
     for (const auto& folder : pythonInstallFolders(python))
         policy.readOnlyPaths.push_back(folder);
     policy.allowGpu = options.allowGpu;
