@@ -43,7 +43,7 @@ echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
 case "$part" in
 adversarial)
     # Four at a time: eight share the GPU enough to stretch kernel times past the census slack, and each case is mostly Python start-up and compiles.
-    ctest -L gpu -R "AdversarialGpu${KWB_CASES:+.*($KWB_CASES)}" -j 4 -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #" ;;
+    ctest -L gpu -R "AdversarialGpu${KWB_CASES:+.*($KWB_CASES)}" -j 4 -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed|tests passed|Test #|limit \(|failure_message|message:" ;;
 bundled)
     ctest -L gpu -R "AdversarialGpu.*side_stream" -V 2>&1 | grep -E "\[adversarial\]|^[0-9]+:   \[|Passed|Failed"
     python3 "$repo/bench/eval_bundled.py" --kwb "$build/app/cli/kwb" --precompile 8 --edit-tasks 0 \

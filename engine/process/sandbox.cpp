@@ -235,7 +235,7 @@ TreeBudget treeBudgetFor(const SandboxPolicy& policy) {
     std::error_code ec;
     const fs::path hostTmp = fs::temp_directory_path(ec);
     if (!ec)
-        budget.diskPaths.push_back(hostTmp.string());
+        budget.sharedDiskPaths.push_back(hostTmp.string());
     return budget;
 }
 
@@ -256,7 +256,7 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
         // The host's /dev/shm is writable then: what fills it counts against the disk budget.
         std::error_code ec;
         if (fs::is_directory("/dev/shm", ec))
-            command.spec.treeBudget.diskPaths.push_back("/dev/shm");
+            command.spec.treeBudget.sharedDiskPaths.push_back("/dev/shm");
         command.description = namespacesOff ? "resource limits only (KWB_SANDBOX=rlimits-only)"
                                             : "resource limits only (no usable bubblewrap)";
         command.warning =

@@ -14,11 +14,15 @@ struct TreeBudget {
     std::size_t maxProcesses = 0;
     // Private memory (anonymous and shared-memory pages) of all the tree's processes together.
     std::uint64_t memoryBytes = 0;
-    // How much the free space of the file systems holding `diskPaths` (the writable folders) may
-    // shrink while the tree runs. Another writer on the same file system counts too; the budget
-    // is large enough that only a flood trips it.
+    // How much the tree may write into `diskPaths` (the writable folders). Watched cheaply as the
+    // shrinking free space of their file systems; when that passes the budget, the folders'
+    // own growth (and files the tree deleted but holds open) decides, so that another writer on
+    // the same file system (a concurrent evaluation's flood) is not blamed on this tree.
     std::uint64_t diskBytes = 0;
     std::vector<std::string> diskPaths;
+    // Writable folders shared with other processes (the host's /tmp and /dev/shm without
+    // bubblewrap): watched too, but only files created there after the tree started count.
+    std::vector<std::string> sharedDiskPaths;
 
     bool any() const { return maxProcesses > 0 || memoryBytes > 0 || diskBytes > 0; }
 };

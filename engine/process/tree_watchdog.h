@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/process/process_table.h"
 #include "engine/process/tree_budget.h"
 
 #include <chrono>
@@ -37,11 +38,17 @@ private:
         std::uint64_t availableAtStart = 0;
     };
 
-    std::string checkDisk() const;
+    std::string checkDisk(const std::vector<ProcessEntry>& tree);
+    // What this tree wrote: growth of its folders since the start, plus files its processes hold
+    // open after deleting them (space the folders no longer show).
+    std::uint64_t bytesWrittenByTree(const std::vector<ProcessEntry>& tree) const;
 
     int root_;
     TreeBudget budget_;
-    std::vector<Mount> mounts_;         // one per file system of budget_.diskPaths
+    std::vector<Mount> mounts_; // one per file system of budget_.diskPaths
+    std::uint64_t folderBytesAtStart_ = 0;
+    std::int64_t startSeconds_ = 0; // wall clock, for the files of shared folders
+    std::chrono::steady_clock::time_point nextFolderCheck_{};
     std::map<int, std::uint64_t> seen_; // pid -> start time (clock ticks since boot)
     std::uint64_t lastMemory_ = 0;
     std::chrono::steady_clock::time_point nextTreeCheck_{};

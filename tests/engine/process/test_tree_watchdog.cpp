@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <random>
 #include <thread>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace kwb;
@@ -70,6 +71,51 @@ TEST(TreeWatchdog, DiskWrittenByTheTreeIsLimited) {
     for (const auto& entry : fs::directory_iterator(dir))
         written += entry.file_size();
     EXPECT_LT(written, 512ULL << 20) << "stopped long before the whole flood";
+    fs::remove_all(dir);
+}
+
+// Concurrent evaluations share file systems: a flood written by another process (here the test
+// itself, into a folder beside the tree's) shrinks the free space, but is not this tree's.
+TEST(TreeWatchdog, AnotherWritersFloodOnTheSameFileSystemIsNotBlamedOnTheTree) {
+    const fs::path dir = fs::temp_directory_path() / ("kwb-watchdog-mine-" + uniqueSuffix());
+    const fs::path other = fs::temp_directory_path() / ("kwb-watchdog-other-" + uniqueSuffix());
+    fs::create_directories(dir);
+    fs::create_directories(other);
+    TreeBudget budget;
+    budget.diskBytes = 64ULL << 20;
+    budget.diskPaths = {dir.string()};
+    std::thread flood([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const std::string piece(8 << 20, 'x');
+        for (int i = 0; i < 32; ++i) { // 256 MiB
+            std::ofstream out(other / ("fill." + std::to_string(i)), std::ios::binary);
+            out << piece;
+            out.flush();
+            ::sync();
+        }
+    });
+    ProcessResult r =
+        runShell("head -c 1048576 /dev/zero > " + (dir / "small").string() + "; sleep 3", budget);
+    flood.join();
+    EXPECT_TRUE(r.succeeded()) << r.statusText() << " " << r.limitExceeded;
+    fs::remove_all(dir);
+    fs::remove_all(other);
+}
+
+// Space held by a file the tree deleted but keeps open shows in no folder, and still counts.
+TEST(TreeWatchdog, AFileDeletedButHeldOpenStillCounts) {
+    const fs::path dir = fs::temp_directory_path() / ("kwb-watchdog-held-" + uniqueSuffix());
+    fs::create_directories(dir);
+    TreeBudget budget;
+    budget.diskBytes = 64ULL << 20;
+    budget.diskPaths = {dir.string()};
+    const std::string file = (dir / "hidden").string();
+    ProcessResult r = runShell("exec 3>" + file + "; rm " + file +
+                                   "; for i in $(seq 64); do head -c 8388608 /dev/zero >&3; sync; "
+                                   "done; sleep 5",
+                               budget);
+    EXPECT_FALSE(r.succeeded());
+    EXPECT_NE(r.limitExceeded.find("disk limit (64 MiB"), std::string::npos) << r.statusText();
     fs::remove_all(dir);
 }
 
