@@ -3,6 +3,7 @@
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/diagnostics/compiler_log.h"
 #include "engine/diagnostics/cuda_toolkit.h"
+#include "engine/diagnostics/include_guard.h"
 #include "engine/diagnostics/nvcc_single_file.h"
 #include "engine/diagnostics/nvrtc_compiler.h"
 #include "engine/diagnostics/scratch_directory.h"
@@ -161,6 +162,15 @@ KernelCheckResult checkKernelSource(const KernelCheckRequest& request, std::stop
     KernelCheckResult result;
     result.path = request.path;
     result.arch = request.arch.empty() ? defaultKernelArch() : request.arch;
+    // Before any compiler reads a header: they read with kwb's rights, outside the sandbox.
+    const fs::path file = request.path.empty() ? fs::path("kernel.cu") : fs::path(request.path);
+    if (const auto problem = unsafeInclude(request.text, fs::absolute(file).parent_path(),
+                                           includeRootFor(file), request.path)) {
+        result.pathReason = "not compiled: " + problem->message;
+        result.diagnostics.push_back(
+            {problem->file, problem->line, 1, Severity::Error, problem->message});
+        return result;
+    }
     if (request.forcePath) {
         result.compilePath = *request.forcePath;
         result.pathReason = "chosen by the caller";

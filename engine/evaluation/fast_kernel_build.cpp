@@ -1,5 +1,6 @@
 #include "engine/evaluation/fast_kernel_build.h"
 
+#include "engine/diagnostics/include_guard.h"
 #include "engine/diagnostics/nvrtc_compiler.h"
 #include "engine/evaluation/ptx_signature.h"
 #include "engine/system/bounded_json.h"
@@ -152,6 +153,15 @@ FastKernelBuildResult buildFastKernels(const FastKernelBuildRequest& request) {
         const std::string relative = "kernels/" + source;
         stems.insert(stem);
         const std::string text = readFile(kernels, source);
+        // NVRTC reads the includes itself, in kwb's process and with its rights.
+        if (const auto problem =
+                diagnostics::unsafeInclude(text, workspace / "kernels", workspace, relative)) {
+            result.diagnostics.push_back(
+                {problem->file, problem->line, 1, Severity::Error, problem->message});
+            log << relative << ": not compiled: " << problem->message << "\n";
+            allOk = false;
+            continue;
+        }
         std::string key =
             relative + "\n" + text + "\n" + headers + "\n" + request.arch + "\n" + nvrtcVersion();
         for (const auto& option : options)
