@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -140,11 +141,45 @@ std::vector<Bind> bindsOf(const SandboxPolicy& policy) {
 // The hidden folders, then the binds. A bound folder that holds a hidden one (a workspace or a
 // candidate's folder above kwb's source tree) would show it again: it is hidden again after the
 // binds, and what was bound inside it is bound again on top.
+// The root's folders that hold the system (programs, libraries, configuration, add-on packages
+// such as a toolkit or a conda in /opt) and the kernel's own; the rest (/work, /data, /srv,
+// /workspace, other checkouts and datasets) is no stage's business: what a stage needs from
+// there (its workspace, the task's Python, the harness) is bound back on top.
+std::vector<std::string> nonSystemTopLevelFolders() {
+    static const std::set<std::string> system = {"bin",   "boot",   "dev", "etc",  "lib",  "lib32",
+                                                 "lib64", "libx32", "opt", "proc", "sbin", "sys",
+                                                 "tmp",   "usr",    "var", "nix",  "snap", "gnu"};
+    // Hidden already by isolationArguments, with the sockets and the homes.
+    static const std::set<std::string> hiddenAlways = {"home", "root",  "run",
+                                                       "mnt",  "media", "srv"};
+    std::vector<std::string> folders;
+    std::error_code ec;
+    for (fs::directory_iterator it("/", ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!system.count(name) && !hiddenAlways.count(name) && it->is_directory(ec) &&
+            !it->is_symlink(ec))
+            folders.push_back(it->path().string());
+    }
+    return folders;
+}
+
 void appendFolders(std::vector<std::string>& args, const SandboxPolicy& policy) {
     std::vector<std::string> hidden;
     std::error_code ec;
-    for (const auto& path : policy.hiddenPaths)
-        if (fs::is_directory(path, ec) && normalFolder(path) != "/")
+    std::vector<std::string> toHide = policy.hiddenPaths;
+    for (const auto& folder : nonSystemTopLevelFolders())
+        toHide.push_back(folder);
+    // The user's home may lie in one of them (/work/user): hidden by isolationArguments, then
+    // covered by the outer folder's tmpfs, it is hidden again, read-only, inside it.
+    if (const char* home = std::getenv("HOME"))
+        toHide.push_back(fs::weakly_canonical(home, ec).string());
+    // Outer folders first, so that a folder inside one is hidden on top of it.
+    std::sort(toHide.begin(), toHide.end(), [](const std::string& a, const std::string& b) {
+        return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');
+    });
+    for (const auto& path : toHide)
+        if (fs::is_directory(path, ec) && normalFolder(path) != "/" &&
+            std::find(hidden.begin(), hidden.end(), normalFolder(path)) == hidden.end())
             hidden.push_back(normalFolder(path));
     for (const auto& folder : hidden)
         hideFolder(args, folder);
