@@ -69,6 +69,9 @@ std::optional<std::string> WarmWorkerPool::awaitReply(Worker& worker,
     // count against no stage); memory and disk are watched over the server's whole tree.
     TreeBudget budget = treeBudgetFor(policy);
     budget.maxProcesses = 0;
+    // Its stage children write where the server's sandbox lets them (the scratch folders' parent),
+    // not only into the stage's own folders: the file systems' free space decides, as before.
+    budget.attributeDiskToTree = false;
     TreeWatchdog watchdog(worker.process.pid(), budget);
     while (true) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

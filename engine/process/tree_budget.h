@@ -23,6 +23,9 @@ struct TreeBudget {
     // Writable folders shared with other processes (the host's /tmp and /dev/shm without
     // bubblewrap): watched too, but only files created there after the tree started count.
     std::vector<std::string> sharedDiskPaths;
+    // False: the free space alone decides (the warm worker's server, whose stage children write
+    // into folders of the server's sandbox that the stage's own list does not name).
+    bool attributeDiskToTree = true;
 
     bool any() const { return maxProcesses > 0 || memoryBytes > 0 || diskBytes > 0; }
 };

@@ -168,8 +168,9 @@ TreeWatchdog::TreeWatchdog(int rootPid, TreeBudget budget)
         if (available && watched.insert(device).second)
             mounts_.push_back({path, *available});
     }
-    for (const auto& folder : budget_.diskPaths)
-        folderBytesAtStart_ += allocatedBytesBelow(folder);
+    if (budget_.attributeDiskToTree)
+        for (const auto& folder : budget_.diskPaths)
+            folderBytesAtStart_ += allocatedBytesBelow(folder);
     startSeconds_ = static_cast<std::int64_t>(::time(nullptr)) - 1;
 }
 
@@ -216,12 +217,15 @@ std::string TreeWatchdog::check() {
 }
 
 std::string TreeWatchdog::checkDisk(const std::vector<ProcessEntry>& tree) {
-    const bool spaceShrankPastBudget =
-        std::any_of(mounts_.begin(), mounts_.end(), [&](const Mount& mount) {
-            const auto available = availableBytes(mount.path);
-            return available && *available < mount.availableAtStart &&
-                   mount.availableAtStart - *available > budget_.diskBytes;
-        });
+    const auto shrunk = std::find_if(mounts_.begin(), mounts_.end(), [&](const Mount& mount) {
+        const auto available = availableBytes(mount.path);
+        return available && *available < mount.availableAtStart &&
+               mount.availableAtStart - *available > budget_.diskBytes;
+    });
+    const bool spaceShrankPastBudget = shrunk != mounts_.end();
+    if (spaceShrankPastBudget && !budget_.attributeDiskToTree)
+        return "disk limit (" + byteSize(budget_.diskBytes) + " on the file system of " +
+               shrunk->path + ")";
     const auto now = std::chrono::steady_clock::now();
     if (!spaceShrankPastBudget || now < nextFolderCheck_)
         return {};

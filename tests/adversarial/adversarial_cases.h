@@ -98,8 +98,11 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"guard_off_by_lookup", "torch_kernels_dominate", true, Where::GpuOnly},
         // On the GPU the judge's clock resolves about 0.25 ms per call; the test task's kernels
         // take 0.06 ms, so there the census catches the short events (timing_missed_work).
-        {"timer_report_shrink", "timing_mismatch|timing_missed_work", true},
-        {"round_trip_inflate", "timing_mismatch|timing_missed_work", true},
+        // Both rebind the harness's timers, which the namespace snapshot sees as well; on a loaded
+        // 2-core CI machine with two timed batches the clock's finding alone can miss (its own
+        // cases are in tests/harness/test_external_clock.py).
+        {"timer_report_shrink", "timing_mismatch|timing_missed_work|monkey_patching", true},
+        {"round_trip_inflate", "timing_mismatch|timing_missed_work|monkey_patching", true},
         {"fallback_when_unguarded", "torch_kernels_dominate", true, Where::GpuOnly},
         // Right and all custom while profiled, torch otherwise: the census calls are checked too.
         {"census_evasion", "stale_output", true, Where::GpuOnly},
