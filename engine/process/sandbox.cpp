@@ -167,12 +167,18 @@ void appendFolders(std::vector<std::string>& args, const SandboxPolicy& policy) 
     std::vector<std::string> hidden;
     std::error_code ec;
     std::vector<std::string> toHide = policy.hiddenPaths;
-    for (const auto& folder : nonSystemTopLevelFolders())
-        toHide.push_back(folder);
+    const std::vector<std::string> outer = nonSystemTopLevelFolders();
+    toHide.insert(toHide.end(), outer.begin(), outer.end());
     // The user's home may lie in one of them (/work/user): hidden by isolationArguments, then
-    // covered by the outer folder's tmpfs, it is hidden again, read-only, inside it.
-    if (const char* home = std::getenv("HOME"))
-        toHide.push_back(fs::weakly_canonical(home, ec).string());
+    // covered by the outer folder's tmpfs, it is hidden again, read-only, inside it. (Anywhere
+    // else isolationArguments' tmpfs is the one on top, and a second would only cost a mount.)
+    if (const char* home = std::getenv("HOME")) {
+        const std::string homeFolder = normalFolder(fs::weakly_canonical(home, ec).string());
+        if (std::any_of(outer.begin(), outer.end(), [&](const std::string& folder) {
+                return strictlyInside(homeFolder, normalFolder(folder));
+            }))
+            toHide.push_back(homeFolder);
+    }
     // Outer folders first, so that a folder inside one is hidden on top of it.
     std::sort(toHide.begin(), toHide.end(), [](const std::string& a, const std::string& b) {
         return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');

@@ -67,9 +67,10 @@ bool sumKiB(const std::string& file, std::initializer_list<const char*> keys,
 // flood, and then at most this often.
 constexpr auto kFolderInterval = std::chrono::milliseconds(500);
 
-// Bytes allocated to the files below `folder` (links not followed, other file systems
-// included: a bind mount inside counts where it is written).
-std::uint64_t allocatedBytesBelow(const std::string& folder) {
+// Bytes allocated to the regular files below `folder` (links not followed, other file systems
+// included: a bind mount inside counts where it is written) that `counts` accepts.
+template <typename Filter>
+std::uint64_t allocatedBytesBelow(const std::string& folder, Filter counts) {
     namespace fs = std::filesystem;
     std::uint64_t bytes = 0;
     std::error_code ec;
@@ -77,28 +78,23 @@ std::uint64_t allocatedBytesBelow(const std::string& folder) {
     for (fs::recursive_directory_iterator it(folder, options, ec), end; !ec && it != end;
          it.increment(ec)) {
         struct stat info {};
-        if (::lstat(it->path().c_str(), &info) == 0 && S_ISREG(info.st_mode))
+        if (::lstat(it->path().c_str(), &info) == 0 && S_ISREG(info.st_mode) && counts(info))
             bytes += static_cast<std::uint64_t>(info.st_blocks) * 512;
     }
     return bytes;
 }
 
+std::uint64_t allocatedBytesBelow(const std::string& folder) {
+    return allocatedBytesBelow(folder, [](const struct stat&) { return true; });
+}
+
 // Bytes of this user's files below a shared folder that changed status at or after `since`
 // (seconds of the wall clock): what the tree may have written among other processes' files.
 std::uint64_t newFileBytesBelow(const std::string& folder, std::int64_t since) {
-    namespace fs = std::filesystem;
-    std::uint64_t bytes = 0;
-    std::error_code ec;
     const uid_t user = ::getuid();
-    const auto options = fs::directory_options::skip_permission_denied;
-    for (fs::recursive_directory_iterator it(folder, options, ec), end; !ec && it != end;
-         it.increment(ec)) {
-        struct stat info {};
-        if (::lstat(it->path().c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-            info.st_uid == user && info.st_ctim.tv_sec >= since)
-            bytes += static_cast<std::uint64_t>(info.st_blocks) * 512;
-    }
-    return bytes;
+    return allocatedBytesBelow(folder, [&](const struct stat& info) {
+        return info.st_uid == user && info.st_ctim.tv_sec >= since;
+    });
 }
 
 // Files the processes hold open after deleting them: /proc/PID/fd/N names "PATH (deleted)",

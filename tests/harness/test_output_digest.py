@@ -3,6 +3,7 @@ import unittest
 
 import torch
 
+from kwb_harness.errors import HarnessError
 from kwb_harness.integrity import output_digest
 
 
@@ -76,6 +77,8 @@ class OutputDigestTest(unittest.TestCase):
     def test_a_reply_without_one_digest_per_call_is_refused(self):
         for reply in ({}, {"digests": ["0" * 32]}, {"digests": [1, 2]}, {"digests": ["short", "0" * 32]}):
             self.assertIsNone(output_digest.checked_digests(reply, 2), reply)
+            with self.assertRaises(HarnessError):
+                output_digest.committed_digests(reply, 2)
 
 
 if __name__ == "__main__":

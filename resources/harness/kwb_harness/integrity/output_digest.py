@@ -20,6 +20,8 @@ import hashlib
 import json
 import secrets
 
+from ..errors import OUTPUT_MISMATCH, HarnessError
+
 _MIX = 0x9E3779B97F4A7C15 - (1 << 64)  # the golden-ratio constant, as a signed 64-bit value
 
 
@@ -105,6 +107,16 @@ def checked_digests(reply: dict, count: int) -> list | None:
             isinstance(d, str) and len(d) == 32 for d in found):
         return None
     return found
+
+
+def committed_digests(reply: dict, count: int) -> list:
+    """The reply's digests; a reply without one per call fails the run (the candidate's side
+    of the protocol is its to keep)."""
+    digests = checked_digests(reply, count)
+    if digests is None:
+        raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not commit to its outputs "
+                                            "(no digest per call in its reply)")
+    return digests
 
 
 def changed_flag(index: int) -> dict:

@@ -86,10 +86,7 @@ class RemoteTimedCandidate:
         """Fetches several of the batch's outputs, picked now, and compares each with the
         reference and with the digest the reply committed to."""
         count = len(copies)
-        digests = output_digest.checked_digests(reply, count)
-        if digests is None:
-            raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not commit to its outputs "
-                                                "(no digest per call in its reply)")
+        digests = output_digest.committed_digests(reply, count)
         picks = sorted(self._random.sample(range(count), checks_per_batch(count)))
         _, payload = self.process.ask({"op": "fetch", "indices": picks}, device=self._req.device)
         outputs = payload.get("outputs") if isinstance(payload, dict) else None
