@@ -28,7 +28,8 @@ std::string readCapped(const fs::path& path) {
 
 SandboxedCommand serverCommand(const HarnessStageSpec& spec) {
     // Every evaluation's scratch folder sits in the same parent, which the server may write.
-    return harnessCommand(spec, {"-m", "kwb_harness.fork_server"},
+    // Requests and replies on descriptor 3 (LineProcess says why not stdin and stdout).
+    return harnessCommand(spec, {"-m", "kwb_harness.fork_server", "--channel-fd", "3"},
                           fs::path(spec.scratchDirectory).parent_path().string());
 }
 

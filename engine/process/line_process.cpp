@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,54 +23,49 @@ bool LineProcess::start(const ProcessSpec& spec, const std::string& stderrPath,
             *error = "no command";
         return false;
     }
-    int input[2], output[2];
-    if (pipe2(input, O_CLOEXEC) != 0) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
         if (error)
-            *error = std::string("pipe: ") + std::strerror(errno);
+            *error = std::string("socketpair: ") + std::strerror(errno);
         return false;
     }
-    if (pipe2(output, O_CLOEXEC) != 0) {
-        if (error)
-            *error = std::string("pipe: ") + std::strerror(errno);
-        close(input[0]), close(input[1]);
-        return false;
-    }
-    const int errFd = open(stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    const int logFd = open(stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     SpawnSpec child = spawnSpecFor(spec);
-    child.stdinFd = input[0];
-    child.stdoutFd = output[1];
-    child.stderrFd = errFd >= 0 ? errFd : output[1];
+    child.stdinFd = -1; // /dev/null
+    child.stdoutFd = logFd;
+    child.stderrFd = logFd;
+    child.channelFd = pair[1];
     child.dieWithParent = true; // the worker must not outlive the engine that feeds it
     const Spawned spawned = spawnProcess(child);
-    close(input[0]);
-    close(output[1]);
-    if (errFd >= 0)
-        close(errFd);
+    close(pair[1]);
+    if (logFd >= 0)
+        close(logFd);
     if (!spawned) {
         if (error)
             *error = spawned.error;
-        close(input[1]), close(output[0]);
+        close(pair[0]);
         return false;
     }
-    const pid_t pid = spawned.pid;
-    pid_ = pid;
-    toChild_ = input[1];
-    fromChild_ = output[0];
+    pid_ = spawned.pid;
+    channel_ = pair[0];
     ended_ = false;
+    pending_.clear();
+    scanned_ = 0;
     return true;
 }
 
 bool LineProcess::writeLine(const std::string& line) {
-    if (toChild_ < 0)
+    if (channel_ < 0)
         return false;
     std::string data = line + "\n";
     std::size_t written = 0;
     while (written < data.size()) {
-        const ssize_t n = ::write(toChild_, data.data() + written, data.size() - written);
+        const ssize_t n =
+            ::send(channel_, data.data() + written, data.size() - written, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return false; // EPIPE: the worker is gone (SIGPIPE is ignored by the engine)
+            return false; // EPIPE: the worker is gone
         written += static_cast<std::size_t>(n);
     }
     return true;
@@ -78,18 +74,27 @@ bool LineProcess::writeLine(const std::string& line) {
 std::optional<std::string> LineProcess::readLine(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
-        if (const auto newline = pending_.find('\n'); newline != std::string::npos) {
+        // Only what arrived since the last look is searched: a long line costs linear time.
+        if (const auto newline = pending_.find('\n', scanned_); newline != std::string::npos) {
             std::string line = pending_.substr(0, newline);
             pending_.erase(0, newline + 1);
+            scanned_ = 0;
             return line;
         }
-        if (fromChild_ < 0 || ended_)
+        scanned_ = pending_.size();
+        if (pending_.size() > kMaxLineBytes) {
+            // No reply is this long: whatever writes it is not the server speaking the protocol.
+            pending_.clear();
+            scanned_ = 0;
+            ended_ = true;
+        }
+        if (channel_ < 0 || ended_)
             return std::nullopt;
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)
             return std::nullopt;
-        pollfd fd{fromChild_, POLLIN, 0};
+        pollfd fd{channel_, POLLIN, 0};
         const int ready = poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
         if (ready < 0 && errno != EINTR) {
             ended_ = true;
@@ -97,8 +102,8 @@ std::optional<std::string> LineProcess::readLine(std::chrono::milliseconds timeo
         }
         if (ready <= 0)
             continue;
-        char buffer[4096];
-        const ssize_t n = ::read(fromChild_, buffer, sizeof buffer);
+        char buffer[1 << 16];
+        const ssize_t n = ::read(channel_, buffer, sizeof buffer);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (n <= 0) {
@@ -122,10 +127,8 @@ bool LineProcess::running() {
 }
 
 void LineProcess::kill() {
-    if (toChild_ >= 0) {
-        close(toChild_);
-        toChild_ = -1;
-    }
+    if (channel_ >= 0) // end of input: a server that still reads stops by itself
+        shutdown(channel_, SHUT_WR);
     if (pid_ > 0) {
         ::kill(-pid_, SIGKILL);
         ::kill(pid_, SIGKILL);
@@ -134,9 +137,9 @@ void LineProcess::kill() {
         }
         pid_ = -1;
     }
-    if (fromChild_ >= 0) {
-        close(fromChild_);
-        fromChild_ = -1;
+    if (channel_ >= 0) {
+        close(channel_);
+        channel_ = -1;
     }
     ended_ = true;
 }

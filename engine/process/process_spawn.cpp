@@ -17,6 +17,8 @@
 namespace kwb {
 namespace {
 
+constexpr int kChannelDescriptor = 3;
+
 // What the child reports through the exec pipe when it cannot become the program.
 struct StartFailure {
     int step = 0; // 1: chdir, 2: exec
@@ -32,13 +34,20 @@ void placeDescriptor(int fd, int target) {
         dup2(fd, target);
 }
 
-// In the child: every descriptor above stderr closes on exec. close_range needs Linux 5.11;
+// In the child: every descriptor from `first` up closes on exec. close_range needs Linux 5.11;
 // older kernels get the loop up to the limit read before fork.
-void closeInheritedDescriptors(int openFilesLimit) {
-    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+void closeInheritedDescriptors(int first, int openFilesLimit) {
+    if (syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC) == 0)
         return;
-    for (int fd = 3; fd < openFilesLimit; ++fd)
+    for (int fd = first; fd < openFilesLimit; ++fd)
         fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+// In the child: a descriptor that must survive while descriptor 3 is being filled moves above
+// it (close-on-exec, like the original).
+int outOfTheWay(int fd) {
+    return fd >= 0 && fd <= kChannelDescriptor ? fcntl(fd, F_DUPFD_CLOEXEC, kChannelDescriptor + 1)
+                                               : fd;
 }
 
 [[noreturn]] void reportAndExit(int pipeFd, int step) {
@@ -142,17 +151,25 @@ Spawned spawnProcess(const SpawnSpec& spec) {
         for (int s : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2})
             signal(s, SIG_DFL);
         signal(SIGXFSZ, SIG_IGN); // past RLIMIT_FSIZE a write fails with EFBIG, visibly
+        int reportFd = execPipe[1];
+        int channelFd = spec.channelFd;
+        if (channelFd >= 0) {
+            reportFd = outOfTheWay(reportFd);
+            channelFd = outOfTheWay(channelFd);
+        }
         placeDescriptor(stdinFd, STDIN_FILENO);
         placeDescriptor(stdoutFd, STDOUT_FILENO);
         placeDescriptor(stderrFd, STDERR_FILENO);
-        closeInheritedDescriptors(openFilesLimit);
+        if (channelFd >= 0)
+            placeDescriptor(channelFd, kChannelDescriptor);
+        closeInheritedDescriptors(channelFd >= 0 ? kChannelDescriptor + 1 : 3, openFilesLimit);
         if (!spec.workingDirectory.empty() && chdir(spec.workingDirectory.c_str()) != 0)
-            reportAndExit(execPipe[1], 1);
+            reportAndExit(reportFd, 1);
         applyLimits(spec.limits);
         if (spec.subreaper)
             prctl(PR_SET_CHILD_SUBREAPER, 1); // kept across execve
         execve(executable.c_str(), argv.data(), envp.data());
-        reportAndExit(execPipe[1], 2);
+        reportAndExit(reportFd, 2);
     }
     setpgid(pid, pid); // also from the parent, so a kill right after fork reaches the group
     close(execPipe[1]);

@@ -13,8 +13,8 @@ namespace kwb {
 // - its own process group (a kill of -pid reaches everything it forked);
 // - an empty signal mask and default dispositions (the parent's blocked or ignored signals
 //   survive exec otherwise), with SIGXFSZ ignored so a write past RLIMIT_FSIZE fails visibly;
-// - no inherited descriptor but the three it is given (a host's stray descriptor must not reach
-//   a sandbox);
+// - no inherited descriptor but the three it is given, and a private channel at descriptor 3
+//   when asked for (a host's stray descriptor must not reach a sandbox);
 // - its resource limits;
 // - a start error the caller can show: a missing program, a missing working directory, a
 //   refused exec, reported through a close-on-exec pipe rather than as a child exiting 127.
@@ -23,9 +23,13 @@ struct SpawnSpec {
     std::string workingDirectory;         // empty: inherit
     std::vector<std::string> environment; // the complete environment, "KEY=value" each
     ResourceLimits limits;
-    int stdinFd = -1;           // -1: /dev/null
-    int stdoutFd = -1;          // -1: /dev/null
-    int stderrFd = -1;          // -1: /dev/null; the same descriptor as stdoutFd merges the streams
+    int stdinFd = -1;  // -1: /dev/null
+    int stdoutFd = -1; // -1: /dev/null
+    int stderrFd = -1; // -1: /dev/null; the same descriptor as stdoutFd merges the streams
+    // -1: none. Otherwise it becomes descriptor 3 of the child. Unlike 0-2, bubblewrap's init
+    // (PID 1 of a sandbox) does not keep it open, so code inside the sandbox cannot reach it
+    // through /proc/1/fd (the warm worker's request and reply channel).
+    int channelFd = -1;
     bool dieWithParent = false; // SIGKILL when the thread that spawned it exits
     // A child subreaper: what its descendants orphan (a double fork, a daemon) is reparented to
     // it, not to init, so it stays in its tree while it lives (untrusted trees).

@@ -65,7 +65,8 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"cuda_graph_torch_ops", "torch_kernels_dominate", true, Where::GpuOnly},
         // The graph's output buffer is overwritten by later replays: a kept output changes after
         // the reply committed to it, or is stale when fetched.
-        {"cuda_graph_stale_replay", "stale_output|output_changed_after_reply", true, Where::GpuOnly},
+        {"cuda_graph_stale_replay", "stale_output|output_changed_after_reply", true,
+         Where::GpuOnly},
         {"honest_helpers", ""},
         {"honest_reshape", ""},
         {"honest_out_of_place_buffers", "", true},
@@ -143,6 +144,11 @@ inline std::vector<AdversarialCase> adversarialCases() {
         // Floods of every output within reach (its pipes, the sandbox's first process's pipes
         // to kwb, terminals): bounded logs and an honest verdict.
         {"escape_output_flood", ""},
+        // A wrong kernel that forges its stage's result file and the warm worker's reply to the
+        // request it finds in its memory, written into every pipe and socket of the sandbox's
+        // first process and of the server: the server's channel is out of reach (descriptor 3,
+        // not dumpable), so the verdict is the judge's.
+        {"escape_reply_forgery", "numerical_mismatch"},
         // The engine's own writes and reads in the scratch folder never follow a link the
         // candidate left there (the request is a fresh file renamed into place).
         {"escape_request_symlink", "", true},

@@ -12,7 +12,11 @@ The server also keeps the task's CPU-side inputs (``get_inputs()`` under each se
 memory (stages/warm_inputs.py). Children inherit them copy-on-write and only move them to the
 device; generating large random inputs on the CPU was the biggest cost left in a warm stage.
 
-Protocol, one JSON object per line. The server writes ``{"ready": true, ...}`` once. Each
+Protocol, one JSON object per line, both ways over the socket the engine hands over as
+descriptor 3 (``--channel-fd``); stdin is /dev/null and stdout goes to the server's log. Inside
+the sandbox, bubblewrap's init (PID 1) keeps descriptors 0-2 open for anyone to reopen through
+/proc/1/fd; it closes 3, and the server is not dumpable, so no stage's code can write a reply or
+read a request. The server writes ``{"ready": true, ...}`` once. Each
 request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_bytes",
 "max_descendants"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
 "limit", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. A line
@@ -32,16 +36,20 @@ from .stages import stage_child
 from .stages.warm_inputs import warm_inputs
 
 
+_channel = -1  # the socket to the engine (main)
+
+
 def _reply(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(_channel, data):]
 
 
 def _child(message: dict, close_fds: list, done_fd: int) -> None:
     """Runs in the forked child: becomes a normal stage process and never returns."""
 
     def body() -> int:
-        for fd in close_fds:  # the standby children's pipes are the server's alone
+        for fd in close_fds + [_channel]:  # the channel and the standby pipes are the server's alone
             os.close(fd)
         stage_child.enter()
         stage_child.become_stage_process(message)
@@ -192,7 +200,7 @@ class _Server:
                 warm_inputs(data, stage)
             except Exception:  # noqa: BLE001 - the standby meets it too and runs from scratch
                 pass
-            self._standby[stage] = Standby(stage, data, self._go_fds())
+            self._standby[stage] = Standby(stage, data, self._go_fds() + [_channel])
             started.append(stage)
         return {"standby": started}
 
@@ -216,8 +224,8 @@ class _Server:
         self._reap(block=True)
 
 
-def _input_lines(timeout_s: float):
-    """Lines from stdin; None each time ``timeout_s`` passes without one. Reads the descriptor
+def _input_lines(fd: int, timeout_s: float):
+    """Lines from ``fd``; None each time ``timeout_s`` passes without one. Reads the descriptor
     itself: a buffered reader would hide a line that arrived with the previous one from select."""
     import select
 
@@ -226,11 +234,11 @@ def _input_lines(timeout_s: float):
         while b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
             yield line.decode("utf-8", errors="replace")
-        ready, _, _ = select.select([0], [], [], timeout_s)
+        ready, _, _ = select.select([fd], [], [], timeout_s)
         if not ready:
             yield None
             continue
-        chunk = os.read(0, 1 << 16)
+        chunk = os.read(fd, 1 << 16)
         if not chunk:
             if pending.strip():
                 yield pending.decode("utf-8", errors="replace")
@@ -257,8 +265,21 @@ def _warm_lazy_state() -> None:
     gc.freeze()
 
 
+def _channel_from_arguments() -> int:
+    args = sys.argv[1:]
+    if len(args) != 2 or args[0] != "--channel-fd" or not args[1].isdigit():
+        raise SystemExit("usage: python -m kwb_harness.fork_server --channel-fd N "
+                         "(a socket the engine holds the other end of)")
+    return int(args[1])
+
+
 def main() -> int:
+    global _channel
     started = time.perf_counter()
+    _channel = _channel_from_arguments()
+    # No process of the same user may open /proc/<server>/fd or /proc/<server>/mem: the stage
+    # children it forks set this back (each is the process a cold stage would be).
+    process_tree.set_dumpable(False)
     # torch.cuda.is_available() must not create driver state here; the NVML check does not.
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch  # noqa: F401 - the point of the server
@@ -272,7 +293,7 @@ def main() -> int:
             "import_s": time.perf_counter() - started})
     server = _Server()
     try:
-        for line in _input_lines(timeout_s=30.0):
+        for line in _input_lines(_channel, timeout_s=30.0):
             if line is None:
                 server.expire()
                 server.reap()

@@ -88,13 +88,18 @@ TEST(ProcessSpawn, RunProcessChildrenStartClean) {
 }
 
 TEST(ProcessSpawn, LineProcessChildrenStartClean) {
-    LeakyDescriptor leaky;
+    LeakyDescriptor low, leaky; // `leaky` lies above descriptor 3, which the channel takes
+    ASSERT_GT(leaky.fd(), 3);
     UnusualSignalState signals;
     const fs::path log = fs::temp_directory_path() / ("kwb-spawn-" + std::to_string(getpid()));
     ProcessSpec spec;
     std::vector<std::string> probe = probeCommand(leaky.fd());
-    // The marker comes first: the probe ends with exec.
-    probe[2] = "read line; echo start; " + probe[2];
+    // The marker comes first: the probe ends with exec. Requests and replies travel on the
+    // socket at descriptor 3; stdin is /dev/null and stdout goes to the log.
+    probe[2] = "exec 1>&3; read line <&3; echo start; "
+               "[ -S /proc/$$/fd/3 ] && echo channel-is-a-socket; "
+               "[ \"$(readlink /proc/$$/fd/0)\" = /dev/null ] && echo stdin-is-null; " +
+               probe[2];
     spec.argv = probe;
     LineProcess process;
     std::string error;
@@ -104,6 +109,26 @@ TEST(ProcessSpawn, LineProcessChildrenStartClean) {
     while (auto line = process.readLine(std::chrono::seconds(10)))
         output += *line + "\n";
     expectCleanStart(output);
+    EXPECT_NE(output.find("start\nchannel-is-a-socket\nstdin-is-null\n"), std::string::npos)
+        << output;
+    fs::remove(log);
+}
+
+TEST(ProcessSpawn, LineProcessEndsAChannelFloodedWithoutANewline) {
+    // What writes megabytes without a newline is not the server speaking the protocol: the
+    // reader gives up after kMaxLineBytes instead of buffering (and rescanning) it all.
+    const fs::path log = fs::temp_directory_path() / ("kwb-flood-" + std::to_string(getpid()));
+    ProcessSpec spec;
+    spec.argv = {"sh", "-c", "echo first >&3; head -c 100000000 /dev/zero >&3; sleep 30"};
+    LineProcess process;
+    std::string error;
+    ASSERT_TRUE(process.start(spec, log.string(), &error)) << error;
+    EXPECT_EQ(process.readLine(std::chrono::seconds(10)).value_or(""), "first");
+    EXPECT_FALSE(process.readLine(std::chrono::seconds(60)));
+    EXPECT_TRUE(process.ended());
+    // Still sleeping: the channel ended on the flood, not on the child's exit.
+    EXPECT_TRUE(process.running());
+    process.kill();
     fs::remove(log);
 }
 

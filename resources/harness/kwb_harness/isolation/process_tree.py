@@ -30,6 +30,12 @@ def become_judge() -> None:
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
+def set_dumpable(dumpable: bool) -> None:
+    """Whether processes of the same user may ptrace this one or open its /proc/PID/fd and mem
+    (inherited across fork)."""
+    _prctl(_PR_SET_DUMPABLE, 1 if dumpable else 0)
+
+
 def become_subreaper() -> None:
     """Orphans of the caller's descendants (a double fork, a daemon) are reparented to the caller
     instead of init, so they stay in its tree and die with it."""
