@@ -25,6 +25,26 @@ struct AdversarialCase {
     bool warningOnly = false;
 };
 
+// Whether the warm worker's pass (KWB_WARM_WORKER=1) judges the case too. A case's judge is the
+// same code in a stage process however that process started; what the warm worker changes is how
+// it started: forked from a server that holds torch and the task's inputs, or from a standby
+// child prepared ahead, inside the server's sandbox and budgets, answering on the server's
+// channel. The pass takes the cases that reach for any of that (sandbox escapes, probes of the
+// judge's process and memory, forged results and replies, processes and threads left behind,
+// memory the forked heap may hold), the timing cases (their clock runs in a forked child) and the
+// honest candidates (which must keep their reward). The others, caught by the static checks and
+// the operator guard, would repeat the cold verdict at the cost of a second evaluation each.
+inline bool exercisesTheWarmPath(const AdversarialCase& c) {
+    if (c.expected.empty() || c.needsProfile)
+        return true;
+    for (const char* part :
+         {"escape_", "judge", "result", "report", "reply", "probe", "fetch", "forgery", "daemon",
+          "subprocess", "thread", "memory", "uninitialized"})
+        if (c.name.find(part) != std::string::npos)
+            return true;
+    return false;
+}
+
 // gtest prints parameters in failure messages; the name says it all.
 inline void PrintTo(const AdversarialCase& c, std::ostream* out) {
     *out << c.name;

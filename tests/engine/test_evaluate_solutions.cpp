@@ -40,7 +40,10 @@ TEST_P(SolutionEvaluation, CorrectSolutionEarnsAtLeastOneInCpuMode) {
     EXPECT_GT(r.integrity.timedOutputsChecked, 0);
     EXPECT_FALSE(r.integrity.extensionCalls.empty()) << "the extension's calls are counted";
 
-    // A second evaluation reuses the built extension and the cached baselines.
+    // A second evaluation reuses the built extension and the cached baselines. Neither depends on
+    // the task, so one task shows it (the warm worker's tests show it on their path).
+    if (GetParam() != "07_scale_residual_add")
+        return;
     EvaluationResult again = evaluateWorkspace(ws);
     EXPECT_GE(again.reward, 1) << describe(again);
     EXPECT_TRUE(again.baselinesFromCache);

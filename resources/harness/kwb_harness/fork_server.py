@@ -31,7 +31,7 @@ import os
 import sys
 import time
 
-from .isolation import process_tree
+from .isolation import candidate_process, process_tree
 from .stages import stage_child
 from .stages.warm_inputs import warm_inputs
 
@@ -246,25 +246,6 @@ def _input_lines(fd: int, timeout_s: float):
         pending += chunk
 
 
-def _warm_lazy_state() -> None:
-    """Pays, once, what torch otherwise loads on first use in every child: the operator guard's
-    first dispatch imports torch._dynamo (2-4 s), the census imports the profiler. Then freezes
-    the heap: the children's gc.collect() (once per check) no longer walks torch's hundreds of
-    thousands of long-lived objects, and the pages stay shared copy-on-write. None of this
-    touches CUDA."""
-    import gc
-
-    import torch
-
-    from .integrity import op_guard
-
-    op_guard.warm_up()
-    import torch.profiler  # noqa: F401
-
-    gc.collect()
-    gc.freeze()
-
-
 def _channel_from_arguments() -> int:
     args = sys.argv[1:]
     if len(args) != 2 or args[0] != "--channel-fd" or not args[1].isdigit():
@@ -288,7 +269,7 @@ def main() -> int:
     from . import models  # noqa: F401
     from .stages import inspect_task, profile, verify  # noqa: F401
 
-    _warm_lazy_state()
+    candidate_process.warm_before_fork()
     _reply({"ready": True, "pid": os.getpid(), "torch": torch.__version__,
             "import_s": time.perf_counter() - started})
     server = _Server()

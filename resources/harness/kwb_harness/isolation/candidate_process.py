@@ -107,8 +107,37 @@ def _open_fds() -> list:
         return list(range(3, 1024))
 
 
+_warmed = False
+
+
+def warm_before_fork() -> None:
+    """Pays, once and before any fork, what torch otherwise loads on first use in each process:
+    torch itself, the operator guard's first dispatch (it imports torch._dynamo: 1-4 s) and the
+    profiler the census uses. The candidate's process inherits all of it instead of importing it
+    again while the judge waits. Then freezes the heap: later gc.collect() calls (once per check)
+    no longer walk torch's hundreds of thousands of long-lived objects, and the pages stay shared
+    copy-on-write. None of this touches CUDA, which a fork would not carry over."""
+    global _warmed
+    if _warmed:
+        return
+    import gc
+
+    # torch.cuda.is_available() must not initialise the driver before a fork; the NVML check does not.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    import torch  # noqa: F401
+    import torch.profiler  # noqa: F401
+
+    from ..integrity import op_guard
+
+    op_guard.warm_up()
+    gc.collect()
+    gc.freeze()
+    _warmed = True
+
+
 class CandidateProcess:
     def __init__(self, payload_limit: int = 1 << 36):
+        warm_before_fork()
         process_tree.become_judge()
         judge_sock, host_sock = socket.socketpair()
         read_fd, write_fd = os.pipe()
