@@ -272,7 +272,11 @@ std::uint64_t sharedMemoryBytes(const SandboxPolicy& policy) {
 TreeBudget treeBudgetFor(const SandboxPolicy& policy) {
     const std::uint64_t folders =
         policy.diskBytes > 0 ? policy.diskBytes - sharedMemoryBytes(policy) : 0;
-    TreeBudget budget{policy.maxProcesses, policy.memoryBytes, folders, policy.writablePaths};
+    TreeBudget budget;
+    budget.maxProcesses = policy.maxProcesses;
+    budget.memoryBytes = policy.memoryBytes;
+    budget.diskBytes = folders;
+    budget.diskPaths = policy.writablePaths;
     std::error_code ec;
     const fs::path hostTmp = fs::temp_directory_path(ec);
     if (!ec)
