@@ -51,6 +51,11 @@ def _child(message: dict, close_fds: list, done_fd: int) -> None:
     def body() -> int:
         for fd in close_fds + [_channel]:  # the channel and the standby pipes are the server's alone
             os.close(fd)
+        # Dumpable again, as a cold stage process is (the server is not); a verify or profile
+        # judge makes itself undumpable before it forks the candidate's process. A standby
+        # child never turns dumpable: its candidate's process exists before its request does,
+        # and its secret must stay out of reach.
+        process_tree.set_dumpable(True)
         stage_child.enter()
         stage_child.become_stage_process(message)
         return stage_child.run_stage(message, done_fd=done_fd)

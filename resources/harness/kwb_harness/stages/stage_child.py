@@ -14,10 +14,7 @@ from ..isolation import process_tree
 
 def become_stage_process(message: dict) -> None:
     """Turns a forked child into the process a cold stage would be: output into the stage's
-    log (with its size limit), the stage's command line, dumpable (the server is not; the verify
-    judge makes itself not again). A standby child stays undumpable until its go message came,
-    so no other stage's code reads its secret or reaches its pipes through /proc."""
-    process_tree.set_dumpable(True)
+    log (with its size limit), the stage's command line."""
     log = os.open(message["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
