@@ -138,6 +138,36 @@ class SourceChecksTest(unittest.TestCase):
                        HEADER + "m = __import__('nu' + 'mpy')\n"):
             self.assertEqual(self.check(source).get("dynamic_code"), "strict", source)
 
+    def test_cuda_sources_in_python_strings_are_read_like_cu_files(self):
+        """A KernelBench candidate hands its CUDA code to load_inline as a string: the precision,
+        fallback and thread checks read it where it is, with the file's line numbers."""
+        inline = HEADER + (
+            "from torch.utils.cpp_extension import load_inline\n"
+            'cuda_src = """\n'
+            "#include <cuda_fp16.h>\n"
+            "__global__ void k(const float* x, float* y) {\n"
+            "    __half h = __float2half(x[0]);\n"
+            "    y[0] = __half2float(h);\n"
+            "}\n"
+            '"""\n')
+        flags = [f for f in self.flags_of(inline) if f["code"] == "precision_downgrade"]
+        self.assertEqual(len(flags), 1, flags)
+        self.assertEqual(flags[0]["severity"], "strict")
+        self.assertIn("model_new.py:7:", flags[0]["reason"])  # the line of cuda_fp16.h
+        threaded = HEADER + "cpp_src = '#include <torch/extension.h>\\nvoid f() { std::thread t([]{}); }'\n"
+        self.assertEqual(self.check(threaded).get("threading"), "strict")
+        fallback = HEADER + "cpp_src = 'torch::Tensor f(torch::Tensor x) { return at::native::relu(x); }'\n"
+        self.assertEqual(self.check(fallback).get("torch_fallback"), "strict")
+        # Honest strings, and honest kernels in strings, stay clean (block sizes are no shapes).
+        honest = HONEST + ("SRC = '__global__ void k(float* y) { y[threadIdx.x] = 2048.0f * 4096; }'\n"
+                           "NAME = 'half of the work'\n")
+        self.assertEqual(self.check(honest), {})
+
+    def flags_of(self, python):
+        with open(os.path.join(self.dir, "model_new.py"), "w") as f:
+            f.write(python)
+        return check_sources(os.path.join(self.dir, "model_new.py"), self.dir, TASK, FP32_INPUTS)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -309,7 +309,9 @@ def _read_text(path: str):
     return data.decode("utf-8", errors="replace")
 
 
-def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict) -> list:
+def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict, first_line: int = 1) -> list:
+    """Findings in C++ / CUDA text; ``first_line`` is the line the text starts on in its file (a
+    source embedded in a Python string)."""
     code = _CPP_COMMENTS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     flags = []
     for pattern, flag_code, severity, reason in _CPP_PATTERNS:
@@ -319,8 +321,10 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
             severity = STRICT
         match = pattern.search(code)
         if match:
-            line = code.count("\n", 0, match.start()) + 1
+            line = code.count("\n", 0, match.start()) + first_line
             flags.append(_flag(flag_code, severity, f"{reason} ('{match.group(0).strip()}')", f"{display}:{line}"))
+    if shape_literals is None:
+        return flags
     for match in _CPP_INTEGER.finditer(code):
         value = int(match.group(1))
         if value in shape_literals:
@@ -408,4 +412,22 @@ def _check_python_text(text: str, display: str, task_is_fp32: bool, shape_litera
         elif isinstance(node, ast.ImportFrom):
             checker.module_aliases.update(a.asname or a.name for a in node.names)
     checker.visit(tree)
-    return checker.flags
+    return checker.flags + _check_embedded_sources(tree, display, task_is_fp32)
+
+
+# What marks a Python string as C++ or CUDA source (load_inline's cpp_sources and cuda_sources,
+# a kernel handed to cupy or NVRTC): the compiler reads it, so the C++ checks must too.
+_EMBEDDED_SOURCE = re.compile(r"__global__|__device__|#\s*include|\btorch::|\bat::|\bc10::|\basm\s*(?:volatile\s*)?\(")
+
+
+def _check_embedded_sources(tree, display: str, task_is_fp32: bool) -> list:
+    """The C++ checks over every string constant that holds C++ or CUDA source (not the shape
+    literals: a kernel's block sizes in a string read like the task's sizes too often)."""
+    flags, seen = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _EMBEDDED_SOURCE.search(node.value):
+            for flag in _check_cpp(node.value, display, task_is_fp32, None, first_line=getattr(node, "lineno", 1)):
+                if (flag["code"], flag["reason"]) not in seen:
+                    seen.add((flag["code"], flag["reason"]))
+                    flags.append(flag)
+    return flags
