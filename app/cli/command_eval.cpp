@@ -56,6 +56,30 @@ EvaluationOptions toOptions(const CommonEvalOptions& o) {
     return options;
 }
 
+// The profile's options, with what the command line gave explicitly on top.
+EvaluationOptions profiledOptions(const CLI::App* cmd, const CommonEvalOptions& o,
+                                  EvaluationProfile profile) {
+    EvaluationOptions options;
+    applyEvaluationProfile(options, profile);
+    options.device = deviceChoiceFrom(o.device);
+    options.stageTimeout = std::chrono::seconds(o.timeout);
+    options.seed = o.seed;
+    if (cmd->count("--checks"))
+        options.checks = o.checks;
+    if (cmd->count("--iterations")) {
+        options.iterations = o.iterations;
+        options.rounds = std::min(options.rounds, o.iterations);
+    }
+    if (cmd->count("--target-cv"))
+        options.targetCv = o.targetCv;
+    if (cmd->count("--max-rounds"))
+        options.maxRounds = o.maxRounds;
+    if (cmd->count("--timing-budget"))
+        options.timingBudget = std::chrono::seconds(o.timingBudget);
+    options.maxRounds = std::max(options.maxRounds, options.rounds);
+    return options;
+}
+
 } // namespace
 
 void addEvalCommand(CLI::App& app) {
@@ -68,8 +92,16 @@ void addEvalCommand(CLI::App& app) {
     auto refresh = std::make_shared<bool>(false);
     auto threshold = std::make_shared<double>(1.05);
     auto fast = std::make_shared<bool>(false);
+    auto profileName = std::make_shared<std::string>();
     cmd->add_option("workspace", *target, "Workspace folder, or a reference .py with --candidate")
         ->required();
+    cmd->add_option("--profile", *profileName,
+                    "Whose rules: cuda-agent (1e-2 tolerances, timing until stable; the default "
+                    "for workspaces), kernelbench (KernelBench's tolerance per precision, 5 "
+                    "checks, 100 timed calls; the default for file pairs) or rl (rollouts: "
+                    "fewer checks and timing rounds, every integrity check). Options given "
+                    "explicitly override the profile's")
+        ->check(CLI::IsMember({"cuda-agent", "kernelbench", "rl"}));
     cmd->add_option("--candidate", *candidate,
                     "KernelBench ModelNew file (makes WORKSPACE the reference file)");
     cmd->add_option("--checks", o->checks, "Correctness checks with fresh inputs")
@@ -85,25 +117,30 @@ void addEvalCommand(CLI::App& app) {
                   "forked child per stage) with quick-feedback timing (3 checks, at most 5 "
                   "rounds or 3 s) unless those options are given");
     addCommonOptions(cmd, *o);
-    cmd->callback([cmd, o, target, candidate, noProfile, refresh, threshold, fast] {
+    cmd->callback([cmd, o, target, candidate, noProfile, refresh, threshold, fast, profileName] {
+        const bool pair = !candidate->empty();
+        const EvaluationProfile profile =
+            profileName->empty()
+                ? (pair ? EvaluationProfile::KernelBench : EvaluationProfile::CudaAgent)
+                : *evaluationProfileFrom(*profileName);
+        EvaluationOptions options = profiledOptions(cmd, *o, profile);
         if (*fast) {
             // Quick feedback while editing; explicit options still win.
             if (cmd->count("--checks") == 0)
-                o->checks = 3;
+                options.checks = std::min(options.checks, 3);
             if (cmd->count("--max-rounds") == 0)
-                o->maxRounds = 5;
+                options.maxRounds = std::min(options.maxRounds, 5);
             if (cmd->count("--timing-budget") == 0)
-                o->timingBudget = 3;
+                options.timingBudget = std::chrono::seconds(3);
             if (cmd->count("--target-cv") == 0)
-                o->targetCv = 0.05;
+                options.targetCv = std::max(options.targetCv, 0.05);
         }
-        EvaluationOptions options = toOptions(*o);
         options.warmWorker = *fast;
         options.reward.speedupThreshold = *threshold;
         options.profile = !*noProfile;
         options.refreshBaselines = *refresh;
         EvaluationTarget what;
-        if (!candidate->empty()) {
+        if (pair) {
             what = EvaluationTarget::forPair(*target, *candidate);
         } else if (std::filesystem::is_directory(*target)) {
             what = EvaluationTarget::forWorkspace(*target);

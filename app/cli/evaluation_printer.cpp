@@ -1,5 +1,6 @@
 #include "evaluation_printer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -76,10 +77,23 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
                                                 : "; driver CUDA " + r.environment.driverVersion)
         << (r.sandboxed ? "; sandboxed" : "; NOT sandboxed")
         << (r.sandbox.empty() ? std::string() : " (" + r.sandbox + ")") << "\n";
+    if (!r.evaluationProfile.empty()) {
+        out << "rules: " << r.evaluationProfile << ", tolerance ";
+        for (const auto& [dtype, tolerance] : r.dtypeTolerances)
+            out << dtype << " " << tolerance << ", ";
+        out << (r.dtypeTolerances.empty() ? "" : "others ") << "atol " << r.atol << " rtol "
+            << r.rtol << "\n";
+    }
     out << "stages:\n";
-    for (const auto& s : r.stages)
+    for (const auto& s : r.stages) {
         out << "  " << s.name << std::string(s.name.size() < 10 ? 10 - s.name.size() : 1, ' ')
-            << toString(s.status) << "  " << fixed(s.seconds, 2) << " s  " << s.summary << "\n";
+            << toString(s.status) << "  " << fixed(s.seconds, 2) << " s  " << s.summary;
+        // Where a stage's wall-clock went besides its own work (process or worker start).
+        if (s.startSeconds >= 0.05 || s.workerStarted)
+            out << "  [" << fixed(s.startSeconds, 2) << " s of it starting"
+                << (s.workerStarted ? " a warm worker" : "") << "]";
+        out << "\n";
+    }
     for (const auto& d : r.diagnostics)
         out << "  " << formatDiagnostic(d) << "\n";
     if (r.checksRun > 0) {
@@ -93,17 +107,27 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
             << "  eager      " << describeTiming(r.eager) << "\n"
             << "  compile    " << describeTiming(r.compiledBaseline) << "\n"
             << "  candidate  " << describeTiming(r.candidate) << "\n";
+        auto interval = [&](const SpeedupInterval& i) {
+            return i.available ? " [" + fixed(i.low) + "-" + fixed(i.high) + "]" : std::string();
+        };
         if (r.speedupVsEager > 0)
-            out << "speed-up: " << fixed(r.speedupVsEager) << "x vs eager"
-                << (r.speedupVsCompile > 0 ? ", " + fixed(r.speedupVsCompile) + "x vs torch.compile"
+            out << "speed-up: " << fixed(r.speedupVsEager) << "x" << interval(r.intervalVsEager)
+                << " vs eager"
+                << (r.speedupVsCompile > 0 ? ", " + fixed(r.speedupVsCompile) + "x" +
+                                                 interval(r.intervalVsCompile) + " vs torch.compile"
                                            : "")
+                << (r.intervalVsEager.available
+                        ? " (" + fixed(100.0 * r.intervalLevel, 0) + "% intervals over the rounds)"
+                        : "")
                 << "\n";
     }
     if (r.correct)
         printIntegrity(out, r.integrity);
     for (const auto& f : r.flags)
         out << "flag [" << toString(f.severity) << "] " << f.code << ": " << f.reason << "\n";
-    out << "total " << fixed(r.totalSeconds, 2) << " s, seed " << r.seed << "\n";
+    out << "total " << fixed(r.totalSeconds, 2) << " s (stages " << fixed(r.stageSeconds(), 2)
+        << " s, between them " << fixed(std::max(0.0, r.totalSeconds - r.stageSeconds()), 2)
+        << " s), seed " << r.seed << "\n";
 }
 
 } // namespace kwb::cli

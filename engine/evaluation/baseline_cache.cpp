@@ -15,7 +15,9 @@ using nlohmann::json;
 
 namespace kwb {
 namespace {
-constexpr int kCacheVersion = 2;
+// 3: entries keep each variant's per-round medians, which the speed-up intervals resample; an
+// entry without them cannot decide a milestone and is timed again.
+constexpr int kCacheVersion = 3;
 fs::path pathFor(const BaselineKey& key) {
     return fs::path(cacheDirectory()) / "baselines" / (key.hash + ".json");
 }

@@ -83,8 +83,28 @@ json toJson(const TimingStats& t) {
             {"cv", t.cv},
             {"round_cv", t.roundCv},
             {"rounds", t.rounds},
-            {"stable", t.stable}};
+            {"stable", t.stable},
+            {"round_medians_ms", t.roundMediansMs}};
 }
+
+namespace {
+
+// [low, high], or null.
+json intervalToJson(const SpeedupInterval& i) {
+    return i.available ? json{i.low, i.high} : json(nullptr);
+}
+
+SpeedupInterval intervalFromJson(const json& j) {
+    SpeedupInterval i;
+    if (j.is_array() && j.size() == 2 && j[0].is_number() && j[1].is_number()) {
+        i.low = j[0].get<double>();
+        i.high = j[1].get<double>();
+        i.available = i.low > 0 && i.low <= i.high;
+    }
+    return i;
+}
+
+} // namespace
 
 TimingStats timingFromJson(const json& j) {
     TimingStats t;
@@ -106,6 +126,7 @@ TimingStats timingFromJson(const json& j) {
     t.roundCv = j.value("round_cv", 0.0);
     t.rounds = intOr(j, "rounds", 0);
     t.stable = j.value("stable", false);
+    t.roundMediansMs = jsonField<std::vector<double>>(j, "round_medians_ms", {});
     return t;
 }
 
@@ -142,6 +163,13 @@ bool EvaluationResult::hasStrictFlag() const {
     return false;
 }
 
+double EvaluationResult::stageSeconds() const {
+    double sum = 0.0;
+    for (const auto& s : stages)
+        sum += s.seconds;
+    return sum;
+}
+
 std::string EvaluationResult::verdict() const {
     if (!failureKind.empty())
         return failureKind + ": " + failureMessage;
@@ -165,7 +193,9 @@ json toJson(const EvaluationResult& r) {
                           {"seconds", s.seconds},
                           {"summary", s.summary},
                           {"log", s.log},
-                          {"prepared_ahead", s.preparedAhead}});
+                          {"prepared_ahead", s.preparedAhead},
+                          {"start_seconds", s.startSeconds},
+                          {"worker_started", s.workerStarted}});
     json diagnostics = json::array();
     for (const auto& d : r.diagnostics)
         diagnostics.push_back({{"file", d.file},
@@ -203,13 +233,23 @@ json toJson(const EvaluationResult& r) {
             {"failure", {{"kind", r.failureKind}, {"message", r.failureMessage}}},
             {"diagnostics", diagnostics},
             {"checks", {{"run", r.checksRun}, {"passed", r.checksPassed}}},
+            {"rules",
+             {{"profile", r.evaluationProfile},
+              {"atol", r.atol},
+              {"rtol", r.rtol},
+              {"dtype_tolerances", r.dtypeTolerances}}},
             {"outputs", outputs},
             {"timings",
              {{"eager", toJson(r.eager)},
               {"compile", toJson(r.compiledBaseline)},
               {"candidate", toJson(r.candidate)},
               {"baselines_from_cache", r.baselinesFromCache}}},
-            {"speedup", {{"vs_eager", r.speedupVsEager}, {"vs_compile", r.speedupVsCompile}}},
+            {"speedup",
+             {{"vs_eager", r.speedupVsEager},
+              {"vs_compile", r.speedupVsCompile},
+              {"interval_level", r.intervalLevel},
+              {"vs_eager_interval", intervalToJson(r.intervalVsEager)},
+              {"vs_compile_interval", intervalToJson(r.intervalVsCompile)}}},
             {"reward", r.reward},
             {"reward_reason", r.rewardReason},
             {"verdict", r.verdict()},
@@ -255,7 +295,8 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         for (const auto& s : j.value("stages", json::array()))
             r.stages.push_back({s.value("name", ""), stageStatusFrom(s.value("status", "")),
                                 s.value("seconds", 0.0), s.value("summary", ""), s.value("log", ""),
-                                s.value("prepared_ahead", false)});
+                                s.value("prepared_ahead", false), s.value("start_seconds", 0.0),
+                                s.value("worker_started", false)});
         r.compiled = j.value("compiled", false);
         r.correct = j.value("correct", false);
         const json failure = j.value("failure", json::object());
@@ -266,6 +307,11 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         const json checks = j.value("checks", json::object());
         r.checksRun = intOr(checks, "run", 0);
         r.checksPassed = intOr(checks, "passed", 0);
+        const json rules = j.value("rules", json::object());
+        r.evaluationProfile = jsonField<std::string>(rules, "profile", "");
+        r.atol = jsonField<double>(rules, "atol", 0.0);
+        r.rtol = jsonField<double>(rules, "rtol", 0.0);
+        r.dtypeTolerances = jsonField<std::map<std::string, double>>(rules, "dtype_tolerances", {});
         for (const auto& o : j.value("outputs", json::array()))
             r.outputErrors.push_back(outputErrorFromJson(o));
         const json timings = j.value("timings", json::object());
@@ -276,6 +322,9 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         const json speedup = j.value("speedup", json::object());
         r.speedupVsEager = speedup.value("vs_eager", 0.0);
         r.speedupVsCompile = speedup.value("vs_compile", 0.0);
+        r.intervalLevel = jsonField<double>(speedup, "interval_level", 0.0);
+        r.intervalVsEager = intervalFromJson(speedup.value("vs_eager_interval", json()));
+        r.intervalVsCompile = intervalFromJson(speedup.value("vs_compile_interval", json()));
         r.reward = intOr(j, "reward", -1);
         r.rewardReason = j.value("reward_reason", "");
         for (const auto& f : j.value("flags", json::array()))

@@ -4,6 +4,7 @@
 #include "engine/evaluation/integrity_evidence.h"
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -17,12 +18,26 @@ std::string toString(StageStatus status);
 struct StageRecord {
     std::string name; // static, workspace, inspect, compile, verify, profile, reward
     StageStatus status = StageStatus::NotRun;
-    double seconds = 0.0;
+    double seconds = 0.0; // wall-clock, as the engine saw it: from the stage's start to its result
     std::string summary;
     std::string log;
     // Run by a warm worker's standby child whose reference side was prepared before the
     // request came (the instant loop's path), as the worker reported it.
     bool preparedAhead = false;
+    // Of `seconds`, what passed before the stage's own work began or after it ended: the
+    // sandbox, the interpreter's start and exit, a warm worker's start, the request and result
+    // files. The rest is the stage's time in its process.
+    double startSeconds = 0.0;
+    // A warm worker's server was started for this stage (its start is in startSeconds).
+    bool workerStarted = false;
+};
+
+// Where a speed-up lies with the confidence `level` (the profile stage's bootstrap over timing
+// rounds); a milestone counts only when the whole interval is above its threshold.
+struct SpeedupInterval {
+    bool available = false;
+    double low = 0.0;
+    double high = 0.0;
 };
 
 struct OutputError {
@@ -40,10 +55,11 @@ struct TimingStats {
     int samples = 0;
     std::string method; // "cuda-events" or "wall-clock"
     double hostMedianMs = 0;
-    double cv = 0;       // coefficient of variation of single calls (stdev / mean)
-    double roundCv = 0;  // coefficient of variation of the per-round medians
-    int rounds = 0;      // rounds run (repeat-until-stable)
-    bool stable = false; // roundCv within the target
+    double cv = 0;                      // coefficient of variation of single calls (stdev / mean)
+    double roundCv = 0;                 // coefficient of variation of the per-round medians
+    int rounds = 0;                     // rounds run (repeat-until-stable)
+    bool stable = false;                // roundCv within the target
+    std::vector<double> roundMediansMs; // one median per round: what speed-up intervals resample
 
     double spreadPercent() const { return medianMs > 0 ? 100.0 * stdevMs / medianMs : 0.0; }
 };
@@ -77,8 +93,8 @@ struct EvaluationResult {
     std::string workspace;
     std::string referencePath;
     std::string candidatePath;
-    std::string startedAt; // ISO 8601 UTC
-    double totalSeconds = 0.0;
+    std::string startedAt;     // ISO 8601 UTC
+    double totalSeconds = 0.0; // wall-clock of the whole evaluation
     std::uint64_t seed = 0;
     bool cpuMode = false;
     bool sandboxed = false;
@@ -91,6 +107,13 @@ struct EvaluationResult {
     std::string failureMessage;
     std::vector<Diagnostic> diagnostics;
 
+    // The rules it was judged by: the profile's name ("cuda-agent", "kernelbench", "rl") and the
+    // tolerances the checks used (dtypeTolerances: per output dtype, as atol and rtol both).
+    std::string evaluationProfile;
+    double atol = 0.0;
+    double rtol = 0.0;
+    std::map<std::string, double> dtypeTolerances;
+
     int checksRun = 0;
     int checksPassed = 0;
     std::vector<OutputError> outputErrors;
@@ -101,6 +124,9 @@ struct EvaluationResult {
     bool baselinesFromCache = false;
     double speedupVsEager = 0.0;   // eager median / candidate median; 0 when not measured
     double speedupVsCompile = 0.0; // compile median / candidate median; 0 when unavailable
+    double intervalLevel = 0.0;    // e.g. 0.90 for the intervals below
+    SpeedupInterval intervalVsEager;
+    SpeedupInterval intervalVsCompile;
 
     int reward = -1;
     std::string rewardReason;
@@ -118,6 +144,9 @@ struct EvaluationResult {
     const StageRecord* stage(const std::string& name) const;
     bool hasStrictFlag() const;
     std::string verdict() const; // "correct, 1.42x vs eager" / "compile failed: ..."
+    // The stages' seconds together; totalSeconds less this is the engine's own time between
+    // them (cache look-ups, the reward, clean-up).
+    double stageSeconds() const;
 };
 
 nlohmann::json toJson(const EvaluationResult& result);

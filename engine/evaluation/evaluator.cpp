@@ -5,6 +5,7 @@
 #include "engine/evaluation/baseline_cache.h"
 #include "engine/evaluation/fast_kernel_build.h"
 #include "engine/evaluation/harness_stage.h"
+#include "engine/evaluation/json_field.h"
 #include "engine/evaluation/static_checks.h"
 #include "engine/evaluation/warm_worker.h"
 #include "engine/process/sandbox.h"
@@ -34,6 +35,10 @@ using nlohmann::json;
 
 namespace kwb {
 namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 std::uint64_t freshSeed() {
     std::random_device device;
@@ -315,7 +320,26 @@ json timingRequest(const RunContext& c, const std::string& stage, bool includeBa
     // Outputs of timed calls are checked against the reference with verify's tolerances.
     request["atol"] = c.options.atol;
     request["rtol"] = c.options.rtol;
+    request["dtype_tolerances"] = c.options.dtypeTolerances;
     return request;
+}
+
+// The profile stage's intervals for the candidate's speed-ups ({"eager": {"low", "high"}, ...}).
+void absorbSpeedupIntervals(EvaluationResult& r, const json& candidate) {
+    const json intervals = candidate.is_object()
+                               ? candidate.value("speedup_intervals", json::object())
+                               : json::object();
+    auto read = [&](const char* name) {
+        SpeedupInterval i;
+        const json bounds = intervals.is_object() ? intervals.value(name, json::object()) : json();
+        i.low = jsonField<double>(bounds, "low", 0.0);
+        i.high = jsonField<double>(bounds, "high", 0.0);
+        i.available = i.low > 0 && i.low <= i.high;
+        return i;
+    };
+    r.intervalVsEager = read("eager");
+    r.intervalVsCompile = read("compile");
+    r.intervalLevel = jsonField<double>(candidate, "interval_level", 0.0);
 }
 
 CachedBaseline baselineTimingsFrom(const json& result) {
@@ -330,6 +354,8 @@ StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcom
     record.seconds = outcome.seconds;
     record.log = outcome.log;
     record.preparedAhead = outcome.preparedAhead;
+    record.startSeconds = outcome.startSeconds;
+    record.workerStarted = outcome.workerStarted;
     const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
     record.status =
         outcome.ok ? (skipped ? StageStatus::Skipped : StageStatus::Passed) : StageStatus::Failed;
@@ -436,7 +462,9 @@ EvaluationTarget EvaluationTarget::forPair(const std::string& reference,
 }
 
 Evaluator::Evaluator(std::string pythonPath) {
-    PythonProbe probe = pythonPath.empty() ? detectPython("") : PythonProbe{};
+    // Only where torch is: its import (seconds, more with CUDA) is the inspect stage's, which
+    // reports a torch that fails to import as clearly as a probe would.
+    PythonProbe probe = pythonPath.empty() ? locatePython("") : PythonProbe{};
     // The sandbox hides some trees (/tmp); a resolved folder keeps the interpreter reachable.
     python_ = resolveFolderOf(pythonPath.empty() ? probe.path : pythonPath);
 }
@@ -506,6 +534,10 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
 
     RunContext c = newRunContext(target, options, python_, r);
     context = &c;
+    r.evaluationProfile = toString(options.evaluationProfile);
+    r.atol = options.atol;
+    r.rtol = options.rtol;
+    r.dtypeTolerances = options.dtypeTolerances;
     const bool workspaceMode =
         target.workspace == fs::path(target.referencePath).parent_path().string() &&
         fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);
@@ -524,6 +556,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         if (!fs::is_regular_file(path)) {
             setup.status = StageStatus::Failed;
             setup.summary = std::string(label) + " file not found: " + path;
+            setup.seconds = secondsSince(started);
             r.stages.push_back(setup);
             fail(r, "missing_file", setup.summary);
             return finish();
@@ -531,6 +564,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     if (std::string problem = pythonProblem(python_); !problem.empty()) {
         setup.status = StageStatus::Failed;
         setup.summary = problem;
+        setup.seconds = secondsSince(started);
         r.stages.push_back(setup);
         fail(r, "python_missing", setup.summary);
         return finish();
@@ -545,6 +579,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         if (check.manifestFound && !check.clean()) {
             setup.status = StageStatus::Failed;
             r.flags.push_back({"protected_file_modified", FlagSeverity::Strict, check.describe()});
+            setup.seconds = secondsSince(started);
             r.stages.push_back(setup);
             fail(r, "protected_file_modified", check.describe());
             return finish();
@@ -552,9 +587,10 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         if (!check.manifestFound)
             r.flags.push_back({"no_manifest", FlagSeverity::Warning, check.describe()});
     }
-    r.stages.push_back(setup);
-
+    // The driver's start (dlopen, cuInit, the device's attributes) belongs to the set-up too.
     GpuInventory gpus = chooseDevice(options, c, r);
+    setup.seconds = secondsSince(started);
+    r.stages.push_back(setup);
     if (options.device == DeviceChoice::Cuda && !gpus.hasGpu()) {
         fail(r, "no_gpu", "--device cuda was asked for, but " + gpus.status);
         return finish();
@@ -565,8 +601,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     StaticCheckReport statics =
         runStaticChecks(target.referencePath, target.candidatePath, workspaceMode);
     StageRecord staticRecord{"static", StageStatus::Passed, 0.0, statics.summary(), ""};
-    staticRecord.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - staticStart).count();
+    staticRecord.seconds = secondsSince(staticStart);
     for (const auto& flag : statics.flags)
         r.flags.push_back(flag);
     if (!statics.fatal.empty()) {
@@ -677,6 +712,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     verifyRequest["checks"] = options.checks;
     verifyRequest["atol"] = options.atol;
     verifyRequest["rtol"] = options.rtol;
+    verifyRequest["dtype_tolerances"] = options.dtypeTolerances;
     verifyRequest["extension_path"] = extensionPath;
     verifyRequest["kernels_dir"] = kernelsDirectory;
     HarnessStageOutcome verify = runStage(c, "verify", verifyRequest);
@@ -703,6 +739,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     if (cancelled())
         return finish();
     report("profile");
+    const auto profileBegun = std::chrono::steady_clock::now();
     BaselineKey key = baselineKeyFor(target.referencePath, c.device, r.environment.deviceName,
                                      r.environment.torchVersion, options);
     StageExtras profileExtras;
@@ -719,6 +756,19 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     std::optional<CachedBaseline> cached =
         options.refreshBaselines || timeline ? std::nullopt : loadBaseline(key);
     json profileRequest = timingRequest(c, "profile", !cached.has_value());
+    if (options.reward.decideOnInterval) {
+        // Timing goes on while a milestone's interval straddles the threshold, against the
+        // cached baselines' rounds when they are not timed again.
+        profileRequest["milestone_threshold"] = options.reward.speedupThreshold;
+        if (cached) {
+            json rounds = json::object();
+            for (const auto& [name, stats] :
+                 {std::pair{"eager", &cached->eager}, {"compile", &cached->compiled}})
+                if (stats->available && !stats->roundMediansMs.empty())
+                    rounds[name] = stats->roundMediansMs;
+            profileRequest["baseline_rounds"] = rounds;
+        }
+    }
     profileRequest["extension_path"] = extensionPath;
     profileRequest["kernels_dir"] = kernelsDirectory;
     HarnessStageOutcome profile = runStage(c, "profile", profileRequest, profileExtras);
@@ -728,6 +778,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     if (profile.ok && profile.result.is_object()) {
         const json timings = profile.result.value("timings", json::object());
         r.candidate = timingFromJson(timings.value("candidate", json::object()));
+        absorbSpeedupIntervals(r, timings.value("candidate", json::object()));
         if (cached) {
             r.eager = cached->eager;
             r.compiledBaseline = cached->compiled;
@@ -746,6 +797,9 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         r.flags.push_back({"profile_failed", FlagSeverity::Warning,
                            profile.failureKind + ": " + profile.failureMessage});
     }
+    // The baseline cache's look-up and store and the timeline's set-up are the stage's too.
+    profileRecord.seconds = secondsSince(profileBegun);
+    profileRecord.startSeconds += std::max(0.0, profileRecord.seconds - profile.seconds);
     r.stages.push_back(profileRecord);
     return finish();
 }

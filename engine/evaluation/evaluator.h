@@ -1,10 +1,12 @@
 #pragma once
 
+#include "engine/evaluation/evaluation_profile.h"
 #include "engine/evaluation/evaluation_result.h"
 #include "engine/evaluation/reward_policy.h"
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <stop_token>
 #include <string>
 
@@ -24,11 +26,17 @@ struct EvaluationTarget {
     static EvaluationTarget forPair(const std::string& reference, const std::string& candidate);
 };
 
+// The defaults are CUDA Agent's (EvaluationProfile::CudaAgent); applyEvaluationProfile sets
+// another profile's.
 struct EvaluationOptions {
+    EvaluationProfile evaluationProfile = EvaluationProfile::CudaAgent; // recorded in the result
     DeviceChoice device = DeviceChoice::Auto;
     int checks = 5;
     double atol = 1e-2;
     double rtol = 1e-2;
+    // Per output dtype ("float32" -> 1e-4): that value as both atol and rtol for outputs of the
+    // dtype; outputs of other dtypes use atol and rtol.
+    std::map<std::string, double> dtypeTolerances;
     bool profile = true;
     bool stopAfterCompile = false; // compile only (the agent's Compile tool): no verify, no reward
     bool refreshBaselines = false; // re-time eager and torch.compile even if cached

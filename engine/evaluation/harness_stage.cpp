@@ -1,5 +1,6 @@
 #include "engine/evaluation/harness_stage.h"
 
+#include "engine/evaluation/json_field.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/resource_paths.h"
 #include "engine/workspace/contained_files.h"
@@ -51,6 +52,11 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
                                       const std::filesystem::path& resultFile,
                                       HarnessStageOutcome outcome) {
     outcome.result = readStageResult(resultFile);
+    // The harness reports its own time in the stage process; the rest of the wall-clock the
+    // engine saw went to starting and ending that process (or a warm worker's server).
+    const double inside = jsonField<double>(outcome.result, "elapsed_s", -1.0);
+    if (inside >= 0.0 && inside <= outcome.seconds)
+        outcome.startSeconds = outcome.seconds - inside;
 
     if (!process.started) {
         outcome.failureKind = "python_missing";

@@ -34,7 +34,9 @@ struct HarnessStageOutcome {
     bool sandboxed = false;
     std::string sandboxDescription; // SandboxedCommand::description
     std::string sandboxWarning;
-    double seconds = 0.0;
+    double seconds = 0.0;      // StageRecord::seconds
+    double startSeconds = 0.0; // StageRecord::startSeconds
+    bool workerStarted = false;
     bool preparedAhead = false; // a warm worker's standby child ran it (StageRecord::preparedAhead)
 };
 

@@ -9,6 +9,29 @@ std::string ratio(double value) {
     std::snprintf(buffer, sizeof buffer, "%.3fx", value);
     return buffer;
 }
+
+// Whether a speed-up clears the threshold, and how that was decided.
+struct Cleared {
+    bool above = false;
+    std::string how; // "1.230x" or "1.070x (90% interval 1.020x-1.110x straddles 1.050x)"
+};
+
+Cleared clears(double speedup, const SpeedupInterval& interval, double level,
+               const RewardPolicy& policy) {
+    Cleared c{speedup > policy.speedupThreshold, ratio(speedup)};
+    if (!policy.decideOnInterval || !interval.available)
+        return c;
+    char text[160];
+    std::snprintf(text, sizeof text, " (%.0f%% interval %s-%s", 100.0 * level,
+                  ratio(interval.low).c_str(), ratio(interval.high).c_str());
+    c.how += text;
+    if (c.above && interval.low <= policy.speedupThreshold) {
+        c.above = false;
+        c.how += " reaches below " + ratio(policy.speedupThreshold) + ": not counted";
+    }
+    c.how += ")";
+    return c;
+}
 } // namespace
 
 RewardDecision decideReward(const EvaluationResult& r, const RewardPolicy& policy) {
@@ -26,16 +49,18 @@ RewardDecision decideReward(const EvaluationResult& r, const RewardPolicy& polic
     if (!r.candidate.available || r.speedupVsEager <= 0)
         return {1, "correct; not profiled"};
     const std::string threshold = ratio(policy.speedupThreshold);
-    if (r.speedupVsEager <= policy.speedupThreshold)
-        return {1, "correct; " + ratio(r.speedupVsEager) + " vs eager is not above " + threshold};
+    const Cleared eager = clears(r.speedupVsEager, r.intervalVsEager, r.intervalLevel, policy);
+    if (!eager.above)
+        return {1, "correct; " + eager.how + " vs eager is not above " + threshold};
     if (!r.compiledBaseline.available)
-        return {2, "faster than eager (" + ratio(r.speedupVsEager) +
+        return {2, "faster than eager (" + eager.how +
                        "); torch.compile unavailable: " + r.compiledBaseline.unavailableReason};
-    if (r.speedupVsCompile <= policy.speedupThreshold)
-        return {2, "faster than eager (" + ratio(r.speedupVsEager) + "), " +
-                       ratio(r.speedupVsCompile) + " vs torch.compile is not above " + threshold};
-    return {3, "faster than eager (" + ratio(r.speedupVsEager) + ") and torch.compile (" +
-                   ratio(r.speedupVsCompile) + ")"};
+    const Cleared compiled =
+        clears(r.speedupVsCompile, r.intervalVsCompile, r.intervalLevel, policy);
+    if (!compiled.above)
+        return {2, "faster than eager (" + eager.how + "), " + compiled.how +
+                       " vs torch.compile is not above " + threshold};
+    return {3, "faster than eager (" + eager.how + ") and torch.compile (" + compiled.how + ")"};
 }
 
 } // namespace kwb

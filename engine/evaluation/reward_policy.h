@@ -9,6 +9,11 @@ namespace kwb {
 // speed-up above the threshold (1.05: more than 5% faster).
 struct RewardPolicy {
     double speedupThreshold = 1.05;
+    // A milestone counts only when the speed-up's interval (EvaluationResult::intervalVsEager,
+    // intervalVsCompile) lies wholly above the threshold, and the profile stage times more rounds
+    // while it straddles it: a kernel within noise of the threshold gets the same reward every
+    // time instead of a coin flip. Off: the point estimate decides (KernelBench's way).
+    bool decideOnInterval = true;
 };
 
 struct RewardDecision {

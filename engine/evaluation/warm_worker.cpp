@@ -1,5 +1,6 @@
 #include "engine/evaluation/warm_worker.h"
 
+#include "engine/evaluation/json_field.h"
 #include "engine/process/head_tail_capper.h"
 #include "engine/process/line_process.h"
 #include "engine/process/tree_watchdog.h"
@@ -126,8 +127,8 @@ int WarmWorkerPool::workersStarted() const {
     return started_;
 }
 
-std::shared_ptr<WarmWorkerPool::Worker> WarmWorkerPool::workerFor(const HarnessStageSpec& spec,
-                                                                  std::string& error) {
+std::shared_ptr<WarmWorkerPool::Worker>
+WarmWorkerPool::workerFor(const HarnessStageSpec& spec, std::string& error, bool& started) {
     SandboxedCommand command = serverCommand(spec);
     const std::string key = keyFor(command);
     std::shared_ptr<Worker> evicted;
@@ -157,6 +158,7 @@ std::shared_ptr<WarmWorkerPool::Worker> WarmWorkerPool::workerFor(const HarnessS
     fs::create_directories(logDirectory, ec);
     const fs::path serverLog =
         logDirectory / ("server-" + std::to_string(std::hash<std::string>{}(key)) + ".log");
+    started = true;
     if (!worker->process.start(command.spec, serverLog.string(), &error))
         return nullptr;
     const auto ready = worker->process.readLine(kStartTimeout);
@@ -202,8 +204,23 @@ void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
 }
 
 HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
+    const auto begun = std::chrono::steady_clock::now();
+    bool workerStarted = false;
+    HarnessStageOutcome outcome = runOnWorker(spec, workerStarted);
+    // What the caller waited for, all of it: a server's start, the wait for a busy worker, a
+    // cold rerun after a failed one. The stage's time in its process is the rest.
+    outcome.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+    outcome.workerStarted = workerStarted;
+    const double inside = jsonField<double>(outcome.result, "elapsed_s", -1.0);
+    outcome.startSeconds =
+        inside >= 0.0 && inside <= outcome.seconds ? outcome.seconds - inside : 0.0;
+    return outcome;
+}
+
+HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bool& workerStarted) {
     std::string error;
-    std::shared_ptr<Worker> worker = workerFor(spec, error);
+    std::shared_ptr<Worker> worker = workerFor(spec, error, workerStarted);
     if (!worker)
         return runHarnessStage(spec); // reports the real problem (no torch, no Python, ...)
 
@@ -274,7 +291,6 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
         std::chrono::steady_clock::now() - sent);
     process.err.text = readCapped(logFile);
     outcome.log = process.err.text;
-    outcome.seconds = reply.value("seconds", 0.0);
     outcome.preparedAhead = boolOr(reply, "standby", false);
     if (reply.value("fatal", std::string()).size())
         worker->broken = true;

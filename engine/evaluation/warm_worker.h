@@ -31,7 +31,8 @@ public:
     static WarmWorkerPool& shared();
 
     // Runs one stage in a warm worker, starting one when none matches. A worker that cannot
-    // start or dies is replaced by a cold stage run, so the caller always gets an outcome.
+    // start or dies is replaced by a cold stage run, so the caller always gets an outcome. Its
+    // seconds are the wall-clock of the whole call, a server's start included (startSeconds).
     HarnessStageOutcome run(const HarnessStageSpec& spec);
 
     // Tells the worker that serves `spec`'s stages that an evaluation is over, so that it can
@@ -45,7 +46,9 @@ public:
 
 private:
     struct Worker;
-    std::shared_ptr<Worker> workerFor(const HarnessStageSpec& spec, std::string& error);
+    HarnessStageOutcome runOnWorker(const HarnessStageSpec& spec, bool& workerStarted);
+    std::shared_ptr<Worker> workerFor(const HarnessStageSpec& spec, std::string& error,
+                                      bool& started);
     static std::optional<std::string> awaitReply(Worker& worker, std::chrono::milliseconds timeout,
                                                  const SandboxPolicy& policy,
                                                  std::string& limitExceeded);

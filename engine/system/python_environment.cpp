@@ -171,6 +171,38 @@ PythonProbe detectPython(const std::string& configuredPath) {
 
 namespace {
 
+// Whether `path` runs and has a torch package to import (without importing it).
+bool torchInstalled(const std::string& path) {
+    ProcessSpec spec;
+    spec.argv = {path, "-c",
+                 "import importlib.util, sys; "
+                 "sys.exit(0 if importlib.util.find_spec('torch') else 3)"};
+    spec.timeout = std::chrono::seconds(20);
+    spec.outputLimitBytes = 4096;
+    return runProcess(spec).succeeded();
+}
+
+} // namespace
+
+PythonProbe locatePython(const std::string& configuredPath) {
+    for (const auto& candidate : pythonCandidates(configuredPath)) {
+        if (torchInstalled(candidate.path)) {
+            PythonProbe found;
+            found.path = candidate.path;
+            found.source = candidate.source;
+            found.runs = found.hasTorch = true;
+            return found;
+        }
+        // An explicit choice that fails is reported, not passed over (as detectPython does).
+        if (candidate.source == PythonSource::Environment ||
+            candidate.source == PythonSource::Settings)
+            break;
+    }
+    return detectPython(configuredPath);
+}
+
+namespace {
+
 std::vector<std::string> reportedPythonPrefixes(const std::string& python) {
     static std::mutex mutex;
     static std::map<std::string, std::vector<std::string>> known;

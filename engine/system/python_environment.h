@@ -55,4 +55,9 @@ PythonProbe probePython(const std::string& path, PythonSource source = PythonSou
 // The first candidate that can import torch; otherwise the most useful failure to show.
 PythonProbe detectPython(const std::string& configuredPath);
 
+// The first candidate where torch is installed (found, not imported: tens of milliseconds, not
+// seconds), for callers that only need the path; versions stay empty. Where none has it, the
+// full probe's answer, which says why.
+PythonProbe locatePython(const std::string& configuredPath);
+
 } // namespace kwb

@@ -23,6 +23,32 @@ TEST_F(EvaluationTest, PurePyTorchCandidateIsCorrectButFlaggedAsTorchFallback) {
     EXPECT_TRUE(flagged) << describe(r);
 }
 
+TEST_F(EvaluationTest, KernelBenchProfileRejectsAPrecisionBugThatCudaAgentsTolerancePasses) {
+    // A bfloat16 round trip of a float32 result: errors near 4e-3, inside CUDA Agent's 1e-2 and
+    // far outside KernelBench's 1e-4 for float32. The profile's rules reach the verdict.
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        return (x * self.weight * self.factor).bfloat16().float()"));
+    EvaluationOptions agent = cpuOptions();
+    agent.profile = false;
+    const EvaluationResult lenient = evaluateWorkspace(ws, agent);
+    EXPECT_TRUE(lenient.correct) << describe(lenient);
+    EXPECT_EQ(lenient.evaluationProfile, "cuda-agent");
+    EXPECT_EQ(lenient.atol, 1e-2);
+
+    EvaluationOptions kernelBench = cpuOptions();
+    applyEvaluationProfile(kernelBench, EvaluationProfile::KernelBench);
+    kernelBench.checks = 2;
+    kernelBench.profile = false;
+    const EvaluationResult strict = evaluateWorkspace(ws, kernelBench);
+    EXPECT_FALSE(strict.correct) << describe(strict);
+    EXPECT_EQ(strict.failureKind, "numerical_mismatch");
+    EXPECT_NE(strict.failureMessage.find("atol=0.0001, rtol=0.0001"), std::string::npos)
+        << strict.failureMessage;
+    EXPECT_EQ(strict.evaluationProfile, "kernelbench");
+    EXPECT_EQ(strict.dtypeTolerances.at("float32"), 1e-4);
+}
+
 TEST_F(EvaluationTest, TorchOpsHiddenBehindEarlyImportsAndTensorMethodsAreCaught) {
     // Names bound before any guard existed, Tensor methods and torch.ops.aten all reach the
     // dispatcher, where the guard sees them.

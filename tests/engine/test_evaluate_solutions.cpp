@@ -30,6 +30,11 @@ TEST_P(SolutionEvaluation, CorrectSolutionEarnsAtLeastOneInCpuMode) {
     EXPECT_EQ(r.candidate.method, "wall-clock");
     EXPECT_TRUE(r.eager.available);
     EXPECT_GT(r.speedupVsEager, 0.0);
+    // The speed-up's interval over the timing rounds, which the milestones are decided on.
+    EXPECT_EQ(r.candidate.roundMediansMs.size(), static_cast<std::size_t>(r.candidate.rounds));
+    EXPECT_EQ(r.intervalLevel, 0.9);
+    ASSERT_TRUE(r.intervalVsEager.available);
+    EXPECT_LE(r.intervalVsEager.low, r.intervalVsEager.high);
     EXPECT_FALSE(r.environment.torchVersion.empty());
     EXPECT_EQ(r.environment.device, "cpu");
     // Honest solutions are not flagged: only warnings about the run itself may appear.
@@ -38,6 +43,13 @@ TEST_P(SolutionEvaluation, CorrectSolutionEarnsAtLeastOneInCpuMode) {
                     f.code == "sandbox_weak")
             << "honest solution flagged: " << f.code << ": " << f.reason;
     EXPECT_GT(r.integrity.timedOutputsChecked, 0);
+    // Every second accounted: a cold stage's process start is inside its record.
+    EXPECT_GE(r.stageSeconds(), 0.95 * r.totalSeconds)
+        << "stages " << r.stageSeconds() << " s of " << r.totalSeconds << " s";
+    for (const char* stage : {"inspect", "verify", "profile"}) {
+        EXPECT_GT(r.stage(stage)->startSeconds, 0.0) << stage;
+        EXPECT_LT(r.stage(stage)->startSeconds, r.stage(stage)->seconds) << stage;
+    }
     EXPECT_FALSE(r.integrity.extensionCalls.empty()) << "the extension's calls are counted";
 
     // A second evaluation reuses the built extension and the cached baselines. Neither depends on
@@ -47,6 +59,9 @@ TEST_P(SolutionEvaluation, CorrectSolutionEarnsAtLeastOneInCpuMode) {
     EvaluationResult again = evaluateWorkspace(ws);
     EXPECT_GE(again.reward, 1) << describe(again);
     EXPECT_TRUE(again.baselinesFromCache);
+    // Cached baselines keep their rounds, so the interval is there without timing them again.
+    EXPECT_FALSE(again.eager.roundMediansMs.empty());
+    EXPECT_TRUE(again.intervalVsEager.available);
     EXPECT_NE(again.seed, r.seed) << "each evaluation draws fresh inputs";
 }
 

@@ -52,6 +52,37 @@ TEST(RewardPolicy, MilestonesFollowCudaAgent) {
     EXPECT_NE(capped.reason.find("no inductor"), std::string::npos);
 }
 
+TEST(RewardPolicy, AMilestoneCountsOnlyWhenItsWholeIntervalClearsTheThreshold) {
+    EvaluationResult r = profiledResult(1.0, 0.95, 0.93); // 1.075x vs eager, 1.02x vs compile
+    r.intervalLevel = 0.9;
+    r.intervalVsEager = {true, 1.02, 1.12}; // straddles 1.05
+    const RewardDecision undecided = decideReward(r);
+    EXPECT_EQ(undecided.reward, 1);
+    EXPECT_NE(undecided.reason.find("90% interval 1.020x-1.120x reaches below 1.050x"),
+              std::string::npos)
+        << undecided.reason;
+    r.intervalVsEager = {true, 1.06, 1.09};
+    EXPECT_EQ(decideReward(r).reward, 2);
+
+    // The point estimate decides where the policy says so (KernelBench's way) or without an
+    // interval (a record from before intervals, a single timing round).
+    r.intervalVsEager = {true, 1.02, 1.12};
+    RewardPolicy pointEstimate;
+    pointEstimate.decideOnInterval = false;
+    EXPECT_EQ(decideReward(r, pointEstimate).reward, 2);
+    r.intervalVsEager = {};
+    EXPECT_EQ(decideReward(r).reward, 2);
+
+    // torch.compile's interval decides the third milestone.
+    EvaluationResult both = profiledResult(1.0, 0.95, 0.80); // 1.25x and 1.19x
+    both.intervalLevel = 0.9;
+    both.intervalVsEager = {true, 1.2, 1.3};
+    both.intervalVsCompile = {true, 1.04, 1.3};
+    EXPECT_EQ(decideReward(both).reward, 2);
+    both.intervalVsCompile = {true, 1.1, 1.3};
+    EXPECT_EQ(decideReward(both).reward, 3);
+}
+
 TEST(RewardPolicy, StrictFlagOverridesEverything) {
     EvaluationResult r = profiledResult(1.0, 1.0, 0.1);
     r.flags.push_back({"protected_file_modified", FlagSeverity::Strict, "model.py changed"});
@@ -68,6 +99,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.seed = 42;
     r.cpuMode = true;
     r.stages.push_back({"compile", StageStatus::Passed, 1.5, "ok", "log text"});
+    r.stages.push_back({"verify", StageStatus::Passed, 4.25, "ok", "", true, 3.5, true});
     r.diagnostics.push_back({"kernels/a.cu", 3, 7, Severity::Warning, "unused"});
     r.outputErrors.push_back({0, 1e-4, 2e-3, {8, 16}, "float32"});
     r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, "no bwrap"});
@@ -81,12 +113,22 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.integrity.externalBatches = 6;
     r.integrity.externalInconsistentBatches = 1;
     r.reward = 3;
+    r.candidate.roundMediansMs = {1.0, 0.98, 1.01};
+    r.intervalLevel = 0.9;
+    r.intervalVsEager = {true, 1.9, 2.1};
     nlohmann::json j = toJson(r);
     EvaluationResult back;
     std::string error;
     ASSERT_TRUE(fromJson(nlohmann::json::parse(j.dump()), back, &error)) << error;
     EXPECT_EQ(toJson(back), j);
     EXPECT_EQ(back.stage("compile")->seconds, 1.5);
+    EXPECT_EQ(back.stage("verify")->startSeconds, 3.5);
+    EXPECT_TRUE(back.stage("verify")->workerStarted);
+    EXPECT_EQ(back.stageSeconds(), 5.75);
+    EXPECT_EQ(back.candidate.roundMediansMs, (std::vector<double>{1.0, 0.98, 1.01}));
+    EXPECT_TRUE(back.intervalVsEager.available);
+    EXPECT_EQ(back.intervalVsEager.high, 2.1);
+    EXPECT_FALSE(back.intervalVsCompile.available);
     EXPECT_EQ(back.outputErrors[0].shape, (std::vector<std::int64_t>{8, 16}));
     EXPECT_EQ(back.diagnostics[0].severity, Severity::Warning);
     EXPECT_EQ(back.timelineRecordPath, "/ws/build/timelines/run.kwbtl.jsonl");

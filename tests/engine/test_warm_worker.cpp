@@ -31,6 +31,18 @@ TEST_F(WarmWorkerTest, ServesSeveralEvaluationsFromOneServer) {
     // inspect, verify and both runs' stages: one server.
     EXPECT_EQ(started() - before, 1);
     EXPECT_GE(WarmWorkerPool::shared().workers(), 1u);
+
+    // Every second accounted: the server's start is the first warm stage's, not lost between
+    // stages, and the stages cover the evaluation's wall-clock.
+    ASSERT_NE(first.stage("inspect"), nullptr);
+    EXPECT_TRUE(first.stage("inspect")->workerStarted);
+    EXPECT_GT(first.stage("inspect")->startSeconds, 0.0);
+    EXPECT_LT(first.stage("inspect")->startSeconds, first.stage("inspect")->seconds);
+    for (const auto& s : second.stages)
+        EXPECT_FALSE(s.workerStarted) << s.name;
+    for (const EvaluationResult* r : {&first, &second})
+        EXPECT_GE(r->stageSeconds(), 0.95 * r->totalSeconds)
+            << "stages " << r->stageSeconds() << " s of " << r->totalSeconds << " s";
 }
 
 TEST_F(WarmWorkerTest, TamperingDiesWithItsChild) {

@@ -88,7 +88,9 @@ def _unravel(pos: int, shape: tuple):
     return reversed(index)
 
 
-def compare(cand_out, ref_out, atol: float, rtol: float) -> Comparison:
+def compare(cand_out, ref_out, atol: float, rtol: float, dtype_tolerances: dict | None = None) -> Comparison:
+    """``dtype_tolerances`` (dtype name -> value) replaces atol and rtol for tensors of those
+    dtypes: KernelBench's tolerance per precision."""
     import torch
 
     result = Comparison()
@@ -117,7 +119,9 @@ def compare(cand_out, ref_out, atol: float, rtol: float) -> Comparison:
                     result.kind = OUTPUT_MISMATCH
                     result.message = f"{label}: {what} {cv} differs from the reference's {rv}"
                     return result
-            max_abs, max_rel, bad, worst, cv, rv = _tensor_errors(c, r, atol, rtol)
+            tolerance = (dtype_tolerances or {}).get(dtype_name(r.dtype))
+            t_atol, t_rtol = (tolerance, tolerance) if tolerance is not None else (atol, rtol)
+            max_abs, max_rel, bad, worst, cv, rv = _tensor_errors(c, r, t_atol, t_rtol)
             result.stats.append({
                 "index": index,
                 "max_abs_error": max_abs,
@@ -130,7 +134,7 @@ def compare(cand_out, ref_out, atol: float, rtol: float) -> Comparison:
                 result.kind = NUMERICAL_MISMATCH
                 result.message = (
                     f"{label} (shape {list(r.shape)}, {dtype_name(r.dtype)}): {bad} of {r.numel()} "
-                    f"elements ({share:.3g}%) exceed atol={atol:g}, rtol={rtol:g}; "
+                    f"elements ({share:.3g}%) exceed atol={t_atol:g}, rtol={t_rtol:g}; "
                     f"max abs error {_fmt(max_abs)}, max rel error {_fmt(max_rel)}; "
                     f"worst at {worst}: candidate {_fmt(cv)}, reference {_fmt(rv)}"
                 )

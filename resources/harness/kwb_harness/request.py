@@ -37,6 +37,9 @@ class Request:
     checks: int = 5
     atol: float = 1e-2
     rtol: float = 1e-2
+    # Per output dtype name ("float32": 1e-4): that value as both atol and rtol (KernelBench's
+    # tolerance per precision); outputs of other dtypes use atol and rtol.
+    dtype_tolerances: dict = field(default_factory=dict)
     extension_path: str | None = None
     # fast path: the folder of NVRTC-compiled kernel modules the kwb_kernels runtime loads
     kernels_dir: str | None = None
@@ -53,6 +56,10 @@ class Request:
     target_cv: float = 0.03
     max_rounds: int = 15
     time_budget_s: float = 30.0
+    # and while a speed-up's interval straddles milestone_threshold (0: no milestones decided
+    # here), against this run's baselines or baseline_rounds (the per-round medians of cached ones)
+    milestone_threshold: float = 0.0
+    baseline_rounds: dict = field(default_factory=dict)
 
 
 def _fail(message: str) -> HarnessError:
@@ -156,6 +163,11 @@ def parse(data: dict, stage: str) -> Request:
     req.checks = _get(data, "checks", (int,), default=req.checks)
     req.atol = float(_get(data, "atol", (float, int), default=req.atol))
     req.rtol = float(_get(data, "rtol", (float, int), default=req.rtol))
+    tolerances = _get(data, "dtype_tolerances", (dict,), default={})
+    for name, value in tolerances.items():
+        if type(value) not in (float, int) or value < 0:
+            raise _fail(f"field 'dtype_tolerances' must map dtype names to non-negative numbers, got {name}: {value!r}")
+    req.dtype_tolerances = {str(name): float(value) for name, value in tolerances.items()}
     ext = _get(data, "extension_path", (str,), default="")
     req.extension_path = os.path.abspath(ext) if ext else None
     kernels_dir = _get(data, "kernels_dir", (str,), default="")
@@ -171,6 +183,12 @@ def parse(data: dict, stage: str) -> Request:
     req.target_cv = float(_get(data, "target_cv", (float, int), default=req.target_cv))
     req.max_rounds = _get(data, "max_rounds", (int,), default=req.max_rounds)
     req.time_budget_s = float(_get(data, "time_budget_s", (float, int), default=req.time_budget_s))
+    req.milestone_threshold = float(_get(data, "milestone_threshold", (float, int), default=0.0))
+    rounds = _get(data, "baseline_rounds", (dict,), default={})
+    for name, values in rounds.items():
+        if not isinstance(values, list) or not all(type(v) in (float, int) and v > 0 for v in values):
+            raise _fail(f"field 'baseline_rounds' must map variants to lists of positive times, got {name}")
+    req.baseline_rounds = {str(name): [float(v) for v in values] for name, values in rounds.items()}
 
     if req.checks < 1:
         raise _fail("field 'checks' must be at least 1")

@@ -21,7 +21,7 @@ class TimedOutputCheck:
     def check(self, output, inputs_snapshot: list) -> None:
         req = self._req
         expected = models.run_model(self._ref_model, inputs_snapshot, req.device, "reference", req.workspace)
-        comparison = compare(output, expected, req.atol, req.rtol)
+        comparison = compare(output, expected, req.atol, req.rtol, req.dtype_tolerances)
         self.checked += 1
         if not comparison.ok and self.flag is None:
             self.flag = {

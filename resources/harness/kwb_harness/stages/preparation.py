@@ -17,9 +17,11 @@ import json
 
 from ..timing.phase_clock import PhaseClock
 
-# Request fields a preparation does not depend on: the candidate's, and the evaluation's own
-# scratch folder (read when the request runs).
-PER_REQUEST_FIELDS = ("candidate", "extension_path", "kernels_dir", "scratch_dir")
+# Request fields a preparation does not depend on: the candidate's, the evaluation's own scratch
+# folder (read when the request runs), and what only decides when timing stops (the cached
+# baselines' rounds, which arrive once they are cached).
+PER_REQUEST_FIELDS = ("candidate", "extension_path", "kernels_dir", "scratch_dir", "baseline_rounds",
+                      "milestone_threshold")
 
 
 def request_key(data: dict) -> str:

@@ -25,7 +25,7 @@ from ..isolation.candidate_process import CandidateProcess
 from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate
 from ..isolation.reports import checked_flags, missing_report_flag, well_formed
 from ..task_loader import load_reference
-from ..timing import external_clock, gpu_monitor, phase_marks
+from ..timing import external_clock, gpu_monitor, phase_marks, speedup_interval
 from ..timing.input_pool import InputPool
 from ..timing.phase_clock import PhaseClock
 from ..timing.timers import CpuTimer, CudaTimer, relative_spread, rotated, summarize
@@ -360,6 +360,18 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
         except BaseException as exc:
             raise _failure(name, exc, req) from None
 
+    def undecided_milestones() -> list:
+        """The baselines whose speed-up interval still straddles the milestone threshold."""
+        if req.milestone_threshold <= 0 or "candidate" not in round_medians:
+            return []
+        found = []
+        for base in ("eager", "compile"):
+            rounds = round_medians.get(base) or req.baseline_rounds.get(base)
+            bounds = speedup_interval.interval(rounds or [], round_medians["candidate"])
+            if speedup_interval.undecided(bounds, req.milestone_threshold):
+                found.append(base)
+        return found
+
     # Warm-up for every variant before any measurement: lazy initialisation (cuBLAS
     # handles, allocator growth, JIT caches) must not land in the first variant's samples.
     for name in variants:
@@ -389,10 +401,12 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
             rounds_done += 1
             if rounds_done < req.rounds:
                 continue
-            # Repeat until the per-round medians agree: single calls of tiny kernels jitter by
-            # tens of percent, but their medians settle.
+            # Repeat until the per-round medians agree (single calls of tiny kernels jitter by
+            # tens of percent, but their medians settle) and no milestone is left to chance.
             unstable = [n for n in names if relative_spread(round_medians[n]) > req.target_cv]
-            if not unstable or rounds_done >= max_rounds or clock.perf_counter() - started > req.time_budget_s:
+            undecided = undecided_milestones()
+            if (not unstable and not undecided) or rounds_done >= max_rounds \
+                    or clock.perf_counter() - started > req.time_budget_s:
                 break
     finally:
         gc.enable()
@@ -404,9 +418,21 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
         t["rounds"] = rounds_done
         t["round_cv"] = relative_spread(round_medians[name])
         t["stable"] = t["round_cv"] <= req.target_cv
+        t["round_medians_ms"] = list(round_medians[name])
         print(f"{name:>9}: median {t['median_ms']:.4f} ms (p10 {t['p10_ms']:.4f}, p90 {t['p90_ms']:.4f}, "
               f"cv {100 * t['cv']:.1f}%, round cv {100 * t['round_cv']:.1f}%, {t['samples']} samples, "
               f"{rounds_done} rounds, {t['method']})")
+    if "candidate" in round_medians:
+        intervals = {}
+        for base in ("eager", "compile"):
+            bounds = speedup_interval.interval(round_medians.get(base) or req.baseline_rounds.get(base) or [],
+                                               round_medians["candidate"])
+            if bounds is not None:
+                intervals[base] = {"low": bounds[0], "high": bounds[1]}
+                print(f"speed-up vs {base}: {100 * speedup_interval.LEVEL:.0f}% interval "
+                      f"[{bounds[0]:.3f}x, {bounds[1]:.3f}x] over {rounds_done} rounds")
+        timings["candidate"]["speedup_intervals"] = intervals
+        timings["candidate"]["interval_level"] = speedup_interval.LEVEL
     if unstable:
         _add_flag(result, {
             "code": "timing_unstable", "severity": "warning",

@@ -132,7 +132,7 @@ class _RemoteCandidate:
         payload = self._outputs(case, 2 if determinism else 1, resize)
         output = payload["outputs"][0]
         _require_plain_outputs(output, case.expected, self.flags)
-        comparison = compare(output, case.expected, req.atol, req.rtol)
+        comparison = compare(output, case.expected, req.atol, req.rtol, req.dtype_tolerances)
         # Kept for the caller: a failing check still reports how far off each output was.
         self.last_stats = comparison.stats
         if not comparison.ok:
@@ -144,7 +144,7 @@ class _RemoteCandidate:
             again = payload["outputs"][1]
             # Bit-identical is the common case and cheap to establish; only otherwise is the
             # tolerance comparison (float64 copies of both) worth its cost.
-            repeat = None if _identical(again, output) else compare(again, output, req.atol, req.rtol)
+            repeat = None if _identical(again, output) else compare(again, output, req.atol, req.rtol, req.dtype_tolerances)
             if repeat is not None and not repeat.ok:
                 self.flags.add({"code": "nondeterministic_output", "severity": "strict",
                                 "reason": "two runs on the same inputs disagree (uninitialised memory?): "

@@ -1,0 +1,68 @@
+#include "engine/evaluation/evaluation_profile.h"
+
+#include "engine/evaluation/evaluator.h"
+
+namespace kwb {
+
+std::string toString(EvaluationProfile profile) {
+    switch (profile) {
+    case EvaluationProfile::CudaAgent:
+        return "cuda-agent";
+    case EvaluationProfile::KernelBench:
+        return "kernelbench";
+    case EvaluationProfile::Rl:
+        return "rl";
+    }
+    return "cuda-agent";
+}
+
+std::optional<EvaluationProfile> evaluationProfileFrom(const std::string& name) {
+    for (EvaluationProfile profile :
+         {EvaluationProfile::CudaAgent, EvaluationProfile::KernelBench, EvaluationProfile::Rl})
+        if (toString(profile) == name)
+            return profile;
+    return std::nullopt;
+}
+
+void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profile) {
+    const EvaluationOptions defaults; // CUDA Agent's numbers are the options' own defaults
+    options.evaluationProfile = profile;
+    options.checks = defaults.checks;
+    options.atol = defaults.atol;
+    options.rtol = defaults.rtol;
+    options.dtypeTolerances.clear();
+    options.warmup = defaults.warmup;
+    options.iterations = defaults.iterations;
+    options.rounds = defaults.rounds;
+    options.targetCv = defaults.targetCv;
+    options.maxRounds = defaults.maxRounds;
+    options.timingBudget = defaults.timingBudget;
+    options.l2Flush = defaults.l2Flush;
+    options.reward.decideOnInterval = defaults.reward.decideOnInterval;
+    switch (profile) {
+    case EvaluationProfile::CudaAgent:
+        break;
+    case EvaluationProfile::KernelBench:
+        // Outputs of another dtype (integers, float64) keep the options' atol and rtol.
+        options.dtypeTolerances = {{"float32", 1e-4}, {"float16", 1e-2}, {"bfloat16", 1e-2}};
+        options.checks = 5;
+        options.warmup = 3;
+        // One round of 100 calls per variant: KernelBench times its 100 trials back to back.
+        options.iterations = 100;
+        options.rounds = 1;
+        options.maxRounds = 1;
+        options.l2Flush = true;
+        // KernelBench compares the two medians; one round has no interval to decide on.
+        options.reward.decideOnInterval = false;
+        break;
+    case EvaluationProfile::Rl:
+        options.checks = 3;
+        options.iterations = 20;
+        options.rounds = 3;
+        options.maxRounds = 6;
+        options.timingBudget = std::chrono::seconds(5);
+        break;
+    }
+}
+
+} // namespace kwb

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `kwb eval REF --candidate CAND` judges a KernelBench file pair by KernelBench's rules unless
+# told otherwise, and says so in the record; `--profile cuda-agent` switches the rules.
+#   eval_pair.sh KWB PYTHON DATA_DIR
+set -eu
+kwb="$1"
+python="$2"
+data="$3"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$kwb" eval "$data/reference.py" --candidate "$data/candidate.py" --device cpu --checks 2 \
+    --iterations 2 --json >"$out/pair.json"
+"$kwb" eval "$data/reference.py" --candidate "$data/candidate.py" --device cpu --checks 2 \
+    --no-profile --profile cuda-agent --json >"$out/agent.json"
+"$python" - "$out/pair.json" "$out/agent.json" <<'PY'
+import json, sys
+pair, agent = (json.load(open(path)) for path in sys.argv[1:3])
+assert pair["correct"] is True, pair["failure"]
+assert pair["rules"]["profile"] == "kernelbench", pair["rules"]
+assert pair["rules"]["dtype_tolerances"]["float32"] == 1e-4, pair["rules"]
+assert pair["checks"]["run"] == 2, pair["checks"]  # an explicit option beats the profile's 5
+assert agent["rules"] == {"profile": "cuda-agent", "atol": 0.01, "rtol": 0.01, "dtype_tolerances": {}}, agent["rules"]
+stages = sum(s["seconds"] for s in pair["stages"])
+assert stages >= 0.95 * pair["total_seconds"], (stages, pair["total_seconds"])
+print("ok: kernelbench rules for the pair, cuda-agent on request; stages cover", round(stages, 2), "of",
+      round(pair["total_seconds"], 2), "s")
+PY

@@ -1,0 +1,50 @@
+// Evaluation profiles: whose rules an evaluation follows, and that the rules reach the verdict.
+#include "engine/evaluation/evaluation_profile.h"
+#include "engine/evaluation/evaluator.h"
+
+#include <gtest/gtest.h>
+
+using namespace kwb;
+
+TEST(EvaluationProfile, NamesRoundTripAndUnknownNamesAreRefused) {
+    for (EvaluationProfile p :
+         {EvaluationProfile::CudaAgent, EvaluationProfile::KernelBench, EvaluationProfile::Rl})
+        EXPECT_EQ(evaluationProfileFrom(toString(p)), p);
+    EXPECT_FALSE(evaluationProfileFrom("KernelBench").has_value());
+    EXPECT_FALSE(evaluationProfileFrom("").has_value());
+}
+
+TEST(EvaluationProfile, KernelBenchTakesItsTolerancePerPrecisionAndTrialCounts) {
+    EvaluationOptions options;
+    applyEvaluationProfile(options, EvaluationProfile::KernelBench);
+    EXPECT_EQ(options.evaluationProfile, EvaluationProfile::KernelBench);
+    EXPECT_EQ(options.dtypeTolerances.at("float32"), 1e-4);
+    EXPECT_EQ(options.dtypeTolerances.at("float16"), 1e-2);
+    EXPECT_EQ(options.dtypeTolerances.at("bfloat16"), 1e-2);
+    EXPECT_EQ(options.checks, 5);
+    EXPECT_EQ(options.iterations * options.maxRounds, 100);
+    EXPECT_TRUE(options.l2Flush);
+}
+
+TEST(EvaluationProfile, SwitchingProfilesLeavesNothingOfThePreviousOne) {
+    EvaluationOptions options;
+    applyEvaluationProfile(options, EvaluationProfile::KernelBench);
+    applyEvaluationProfile(options, EvaluationProfile::CudaAgent);
+    const EvaluationOptions defaults;
+    EXPECT_TRUE(options.dtypeTolerances.empty());
+    EXPECT_EQ(options.atol, 1e-2);
+    EXPECT_EQ(options.rtol, 1e-2);
+    EXPECT_EQ(options.iterations, defaults.iterations);
+    EXPECT_EQ(options.maxRounds, defaults.maxRounds);
+}
+
+TEST(EvaluationProfile, RlKeepsTheVerdictRulesWithASmallerTimingBudget) {
+    EvaluationOptions agent, rl;
+    applyEvaluationProfile(rl, EvaluationProfile::Rl);
+    EXPECT_EQ(rl.atol, agent.atol);
+    EXPECT_EQ(rl.rtol, agent.rtol);
+    EXPECT_TRUE(rl.dtypeTolerances.empty());
+    EXPECT_LT(rl.checks, agent.checks);
+    EXPECT_LT(rl.iterations * rl.maxRounds, agent.iterations * agent.maxRounds);
+    EXPECT_LT(rl.timingBudget, agent.timingBudget);
+}
