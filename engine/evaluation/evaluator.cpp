@@ -75,6 +75,7 @@ struct RunContext {
     std::string arch;
     std::string buildDirectory;
     std::string scratchDirectory;
+    std::stop_token stop;               // reaches the running stage's processes
     std::string workspaceRunsDirectory; // the parent of this workspace's scratch folders
     std::string cacheDirectory;
     std::uint64_t seed = 0;
@@ -174,6 +175,7 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     spec.scratchDirectory = c.scratchDirectory;
     spec.workingDirectory = c.target.workspace;
     spec.timeout = c.options.stageTimeout;
+    spec.stop = c.stop;
     // What a stage may write. The compile stage runs compilers over the candidate's sources,
     // none of its code: it writes the build folder, the extension cache (ext/, by content hash)
     // and the compiler cache. A stage that runs candidate code, or runs beside it, writes its
@@ -524,15 +526,23 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         if (progress)
             progress(stage);
     };
-    // Checked between stages; a stage already running finishes (or times out) first.
+    // Checked between stages; a running stage is ended by the stop token itself (its outcome
+    // then says "cancelled", which stoppedIn turns into the evaluation's failure).
     auto cancelled = [&]() {
         if (!stop.stop_requested())
             return false;
         fail(r, "cancelled", "evaluation cancelled");
         return true;
     };
+    auto stoppedIn = [&](const HarnessStageOutcome& outcome, const std::string& stage) {
+        if (outcome.failureKind != "cancelled")
+            return false;
+        fail(r, "cancelled", "evaluation cancelled while " + stage + " ran");
+        return true;
+    };
 
     RunContext c = newRunContext(target, options, python_, r);
+    c.stop = stop;
     context = &c;
     r.evaluationProfile = toString(options.evaluationProfile);
     r.atol = options.atol;
@@ -635,6 +645,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     absorbEnvironment(r, inspect.result);
     // The source checks run inside inspect: they need the task's shapes and dtypes.
     absorbFlags(r, inspect.result);
+    if (stoppedIn(inspect, "inspect"))
+        return finish();
     if (!inspect.ok) {
         fail(r, inspect.failureKind, "reference task: " + inspect.failureMessage);
         return finish();
@@ -676,6 +688,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         HarnessStageOutcome compile = runStage(c, "compile", compileRequest);
         r.stages.push_back(recordFor("compile", compile));
         absorbDiagnostics(r, compile.result);
+        if (stoppedIn(compile, "compile"))
+            return finish();
         if (!compile.ok) {
             compileFailureKind =
                 compile.failureKind.empty() ? "compile_error" : compile.failureKind;
@@ -718,6 +732,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     HarnessStageOutcome verify = runStage(c, "verify", verifyRequest);
     verifyRan = true;
     r.stages.push_back(recordFor("verify", verify));
+    if (stoppedIn(verify, "verify"))
+        return finish();
     absorbEnvironment(r, verify.result);
     if (verify.result.is_object()) {
         r.checksRun = intOr(verify.result, "checks_run", 0);
@@ -773,6 +789,10 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     profileRequest["kernels_dir"] = kernelsDirectory;
     HarnessStageOutcome profile = runStage(c, "profile", profileRequest, profileExtras);
     StageRecord profileRecord = recordFor("profile", profile);
+    if (stoppedIn(profile, "profile")) {
+        r.stages.push_back(profileRecord);
+        return finish();
+    }
     absorbFlags(r, profile.result);
     absorbProfileEvidence(r.integrity, profile.result);
     if (profile.ok && profile.result.is_object()) {

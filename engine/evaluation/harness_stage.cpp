@@ -63,6 +63,12 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
         outcome.failureMessage = "cannot run the task Python: " + process.startError;
         return outcome;
     }
+    if (process.cancelled) {
+        outcome.failureKind = "cancelled";
+        outcome.failureMessage =
+            spec.stage + " was cancelled while it ran; its processes were killed";
+        return outcome;
+    }
     if (process.timedOut) {
         outcome.failureKind = "timeout";
         outcome.failureMessage = spec.stage + " did not finish within " +
@@ -199,6 +205,7 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     outcome.sandboxDescription = command.description;
     outcome.sandboxWarning = command.warning;
 
+    command.spec.stop = spec.stop;
     ProcessResult process = runProcess(command.spec);
     outcome.seconds = static_cast<double>(process.elapsed.count()) / 1000.0;
     outcome.log = process.out.text;

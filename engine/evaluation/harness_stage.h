@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stop_token>
 #include <string>
 
 namespace kwb {
@@ -23,6 +24,9 @@ struct HarnessStageSpec {
     SandboxPolicy sandbox;
     std::chrono::seconds timeout{300};
     std::map<std::string, std::string> environment;
+    // A stop request ends the running stage (its process tree, or a warm worker's stage child)
+    // at once; the outcome's failureKind is "cancelled".
+    std::stop_token stop;
 };
 
 struct HarnessStageOutcome {

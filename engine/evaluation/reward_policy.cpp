@@ -38,6 +38,9 @@ RewardDecision decideReward(const EvaluationResult& r, const RewardPolicy& polic
     for (const auto& flag : r.flags)
         if (flag.severity == FlagSeverity::Strict)
             return {-1, "integrity flag " + flag.code + ": " + flag.reason};
+    // A cancelled evaluation was cut short: nothing it measured may be paid or trained on.
+    if (r.failureKind == "cancelled")
+        return {-1, r.failureMessage.empty() ? "cancelled" : r.failureMessage};
     if (!r.compiled)
         return {-1, "did not compile" +
                         (r.failureMessage.empty() ? std::string() : ": " + r.failureMessage)};

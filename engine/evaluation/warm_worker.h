@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,8 @@ private:
                                       bool& started);
     static std::optional<std::string> awaitReply(Worker& worker, std::chrono::milliseconds timeout,
                                                  const SandboxPolicy& policy,
-                                                 std::string& limitExceeded);
+                                                 std::string& limitExceeded, std::stop_token stop,
+                                                 bool& cancelledHard);
 
     std::size_t capacity_;
     mutable std::mutex mutex_;

@@ -8,11 +8,13 @@
 #include "engine/workspace/workspace.h"
 #include "tests/test_files.h"
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace kwb::test {
 
@@ -82,6 +84,23 @@ protected:
     EvaluationResult evaluateWorkspace(const fs::path& dir,
                                        const EvaluationOptions& options = cpuOptions()) {
         return evaluator_.evaluate(EvaluationTarget::forWorkspace(dir.string()), options);
+    }
+
+    // Evaluates with a stop request `delay` after `stage` began: the stage is running then.
+    EvaluationResult evaluateAndStopDuring(const fs::path& dir, const EvaluationOptions& options,
+                                           const std::string& stage,
+                                           std::chrono::milliseconds delay) {
+        std::stop_source stop;
+        std::atomic<bool> reached{false};
+        std::jthread canceller([&](std::stop_token done) {
+            while (!reached && !done.stop_requested())
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            std::this_thread::sleep_for(delay);
+            stop.request_stop();
+        });
+        return evaluator_.evaluate(
+            EvaluationTarget::forWorkspace(dir.string()), options,
+            [&](const std::string& name) { reached = reached || name == stage; }, stop.get_token());
     }
 
     static std::string describe(const EvaluationResult& r) {

@@ -49,6 +49,25 @@ TEST_F(EvaluationTest, KernelBenchProfileRejectsAPrecisionBugThatCudaAgentsToler
     EXPECT_EQ(strict.dtypeTolerances.at("float32"), 1e-4);
 }
 
+TEST_F(EvaluationTest, AStopEndsTheRunningStageNotOnlyTheNextOne) {
+    // The candidate never returns; without the stop reaching its process the stage would run
+    // to its timeout (failure "timeout" after 300 s).
+    const fs::path ws =
+        makePythonWorkspace(kTinyTask, tinyCandidate("        while True:\n            pass"));
+    EvaluationOptions options = cpuOptions();
+    options.stageTimeout = std::chrono::seconds(300);
+    const EvaluationResult r =
+        evaluateAndStopDuring(ws, options, "verify", std::chrono::milliseconds(1500));
+    EXPECT_EQ(r.failureKind, "cancelled") << describe(r);
+    EXPECT_NE(r.failureMessage.find("while verify ran"), std::string::npos) << r.failureMessage;
+    EXPECT_EQ(r.reward, -1);
+
+    writeText(ws / "model_new.py", tinyCandidate(kGoodForward));
+    EvaluationOptions quick = cpuOptions();
+    quick.profile = false;
+    EXPECT_TRUE(evaluateWorkspace(ws, quick).correct) << "the next evaluation is unaffected";
+}
+
 TEST_F(EvaluationTest, TorchOpsHiddenBehindEarlyImportsAndTensorMethodsAreCaught) {
     // Names bound before any guard existed, Tensor methods and torch.ops.aten all reach the
     // dispatcher, where the guard sees them.

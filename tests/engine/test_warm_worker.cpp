@@ -45,6 +45,24 @@ TEST_F(WarmWorkerTest, ServesSeveralEvaluationsFromOneServer) {
             << "stages " << r->stageSeconds() << " s of " << r->totalSeconds << " s";
 }
 
+TEST_F(WarmWorkerTest, AStopEndsTheRunningStageChildAndTheServerKeepsServing) {
+    const fs::path ws =
+        makePythonWorkspace(kTinyTask, tinyCandidate("        while True:\n            pass"));
+    EvaluationOptions options = warmOptions();
+    options.stageTimeout = std::chrono::seconds(300);
+    const int before = started();
+    const EvaluationResult r =
+        evaluateAndStopDuring(ws, options, "verify", std::chrono::milliseconds(1500));
+    EXPECT_EQ(r.failureKind, "cancelled") << describe(r);
+    EXPECT_NE(r.failureMessage.find("while verify ran"), std::string::npos) << r.failureMessage;
+
+    // Only the stage child went: the same server serves the next evaluation.
+    writeText(ws / "model_new.py", tinyCandidate(kHonestForward));
+    const EvaluationResult next = evaluateWorkspace(ws, options);
+    EXPECT_TRUE(next.correct) << describe(next);
+    EXPECT_EQ(started() - before, 1);
+}
+
 TEST_F(WarmWorkerTest, TamperingDiesWithItsChild) {
     // The candidate rebinds torch functions and the clock at import. In a shared interpreter
     // that would poison every later evaluation; in a forked child it ends with the child.

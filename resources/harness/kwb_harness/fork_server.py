@@ -19,7 +19,9 @@ the sandbox, bubblewrap's init (PID 1) keeps descriptors 0-2 open for anyone to 
 read a request. The server writes ``{"ready": true, ...}`` once. Each
 request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_bytes",
 "max_descendants"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
-"limit", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. A line
+"limit" | "cancelled", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. SIGUSR1
+cancels the stage that is running: its child's tree is killed and the reply says "cancelled"
+(the engine's stop token; the server itself keeps serving). A line
 ``{"standby": true}`` (no reply) says an evaluation is over: the server then forks standby
 children that prepare the next inspect, verify and profile (stages/standby.py). A stage counts as
 finished when its child reports the result written; the child is then killed and reaped later.
@@ -28,6 +30,7 @@ End of input stops the server.
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -37,6 +40,12 @@ from .stages.warm_inputs import warm_inputs
 
 
 _channel = -1  # the socket to the engine (main)
+_cancel_requested = False  # set by SIGUSR1: end the running stage
+
+
+def _on_cancel(signum, frame) -> None:
+    global _cancel_requested
+    _cancel_requested = True
 
 
 def _reply(message: dict) -> None:
@@ -88,6 +97,10 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -
             if os.WIFSIGNALED(status):
                 return {"status": "signaled", "signal": os.WTERMSIG(status)}, False
             return {"status": "exited", "code": os.WEXITSTATUS(status)}, False
+        if _cancel_requested:
+            _kill_tree(pid)
+            os.waitpid(pid, 0)
+            return {"status": "cancelled"}, False
         now = time.monotonic()
         if now - started > timeout_s:
             _kill_tree(pid)
@@ -134,9 +147,12 @@ class _Server:
                 self._dying.remove(pid)
 
     def serve(self, message: dict) -> dict:
+        global _cancel_requested
         from .request import load_json
         from .stages.runner import preparable
 
+        # A cancel meant for an earlier request that had already been answered.
+        _cancel_requested = False
         stage = message["stage"]
         reply = {"id": message.get("id")}
         warm_started = time.perf_counter()
@@ -266,6 +282,7 @@ def main() -> int:
     # No process of the same user may open /proc/<server>/fd or /proc/<server>/mem: the stage
     # children it forks set this back (each is the process a cold stage would be).
     process_tree.set_dumpable(False)
+    signal.signal(signal.SIGUSR1, _on_cancel)
     # torch.cuda.is_available() must not create driver state here; the NVML check does not.
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch  # noqa: F401 - the point of the server
