@@ -77,6 +77,9 @@ EvaluationOptions profiledOptions(const CLI::App* cmd, const CommonEvalOptions& 
     if (cmd->count("--timing-budget"))
         options.timingBudget = std::chrono::seconds(o.timingBudget);
     options.maxRounds = std::max(options.maxRounds, options.rounds);
+    for (const char* name :
+         {"--checks", "--iterations", "--target-cv", "--max-rounds", "--timing-budget"})
+        options.profileModified = options.profileModified || cmd->count(name) > 0;
     return options;
 }
 
@@ -134,6 +137,7 @@ void addEvalCommand(CLI::App& app) {
                 options.timingBudget = std::chrono::seconds(3);
             if (cmd->count("--target-cv") == 0)
                 options.targetCv = std::max(options.targetCv, 0.05);
+            options.profileModified = true;
         }
         options.warmWorker = *fast;
         options.reward.speedupThreshold = *threshold;

@@ -78,7 +78,8 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
         << (r.sandboxed ? "; sandboxed" : "; NOT sandboxed")
         << (r.sandbox.empty() ? std::string() : " (" + r.sandbox + ")") << "\n";
     if (!r.evaluationProfile.empty()) {
-        out << "rules: " << r.evaluationProfile << ", tolerance ";
+        out << "rules: " << r.evaluationProfile << (r.profileModified ? " (modified)" : "")
+            << ", tolerance ";
         for (const auto& [dtype, tolerance] : r.dtypeTolerances)
             out << dtype << " " << tolerance << ", ";
         out << (r.dtypeTolerances.empty() ? "" : "others ") << "atol " << r.atol << " rtol "

@@ -27,6 +27,7 @@ std::optional<EvaluationProfile> evaluationProfileFrom(const std::string& name) 
 void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profile) {
     const EvaluationOptions defaults; // CUDA Agent's numbers are the options' own defaults
     options.evaluationProfile = profile;
+    options.profileModified = false;
     options.checks = defaults.checks;
     options.atol = defaults.atol;
     options.rtol = defaults.rtol;

@@ -235,6 +235,7 @@ json toJson(const EvaluationResult& r) {
             {"checks", {{"run", r.checksRun}, {"passed", r.checksPassed}}},
             {"rules",
              {{"profile", r.evaluationProfile},
+              {"modified", r.profileModified},
               {"atol", r.atol},
               {"rtol", r.rtol},
               {"dtype_tolerances", r.dtypeTolerances}}},
@@ -309,6 +310,7 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.checksPassed = intOr(checks, "passed", 0);
         const json rules = j.value("rules", json::object());
         r.evaluationProfile = jsonField<std::string>(rules, "profile", "");
+        r.profileModified = jsonField<bool>(rules, "modified", false);
         r.atol = jsonField<double>(rules, "atol", 0.0);
         r.rtol = jsonField<double>(rules, "rtol", 0.0);
         r.dtypeTolerances = jsonField<std::map<std::string, double>>(rules, "dtype_tolerances", {});

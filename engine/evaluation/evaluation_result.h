@@ -110,6 +110,7 @@ struct EvaluationResult {
     // The rules it was judged by: the profile's name ("cuda-agent", "kernelbench", "rl") and the
     // tolerances the checks used (dtypeTolerances: per output dtype, as atol and rtol both).
     std::string evaluationProfile;
+    bool profileModified = false; // some of the profile's values were overridden
     double atol = 0.0;
     double rtol = 0.0;
     std::map<std::string, double> dtypeTolerances;

@@ -545,6 +545,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     c.stop = stop;
     context = &c;
     r.evaluationProfile = toString(options.evaluationProfile);
+    r.profileModified = options.profileModified;
     r.atol = options.atol;
     r.rtol = options.rtol;
     r.dtypeTolerances = options.dtypeTolerances;

@@ -30,6 +30,9 @@ struct EvaluationTarget {
 // another profile's.
 struct EvaluationOptions {
     EvaluationProfile evaluationProfile = EvaluationProfile::CudaAgent; // recorded in the result
+    // Some of the profile's values were changed (explicit options, the instant loop's quick
+    // timing): the result says so, so that it is not taken for the profile's own rules.
+    bool profileModified = false;
     DeviceChoice device = DeviceChoice::Auto;
     int checks = 5;
     double atol = 1e-2;

@@ -16,11 +16,19 @@ struct Cleared {
     std::string how; // "1.230x" or "1.070x (90% interval 1.020x-1.110x straddles 1.050x)"
 };
 
-Cleared clears(double speedup, const SpeedupInterval& interval, double level,
+Cleared clears(double speedup, const SpeedupInterval& interval, double level, int rounds,
                const RewardPolicy& policy) {
     Cleared c{speedup > policy.speedupThreshold, ratio(speedup)};
-    if (!policy.decideOnInterval || !interval.available)
+    if (!policy.decideOnInterval || rounds < 2)
+        return c; // one round has no interval: the point estimate decides
+    if (!interval.available) {
+        // Rounds were timed but no interval came of them (a candidate's batch reported zero
+        // times, say): the milestone is not shown, so it is not paid.
+        if (c.above)
+            c.how += " (no interval over the " + std::to_string(rounds) + " rounds: not counted)";
+        c.above = false;
         return c;
+    }
     char text[160];
     std::snprintf(text, sizeof text, " (%.0f%% interval %s-%s", 100.0 * level,
                   ratio(interval.low).c_str(), ratio(interval.high).c_str());
@@ -52,14 +60,15 @@ RewardDecision decideReward(const EvaluationResult& r, const RewardPolicy& polic
     if (!r.candidate.available || r.speedupVsEager <= 0)
         return {1, "correct; not profiled"};
     const std::string threshold = ratio(policy.speedupThreshold);
-    const Cleared eager = clears(r.speedupVsEager, r.intervalVsEager, r.intervalLevel, policy);
+    const Cleared eager =
+        clears(r.speedupVsEager, r.intervalVsEager, r.intervalLevel, r.candidate.rounds, policy);
     if (!eager.above)
         return {1, "correct; " + eager.how + " vs eager is not above " + threshold};
     if (!r.compiledBaseline.available)
         return {2, "faster than eager (" + eager.how +
                        "); torch.compile unavailable: " + r.compiledBaseline.unavailableReason};
-    const Cleared compiled =
-        clears(r.speedupVsCompile, r.intervalVsCompile, r.intervalLevel, policy);
+    const Cleared compiled = clears(r.speedupVsCompile, r.intervalVsCompile, r.intervalLevel,
+                                    r.candidate.rounds, policy);
     if (!compiled.above)
         return {2, "faster than eager (" + eager.how + "), " + compiled.how +
                        " vs torch.compile is not above " + threshold};

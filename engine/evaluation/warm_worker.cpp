@@ -3,13 +3,11 @@
 #include "engine/evaluation/json_field.h"
 #include "engine/process/head_tail_capper.h"
 #include "engine/process/line_process.h"
-#include "engine/process/process_table.h"
 #include "engine/process/tree_watchdog.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/user_directories.h"
 
 #include <algorithm>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -60,46 +58,18 @@ struct WarmWorkerPool::Worker {
     std::size_t maxDescendants = 0; // the cold path's process limit, enforced by the server
     std::string sandboxDescription;
     bool broken = false;
-    // The server's pid as this host sees it (inside bubblewrap it is a grandchild of the
-    // process started here); a cancel is SIGUSR1 to it. 0 when it could not be found.
-    int serverPid = 0;
 };
-
-namespace {
-
-// The fork server in the tree started at `root`: the first Python below a non-Python parent
-// (bubblewrap's processes, or nothing), not one of its forked stage children.
-int findServerPid(int root) {
-    std::vector<ProcessEntry> tree = descendants(root);
-    tree.push_back({root, 0, 'S', "", 0});
-    for (const auto& entry : readProcessTable())
-        if (entry.pid == root)
-            tree.back() = entry;
-    auto isPython = [](const ProcessEntry& e) { return e.name.rfind("python", 0) == 0; };
-    for (const auto& entry : tree) {
-        if (!isPython(entry))
-            continue;
-        const bool parentIsPython = std::any_of(tree.begin(), tree.end(), [&](const auto& p) {
-            return p.pid == entry.parentPid && isPython(p);
-        });
-        if (!parentIsPython)
-            return entry.pid;
-    }
-    return 0;
-}
-
-} // namespace
 
 // The server's reply, read in short waits so the engine can watch the server's tree (the stage
 // child and everything it started) against the budget meanwhile; nullopt on timeout, end of
 // output, or an exceeded budget (then `limitExceeded` says which). A stop request is passed on
-// to the server, which kills the stage child and replies "cancelled"; a server that does not
-// within a few seconds is ended (`cancelledHard`).
-std::optional<std::string> WarmWorkerPool::awaitReply(Worker& worker,
-                                                      std::chrono::milliseconds timeout,
-                                                      const SandboxPolicy& policy,
-                                                      std::string& limitExceeded,
-                                                      std::stop_token stop, bool& cancelledHard) {
+// to the server as {"cancel": id} on the channel, which only the engine writes; the server kills
+// the stage child and replies "cancelled" (`cancelSent` says the engine asked). A server that
+// does not within a few seconds is ended (`cancelledHard`).
+std::optional<std::string>
+WarmWorkerPool::awaitReply(Worker& worker, long long id, std::chrono::milliseconds timeout,
+                           const SandboxPolicy& policy, std::string& limitExceeded,
+                           std::stop_token stop, bool& cancelSent, bool& cancelledHard) {
     std::optional<std::chrono::steady_clock::time_point> cancelDeadline;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // The process limit is the server's to enforce on each stage child (its standby children
@@ -120,8 +90,7 @@ std::optional<std::string> WarmWorkerPool::awaitReply(Worker& worker,
             return line;
         if (stop.stop_requested() && !cancelDeadline) {
             cancelDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-            if (worker.serverPid > 0)
-                ::kill(worker.serverPid, SIGUSR1);
+            cancelSent = worker.process.writeLine(nlohmann::json{{"cancel", id}}.dump());
         }
         if (cancelDeadline && std::chrono::steady_clock::now() > *cancelDeadline) {
             cancelledHard = true;
@@ -213,7 +182,6 @@ WarmWorkerPool::workerFor(const HarnessStageSpec& spec, std::string& error, bool
         worker->process.kill();
         return nullptr;
     }
-    worker->serverPid = findServerPid(worker->process.pid());
     {
         std::lock_guard lock(mutex_);
         ++started_;
@@ -294,10 +262,10 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     const auto sent = std::chrono::steady_clock::now();
     std::optional<std::string> line;
     std::string limitExceeded;
-    bool cancelledHard = false;
+    bool cancelSent = false, cancelledHard = false;
     if (worker->process.writeLine(message.dump()))
-        line = awaitReply(*worker, spec.timeout + kReplyGrace, spec.sandbox, limitExceeded,
-                          spec.stop, cancelledHard);
+        line = awaitReply(*worker, id, spec.timeout + kReplyGrace, spec.sandbox, limitExceeded,
+                          spec.stop, cancelSent, cancelledHard);
     if (cancelledHard) {
         // The server did not answer the cancel: it goes, and the stage is cancelled all the same.
         worker->broken = true;
@@ -345,8 +313,13 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
         process.timedOut = true;
     } else if (status == "limit") {
         process.limitExceeded = reply.value("limit", std::string("process limit"));
-    } else if (status == "cancelled") {
+    } else if (status == "cancelled" && cancelSent) {
         process.cancelled = true;
+    } else if (status == "cancelled") {
+        // Only the engine can cancel; a server that says so unasked is not to be believed.
+        worker->broken = true;
+        process.exitedNormally = true;
+        process.exitCode = 3;
     }
     process.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - sent);

@@ -50,10 +50,11 @@ private:
     HarnessStageOutcome runOnWorker(const HarnessStageSpec& spec, bool& workerStarted);
     std::shared_ptr<Worker> workerFor(const HarnessStageSpec& spec, std::string& error,
                                       bool& started);
-    static std::optional<std::string> awaitReply(Worker& worker, std::chrono::milliseconds timeout,
+    static std::optional<std::string> awaitReply(Worker& worker, long long id,
+                                                 std::chrono::milliseconds timeout,
                                                  const SandboxPolicy& policy,
                                                  std::string& limitExceeded, std::stop_token stop,
-                                                 bool& cancelledHard);
+                                                 bool& cancelSent, bool& cancelledHard);
 
     std::size_t capacity_;
     mutable std::mutex mutex_;

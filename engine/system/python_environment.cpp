@@ -174,7 +174,8 @@ namespace {
 // Whether `path` runs and has a torch package to import (without importing it).
 bool torchInstalled(const std::string& path) {
     ProcessSpec spec;
-    spec.argv = {path, "-c",
+    // -I: a torch/ folder in kwb's working directory is not an installed torch.
+    spec.argv = {path, "-I", "-c",
                  "import importlib.util, sys; "
                  "sys.exit(0 if importlib.util.find_spec('torch') else 3)"};
     spec.timeout = std::chrono::seconds(20);

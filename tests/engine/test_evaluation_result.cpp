@@ -54,6 +54,7 @@ TEST(RewardPolicy, MilestonesFollowCudaAgent) {
 
 TEST(RewardPolicy, AMilestoneCountsOnlyWhenItsWholeIntervalClearsTheThreshold) {
     EvaluationResult r = profiledResult(1.0, 0.95, 0.93); // 1.075x vs eager, 1.02x vs compile
+    r.candidate.rounds = 4;
     r.intervalLevel = 0.9;
     r.intervalVsEager = {true, 1.02, 1.12}; // straddles 1.05
     const RewardDecision undecided = decideReward(r);
@@ -64,17 +65,23 @@ TEST(RewardPolicy, AMilestoneCountsOnlyWhenItsWholeIntervalClearsTheThreshold) {
     r.intervalVsEager = {true, 1.06, 1.09};
     EXPECT_EQ(decideReward(r).reward, 2);
 
-    // The point estimate decides where the policy says so (KernelBench's way) or without an
-    // interval (a record from before intervals, a single timing round).
+    // The point estimate decides where the policy says so (KernelBench's way) or where one
+    // round was timed; rounds without an interval (a batch that reported zero times) pay nothing.
     r.intervalVsEager = {true, 1.02, 1.12};
     RewardPolicy pointEstimate;
     pointEstimate.decideOnInterval = false;
     EXPECT_EQ(decideReward(r, pointEstimate).reward, 2);
     r.intervalVsEager = {};
+    const RewardDecision noInterval = decideReward(r);
+    EXPECT_EQ(noInterval.reward, 1);
+    EXPECT_NE(noInterval.reason.find("no interval over the 4 rounds"), std::string::npos)
+        << noInterval.reason;
+    r.candidate.rounds = 1;
     EXPECT_EQ(decideReward(r).reward, 2);
 
     // torch.compile's interval decides the third milestone.
     EvaluationResult both = profiledResult(1.0, 0.95, 0.80); // 1.25x and 1.19x
+    both.candidate.rounds = 4;
     both.intervalLevel = 0.9;
     both.intervalVsEager = {true, 1.2, 1.3};
     both.intervalVsCompile = {true, 1.04, 1.3};

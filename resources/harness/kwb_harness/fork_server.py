@@ -19,9 +19,10 @@ the sandbox, bubblewrap's init (PID 1) keeps descriptors 0-2 open for anyone to 
 read a request. The server writes ``{"ready": true, ...}`` once. Each
 request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_bytes",
 "max_descendants"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
-"limit" | "cancelled", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. SIGUSR1
-cancels the stage that is running: its child's tree is killed and the reply says "cancelled"
-(the engine's stop token; the server itself keeps serving). A line
+"limit" | "cancelled", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. A line
+``{"cancel": id}`` while request ``id`` runs ends it: its child's tree is killed and the reply
+says "cancelled" (the engine's stop token; the server keeps serving). Only the engine writes the
+channel, so only the engine can cancel; a cancel for a request already answered is ignored. A line
 ``{"standby": true}`` (no reply) says an evaluation is over: the server then forks standby
 children that prepare the next inspect, verify and profile (stages/standby.py). A stage counts as
 finished when its child reports the result written; the child is then killed and reaped later.
@@ -30,7 +31,6 @@ End of input stops the server.
 
 import json
 import os
-import signal
 import sys
 import time
 
@@ -40,12 +40,65 @@ from .stages.warm_inputs import warm_inputs
 
 
 _channel = -1  # the socket to the engine (main)
-_cancel_requested = False  # set by SIGUSR1: end the running stage
 
 
-def _on_cancel(signum, frame) -> None:
-    global _cancel_requested
-    _cancel_requested = True
+class _Channel:
+    """The engine's lines on the channel. The main loop takes them in order; a stage's wait
+    looks among the lines already sent for a cancel of that stage (the engine sends nothing
+    else while a stage runs, but a line it finds is kept for the main loop all the same)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.pending = b""
+        self.lines = []
+        self.closed = False
+
+    def _fill(self, timeout_s: float) -> None:
+        import select
+
+        ready, _, _ = select.select([self.fd], [], [], timeout_s)
+        if not ready:
+            return
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            self.closed = True
+            if self.pending.strip():
+                self.lines.append(self.pending)
+            self.pending = b""
+            return
+        self.pending += chunk
+        while b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            self.lines.append(line)
+
+    def next_line(self, timeout_s: float):
+        """The next line; None when ``timeout_s`` passed without one; EOFError at the end."""
+        if not self.lines and not self.closed:
+            self._fill(timeout_s)
+        if self.lines:
+            return self.lines.pop(0).decode("utf-8", errors="replace")
+        if self.closed:
+            raise EOFError
+        return None
+
+    def cancel_arrived(self, request_id) -> bool:
+        """Whether a cancel of request ``request_id`` came (without waiting)."""
+        if not self.closed:
+            self._fill(0)
+        for index, line in enumerate(self.lines):
+            if _cancel_of(line) == request_id and request_id is not None:
+                del self.lines[index]
+                return True
+        return False
+
+
+def _cancel_of(line: bytes):
+    """The request id a line cancels, or None."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message.get("cancel") if isinstance(message, dict) else None
 
 
 def _reply(message: dict) -> None:
@@ -76,7 +129,8 @@ _descendants = process_tree.descendants
 _kill_tree = process_tree.kill_tree
 
 
-def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -1) -> tuple:
+def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -1,
+          cancelled=lambda: False) -> tuple:
     """Waits for a stage child; returns (reply fields, whether the child is still dying). Like
     the engine's process runner it kills the child's whole tree on timeout or when it holds more
     than ``max_descendants`` processes (RLIMIT_NPROC does not hold for root, and a fork bomb must
@@ -97,7 +151,7 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -
             if os.WIFSIGNALED(status):
                 return {"status": "signaled", "signal": os.WTERMSIG(status)}, False
             return {"status": "exited", "code": os.WEXITSTATUS(status)}, False
-        if _cancel_requested:
+        if cancelled():
             _kill_tree(pid)
             os.waitpid(pid, 0)
             return {"status": "cancelled"}, False
@@ -146,13 +200,10 @@ class _Server:
             if done:
                 self._dying.remove(pid)
 
-    def serve(self, message: dict) -> dict:
-        global _cancel_requested
+    def serve(self, message: dict, channel: _Channel) -> dict:
         from .request import load_json
         from .stages.runner import preparable
 
-        # A cancel meant for an earlier request that had already been answered.
-        _cancel_requested = False
         stage = message["stage"]
         reply = {"id": message.get("id")}
         warm_started = time.perf_counter()
@@ -191,7 +242,7 @@ class _Server:
             os.close(child_done_fd)
         try:
             outcome, dying = _wait(pid, float(message.get("timeout_s", 600)), int(message.get("max_descendants", 0)),
-                                   done_fd)
+                                   done_fd, lambda: channel.cancel_arrived(message.get("id")))
         finally:
             os.close(done_fd)
         if dying:
@@ -245,28 +296,6 @@ class _Server:
         self._reap(block=True)
 
 
-def _input_lines(fd: int, timeout_s: float):
-    """Lines from ``fd``; None each time ``timeout_s`` passes without one. Reads the descriptor
-    itself: a buffered reader would hide a line that arrived with the previous one from select."""
-    import select
-
-    pending = b""
-    while True:
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            yield line.decode("utf-8", errors="replace")
-        ready, _, _ = select.select([fd], [], [], timeout_s)
-        if not ready:
-            yield None
-            continue
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            if pending.strip():
-                yield pending.decode("utf-8", errors="replace")
-            return
-        pending += chunk
-
-
 def _channel_from_arguments() -> int:
     args = sys.argv[1:]
     if len(args) != 2 or args[0] != "--channel-fd" or not args[1].isdigit():
@@ -282,7 +311,6 @@ def main() -> int:
     # No process of the same user may open /proc/<server>/fd or /proc/<server>/mem: the stage
     # children it forks set this back (each is the process a cold stage would be).
     process_tree.set_dumpable(False)
-    signal.signal(signal.SIGUSR1, _on_cancel)
     # torch.cuda.is_available() must not create driver state here; the NVML check does not.
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch  # noqa: F401 - the point of the server
@@ -295,8 +323,13 @@ def main() -> int:
     _reply({"ready": True, "pid": os.getpid(), "torch": torch.__version__,
             "import_s": time.perf_counter() - started})
     server = _Server()
+    channel = _Channel(_channel)
     try:
-        for line in _input_lines(_channel, timeout_s=30.0):
+        while True:
+            try:
+                line = channel.next_line(timeout_s=30.0)
+            except EOFError:
+                break
             if line is None:
                 server.expire()
                 server.reap()
@@ -308,6 +341,8 @@ def main() -> int:
                 message = json.loads(line)
                 if not isinstance(message, dict):
                     raise ValueError("a request must be a JSON object")
+                if "cancel" in message:
+                    continue  # for a request already answered
                 if message.get("standby") is True:
                     # The engine's evaluation is over: nothing is being timed until the next one.
                     server.stand_by()
@@ -318,7 +353,7 @@ def main() -> int:
             except ValueError as exc:
                 _reply({"id": None, "status": "bad_request", "error": str(exc)})
                 continue
-            reply = server.serve(message)
+            reply = server.serve(message, channel)
             _reply(reply)
             if reply.get("fatal"):
                 return 3

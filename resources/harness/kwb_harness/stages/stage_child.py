@@ -33,7 +33,6 @@ def become_stage_process(message: dict) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGUSR1, signal.SIG_DFL)  # the server's cancel signal is the server's
     sys.stdout = os.fdopen(1, "w", buffering=1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
     # The command line a cold stage has (`python -m kwb_harness --request ...`, whose argv[0] is the

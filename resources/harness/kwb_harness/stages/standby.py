@@ -109,8 +109,8 @@ def _child(stage: str, data: dict, go_fd: int, done_fd: int, secret: str) -> Non
 
     def body() -> int:
         stage_child.enter()
-        # Until the go message names a log, output goes to the server's log, never to the
-        # server's reply pipe (fd 1) or its requests (fd 0).
+        # Until the go message names a log, output goes to the server's log (its stderr), and
+        # stdin is nothing.
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
