@@ -94,6 +94,8 @@ json intervalToJson(const SpeedupInterval& i) {
     return i.available ? json{i.low, i.high} : json(nullptr);
 }
 
+} // namespace
+
 SpeedupInterval intervalFromJson(const json& j) {
     SpeedupInterval i;
     if (j.is_array() && j.size() == 2 && j[0].is_number() && j[1].is_number()) {
@@ -103,8 +105,6 @@ SpeedupInterval intervalFromJson(const json& j) {
     }
     return i;
 }
-
-} // namespace
 
 TimingStats timingFromJson(const json& j) {
     TimingStats t;

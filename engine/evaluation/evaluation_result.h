@@ -156,6 +156,8 @@ bool fromJson(const nlohmann::json& json, EvaluationResult& result, std::string*
 
 nlohmann::json toJson(const TimingStats& stats);
 TimingStats timingFromJson(const nlohmann::json& json);
+// [low, high] as the record and the profile stage's result write it; not available otherwise.
+SpeedupInterval intervalFromJson(const nlohmann::json& json);
 
 // The record's parts share their JSON shape with the harness's stage results, so both are read
 // by the same functions. Missing or mistyped fields give defaults, never an exception.

@@ -326,21 +326,11 @@ json timingRequest(const RunContext& c, const std::string& stage, bool includeBa
     return request;
 }
 
-// The profile stage's intervals for the candidate's speed-ups ({"eager": {"low", "high"}, ...}).
+// The profile stage's intervals for the candidate's speed-ups ({"eager": [low, high], ...}).
 void absorbSpeedupIntervals(EvaluationResult& r, const json& candidate) {
-    const json intervals = candidate.is_object()
-                               ? candidate.value("speedup_intervals", json::object())
-                               : json::object();
-    auto read = [&](const char* name) {
-        SpeedupInterval i;
-        const json bounds = intervals.is_object() ? intervals.value(name, json::object()) : json();
-        i.low = jsonField<double>(bounds, "low", 0.0);
-        i.high = jsonField<double>(bounds, "high", 0.0);
-        i.available = i.low > 0 && i.low <= i.high;
-        return i;
-    };
-    r.intervalVsEager = read("eager");
-    r.intervalVsCompile = read("compile");
+    const json intervals = jsonField<json>(candidate, "speedup_intervals", json::object());
+    r.intervalVsEager = intervalFromJson(jsonField<json>(intervals, "eager", json()));
+    r.intervalVsCompile = intervalFromJson(jsonField<json>(intervals, "compile", json()));
     r.intervalLevel = jsonField<double>(candidate, "interval_level", 0.0);
 }
 
@@ -562,24 +552,20 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
 
     // Inputs that cannot be evaluated at all.
     StageRecord setup{"workspace", StageStatus::Passed, 0.0, "ok", ""};
-    for (const auto& [label, path] :
-         {std::pair{"reference", target.referencePath}, {"candidate", target.candidatePath}})
-        if (!fs::is_regular_file(path)) {
-            setup.status = StageStatus::Failed;
-            setup.summary = std::string(label) + " file not found: " + path;
-            setup.seconds = secondsSince(started);
-            r.stages.push_back(setup);
-            fail(r, "missing_file", setup.summary);
-            return finish();
-        }
-    if (std::string problem = pythonProblem(python_); !problem.empty()) {
+    auto setupFailed = [&](const std::string& kind, const std::string& summary) {
         setup.status = StageStatus::Failed;
-        setup.summary = problem;
+        setup.summary = summary;
         setup.seconds = secondsSince(started);
         r.stages.push_back(setup);
-        fail(r, "python_missing", setup.summary);
+        fail(r, kind, summary);
         return finish();
-    }
+    };
+    for (const auto& [label, path] :
+         {std::pair{"reference", target.referencePath}, {"candidate", target.candidatePath}})
+        if (!fs::is_regular_file(path))
+            return setupFailed("missing_file", std::string(label) + " file not found: " + path);
+    if (std::string problem = pythonProblem(python_); !problem.empty())
+        return setupFailed("python_missing", problem);
     if (workspaceMode) {
         // The build folder is bound writable into the compile stage's sandbox, and bubblewrap
         // binds what a link points to: a `build -> ~/.config` left by the agent would make that
@@ -588,12 +574,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         ProtectedFilesCheck check = checkAndRestoreProtectedFiles(target.workspace);
         setup.summary = check.describe();
         if (check.manifestFound && !check.clean()) {
-            setup.status = StageStatus::Failed;
             r.flags.push_back({"protected_file_modified", FlagSeverity::Strict, check.describe()});
-            setup.seconds = secondsSince(started);
-            r.stages.push_back(setup);
-            fail(r, "protected_file_modified", check.describe());
-            return finish();
+            return setupFailed("protected_file_modified", check.describe());
         }
         if (!check.manifestFound)
             r.flags.push_back({"no_manifest", FlagSeverity::Warning, check.describe()});

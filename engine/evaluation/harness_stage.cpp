@@ -52,11 +52,6 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
                                       const std::filesystem::path& resultFile,
                                       HarnessStageOutcome outcome) {
     outcome.result = readStageResult(resultFile);
-    // The harness reports its own time in the stage process; the rest of the wall-clock the
-    // engine saw went to starting and ending that process (or a warm worker's server).
-    const double inside = jsonField<double>(outcome.result, "elapsed_s", -1.0);
-    if (inside >= 0.0 && inside <= outcome.seconds)
-        outcome.startSeconds = outcome.seconds - inside;
 
     if (!process.started) {
         outcome.failureKind = "python_missing";
@@ -136,6 +131,14 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
     return outcome;
 }
 
+void recordStageWallTime(HarnessStageOutcome& outcome, double seconds) {
+    outcome.seconds = seconds;
+    // The harness reports its own time in the stage process; the rest of the wall-clock the
+    // engine saw went to starting and ending that process (or a warm worker's server).
+    const double inside = jsonField<double>(outcome.result, "elapsed_s", -1.0);
+    outcome.startSeconds = inside >= 0.0 && inside <= seconds ? seconds - inside : 0.0;
+}
+
 bool writeStageRequest(const HarnessStageSpec& spec, fs::path& requestFile, fs::path& resultFile,
                        std::string& error) {
     std::error_code ec;
@@ -207,12 +210,13 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
 
     command.spec.stop = spec.stop;
     ProcessResult process = runProcess(command.spec);
-    outcome.seconds = static_cast<double>(process.elapsed.count()) / 1000.0;
     outcome.log = process.out.text;
     if (!process.err.text.empty())
         outcome.log += (outcome.log.empty() ? "" : "\n") + process.err.text;
 
-    return interpretStageRun(spec, process, resultFile, std::move(outcome));
+    outcome = interpretStageRun(spec, process, resultFile, std::move(outcome));
+    recordStageWallTime(outcome, static_cast<double>(process.elapsed.count()) / 1000.0);
+    return outcome;
 }
 
 } // namespace kwb

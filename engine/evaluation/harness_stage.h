@@ -46,6 +46,10 @@ struct HarnessStageOutcome {
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);
 
+// Sets the outcome's seconds (the wall-clock its caller waited) and, from the harness's own
+// elapsed_s in the result, how much of it went to starting and ending the stage's process.
+void recordStageWallTime(HarnessStageOutcome& outcome, double seconds);
+
 // The sandboxed, isolated `python -I -B -u kwb_stage.py MODULE ARGS...` a stage runs as, for
 // pythonArguments `-m MODULE ARGS...`, with the stage's environment on top of the sandbox's
 // allow-list and HOME in `writableScratch`, which is added to the writable paths.

@@ -1,6 +1,5 @@
 #include "engine/evaluation/warm_worker.h"
 
-#include "engine/evaluation/json_field.h"
 #include "engine/process/head_tail_capper.h"
 #include "engine/process/line_process.h"
 #include "engine/process/tree_watchdog.h"
@@ -223,12 +222,9 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
     HarnessStageOutcome outcome = runOnWorker(spec, workerStarted);
     // What the caller waited for, all of it: a server's start, the wait for a busy worker, a
     // cold rerun after a failed one. The stage's time in its process is the rest.
-    outcome.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count();
+    recordStageWallTime(
+        outcome, std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count());
     outcome.workerStarted = workerStarted;
-    const double inside = jsonField<double>(outcome.result, "elapsed_s", -1.0);
-    outcome.startSeconds =
-        inside >= 0.0 && inside <= outcome.seconds ? outcome.seconds - inside : 0.0;
     return outcome;
 }
 
@@ -266,24 +262,15 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     if (worker->process.writeLine(message.dump()))
         line = awaitReply(*worker, id, spec.timeout + kReplyGrace, spec.sandbox, limitExceeded,
                           spec.stop, cancelSent, cancelledHard);
-    if (cancelledHard) {
-        // The server did not answer the cancel: it goes, and the stage is cancelled all the same.
+    if (cancelledHard || !limitExceeded.empty()) {
+        // The stage's tree took more memory or disk than an evaluation may, or the server did
+        // not answer a cancel: the server, whose tree the stage is part of, goes with it (the
+        // next stage starts a fresh one), and the stage ends as over budget or cancelled.
         worker->broken = true;
         worker->process.kill();
         ProcessResult killed;
         killed.started = true;
-        killed.cancelled = true;
-        killed.err.text = readCapped(logFile);
-        outcome.log = killed.err.text;
-        return interpretStageRun(spec, killed, resultFile, std::move(outcome));
-    }
-    if (!limitExceeded.empty()) {
-        // The stage's tree took more memory or disk than an evaluation may: the server, whose
-        // tree it is part of, goes with it (the next stage starts a fresh one).
-        worker->broken = true;
-        worker->process.kill();
-        ProcessResult killed;
-        killed.started = true;
+        killed.cancelled = cancelledHard;
         killed.limitExceeded = limitExceeded;
         killed.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - sent);

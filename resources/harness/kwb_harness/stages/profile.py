@@ -360,17 +360,25 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
         except BaseException as exc:
             raise _failure(name, exc, req) from None
 
+    def speedup_bounds() -> dict:
+        """Each baseline's speed-up interval over the rounds so far, against this run's rounds of
+        it or the cached ones."""
+        if "candidate" not in round_medians:
+            return {}
+        found = {}
+        for base in ("eager", "compile"):
+            bounds = speedup_interval.interval(round_medians.get(base) or req.baseline_rounds.get(base) or [],
+                                               round_medians["candidate"])
+            if bounds is not None:
+                found[base] = bounds
+        return found
+
     def undecided_milestones() -> list:
         """The baselines whose speed-up interval still straddles the milestone threshold."""
-        if req.milestone_threshold <= 0 or "candidate" not in round_medians:
+        if req.milestone_threshold <= 0:
             return []
-        found = []
-        for base in ("eager", "compile"):
-            rounds = round_medians.get(base) or req.baseline_rounds.get(base)
-            bounds = speedup_interval.interval(rounds or [], round_medians["candidate"])
-            if speedup_interval.undecided(bounds, req.milestone_threshold):
-                found.append(base)
-        return found
+        return [base for base, bounds in speedup_bounds().items()
+                if speedup_interval.undecided(bounds, req.milestone_threshold)]
 
     # Warm-up for every variant before any measurement: lazy initialisation (cuBLAS
     # handles, allocator growth, JIT caches) must not land in the first variant's samples.
@@ -424,13 +432,10 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
               f"{rounds_done} rounds, {t['method']})")
     if "candidate" in round_medians:
         intervals = {}
-        for base in ("eager", "compile"):
-            bounds = speedup_interval.interval(round_medians.get(base) or req.baseline_rounds.get(base) or [],
-                                               round_medians["candidate"])
-            if bounds is not None:
-                intervals[base] = {"low": bounds[0], "high": bounds[1]}
-                print(f"speed-up vs {base}: {100 * speedup_interval.LEVEL:.0f}% interval "
-                      f"[{bounds[0]:.3f}x, {bounds[1]:.3f}x] over {rounds_done} rounds")
+        for base, bounds in speedup_bounds().items():
+            intervals[base] = list(bounds)  # [low, high], as the engine's record keeps it
+            print(f"speed-up vs {base}: {100 * speedup_interval.LEVEL:.0f}% interval "
+                  f"[{bounds[0]:.3f}x, {bounds[1]:.3f}x] over {rounds_done} rounds")
         timings["candidate"]["speedup_intervals"] = intervals
         timings["candidate"]["interval_level"] = speedup_interval.LEVEL
     if unstable:
