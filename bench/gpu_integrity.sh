@@ -12,6 +12,8 @@ build="$repo/build/gpu-host"
 part="${1:-adversarial}"
 export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The judge's census from sealed kernel records (off by default until its timing cost is settled).
+export KWB_KERNEL_CENSUS="${KWB_KERNEL_CENSUS-sealed}"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader)"
 echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
@@ -33,7 +35,7 @@ if ! command -v bwrap >/dev/null && [ -x "$bundled_bwrap" ]; then
             export KWB_BWRAP="$bundled_bwrap"
         else
             echo "bundled bubblewrap: CUDA evaluation inside it failed; running without"; tail -5 /tmp/bwrap-eval.err
-            python3 -c 'import json; r=json.load(open("/tmp/bwrap-eval.json")); print(r.get("verdict"), r.get("failure_message", "")[:600])' 2>/dev/null
+            python3 -c 'import json; r=json.load(open("/tmp/bwrap-eval.json")); print(r.get("verdict"), r.get("failure_message", "")[:600]); [print(" ", f.get("severity"), f.get("code"), f.get("reason", "")[:300]) for f in r.get("flags", [])]' 2>/dev/null
         fi
     else
         echo "bundled bubblewrap cannot create namespaces here: $(head -c 300 /tmp/bwrap-probe.txt)"

@@ -1,9 +1,12 @@
 #include "engine/cupti/injection_session.h"
 
 #include "engine/cupti/activity_lines.h"
+#include "engine/cupti/sealed_line.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <cupti.h>
 #include <new>
 #include <unistd.h>
@@ -16,6 +19,7 @@ namespace {
 constexpr std::size_t kBufferBytes = 4u << 20;
 constexpr std::size_t kBufferAlignment = 8;
 constexpr std::chrono::milliseconds kFlushInterval{100};
+constexpr std::chrono::milliseconds kSealedFlushInterval{20};
 
 std::string cuptiError(CUptiResult result) {
     const char* text = nullptr;
@@ -33,6 +37,66 @@ void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* b
     InjectionSession::current().bufferCompleted(context, streamId, buffer, size, validSize);
 }
 
+// Counts every kernel launch the driver accepted, whatever API asked for it: in a candidate's
+// process the judge compares the count with the kernel records it received, so records switched
+// off around some launches (cuptiActivityDisable called from the candidate's code) show.
+void CUPTIAPI onDriverCall(void* /*userdata*/, CUpti_CallbackDomain /*domain*/,
+                           CUpti_CallbackId /*id*/, const void* data) {
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    if (call->callbackSite != CUPTI_API_EXIT || !call->functionReturnValue ||
+        *static_cast<const CUresult*>(call->functionReturnValue) != CUDA_SUCCESS)
+        return;
+    InjectionSession::current().countLaunch();
+}
+
+constexpr CUpti_CallbackId kLaunchCalls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
+
+// The records' timestamps on CLOCK_MONOTONIC, the clock every process on the machine shares:
+// the judge places a candidate's kernels inside its own windows around each batch of calls.
+std::uint64_t CUPTIAPI monotonicNanoseconds() {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<std::uint64_t>(now.tv_sec) * 1000000000ull +
+           static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+// The seal's key, read from the descriptor the judge passed and closed at once. Empty when
+// it cannot be read whole.
+std::string readSealKey(int fd) {
+    std::string key(kSealKeyBytes, '\0');
+    std::size_t got = 0;
+    while (got < key.size()) {
+        const ssize_t n = ::read(fd, key.data() + got, key.size() - got);
+        if (n > 0)
+            got += static_cast<std::size_t>(n);
+        else if (n < 0 && errno == EINTR)
+            continue;
+        else
+            break;
+    }
+    ::close(fd);
+    return got == key.size() ? key : std::string();
+}
+
+int descriptorFrom(const char* variable) {
+    const char* text = std::getenv(variable);
+    if (!text || !*text)
+        return -1;
+    char* end = nullptr;
+    const long fd = std::strtol(text, &end, 10);
+    return (*end == '\0' && fd > 2 && fd < 65536) ? static_cast<int>(fd) : -1;
+}
+
 } // namespace
 
 InjectionSession& InjectionSession::current() {
@@ -43,8 +107,7 @@ InjectionSession& InjectionSession::current() {
 
 void InjectionSession::report(const std::string& message) {
     std::fprintf(stderr, "[kwb-cupti] %s\n", message.c_str());
-    if (sink_.isOpen())
-        sink_.write(formatError(message), 1);
+    writeLines(formatError(message), 1);
 }
 
 bool InjectionSession::enable(int kind, const char* label, bool required) {
@@ -55,22 +118,66 @@ bool InjectionSession::enable(int kind, const char* label, bool required) {
     return result == CUPTI_SUCCESS;
 }
 
-void InjectionSession::start() {
+bool InjectionSession::openSinks() {
+    // The judge's mode: "sealed" (this is a candidate's process; its kernel records go, sealed,
+    // to the judge), "discard" (the judge's own process: the same recording, so that its
+    // timings of eager and torch.compile carry the same per-launch cost as the candidate's,
+    // but nothing is kept). Either may come with a timeline file.
+    const char* mode = std::getenv("KWB_KERNEL_RECORDS");
+    const std::string judgeMode = mode ? mode : "";
+    kernelRecords_ = judgeMode == "sealed" || judgeMode == "discard";
+    if (judgeMode == "sealed") {
+        const int records = descriptorFrom("KWB_RECORDS_FD");
+        const int sealFd = descriptorFrom("KWB_RECORDS_SEAL_FD");
+        std::string key = sealFd >= 0 ? readSealKey(sealFd) : std::string();
+        if (records < 0 || key.empty()) {
+            std::fprintf(stderr, "[kwb-cupti] sealed kernel records without a pipe or key\n");
+        } else {
+            sealed_.adopt(records);
+            sealed_.seal(std::move(key));
+        }
+    }
+    // Nothing the candidate starts inherits the mode or the descriptors' numbers.
+    for (const char* name : {"KWB_KERNEL_RECORDS", "KWB_RECORDS_FD", "KWB_RECORDS_SEAL_FD"})
+        ::unsetenv(name);
+
     const char* path = std::getenv("KWB_TIMELINE_OUT");
-    if (!path || !*path) {
+    if (path && *path) {
+        std::string error;
+        if (!sink_.open(path, &error))
+            std::fprintf(stderr, "[kwb-cupti] %s; no timeline\n", error.c_str());
+    }
+    if (!sink_.isOpen() && !sealed_.isOpen() && !kernelRecords_) {
         std::fprintf(stderr, "[kwb-cupti] KWB_TIMELINE_OUT is not set; not recording\n");
-        return;
+        return false;
     }
-    std::string error;
-    if (!sink_.open(path, &error)) {
-        std::fprintf(stderr, "[kwb-cupti] %s; not recording\n", error.c_str());
+    return true;
+}
+
+void InjectionSession::start() {
+    if (!openSinks())
         return;
-    }
     owner_ = ::getpid();
     std::uint32_t version = 0;
     cuptiGetVersion(&version);
-    sink_.write(formatHeader(static_cast<std::uint64_t>(owner_), version), 1);
+    const std::string header = formatHeader(static_cast<std::uint64_t>(owner_), version);
+    writeLines(header, 1);
 
+    // KWB_RECORDS_SKIP (bench/records_overhead.py only): "clock" and/or "count" leave out the
+    // CLOCK_MONOTONIC timestamps or the launch count, to measure what each costs.
+    const char* skipText = std::getenv("KWB_RECORDS_SKIP");
+    const std::string skip = skipText ? skipText : "";
+    if (kernelRecords_ && skip.find("clock") == std::string::npos) {
+        const CUptiResult clock = cuptiActivityRegisterTimestampCallback(monotonicNanoseconds);
+        if (clock != CUPTI_SUCCESS) {
+            // Without the shared clock the judge cannot place the records in its windows.
+            report("cannot put the records on CLOCK_MONOTONIC: " + cuptiError(clock) +
+                   "; not recording");
+            return;
+        }
+    }
+    if (sealed_.isOpen() && skip.find("count") == std::string::npos && !countLaunches())
+        return;
     const CUptiResult registered =
         cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
     if (registered != CUPTI_SUCCESS) {
@@ -84,21 +191,60 @@ void InjectionSession::start() {
     }
     enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", true);
     enable(CUPTI_ACTIVITY_KIND_MEMSET, "memset", true);
-    enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization", true);
-    enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX markers", true);
-    enable(CUPTI_ACTIVITY_KIND_DEVICE, "devices", false);
-    enable(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", false);
+    // The kinds only a timeline shows stay off for the judge's census alone: each adds its own
+    // cost to every timed call.
+    if (sink_.isOpen()) {
+        enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization", true);
+        enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX markers", true);
+        enable(CUPTI_ACTIVITY_KIND_DEVICE, "devices", false);
+        enable(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts", false);
+    }
     active_ = true;
-    if (!flusher_.start(kFlushInterval, [this] { flush(false); }))
+    // The judge waits for a "flushed" line past the end of its last window: a short interval
+    // keeps that wait short.
+    const auto interval = sealed_.isOpen() ? kSealedFlushInterval : kFlushInterval;
+    if (!flusher_.start(interval, [this] { flush(false); }))
         report("no flush thread: records arrive when buffers fill and at exit");
+}
+
+bool InjectionSession::countLaunches() {
+    CUpti_SubscriberHandle subscriber = nullptr;
+    CUptiResult result =
+        cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(onDriverCall), nullptr);
+    for (CUpti_CallbackId id : kLaunchCalls)
+        if (result == CUPTI_SUCCESS)
+            result = cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    if (result != CUPTI_SUCCESS) {
+        // Without the count the judge could not tell records switched off from no launches.
+        report("cannot count kernel launches: " + cuptiError(result) + "; not recording");
+        return false;
+    }
+    return true;
+}
+
+void InjectionSession::writeLines(const std::string& lines, std::uint64_t count) {
+    if (sink_.isOpen())
+        sink_.write(lines, count);
+    if (sealed_.isOpen())
+        sealed_.write(lines, count);
 }
 
 void InjectionSession::flush(bool forced) {
     if (!active_ || ::getpid() != owner_)
         return;
+    // Read before the flush: every launch counted here was made before it, so its record, once
+    // the kernel has completed, is written ahead of the "flushed" line.
+    const std::uint64_t before = monotonicNanoseconds();
+    // CUPTI's own clock at the same moment: the judge maps the records' timestamps onto
+    // CLOCK_MONOTONIC with it where they are not on it already.
+    std::uint64_t cuptiNow = 0;
+    cuptiGetTimestamp(&cuptiNow);
+    const std::uint64_t launches = launches_.load();
     const CUptiResult result = cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
     if (result != CUPTI_SUCCESS && forced)
         report("flush failed: " + cuptiError(result));
+    if (result == CUPTI_SUCCESS && sealed_.isOpen())
+        sealed_.write(formatFlushed(before, cuptiNow, launches), 1);
 }
 
 void InjectionSession::finish() {
@@ -106,7 +252,7 @@ void InjectionSession::finish() {
         return;
     flusher_.stop();
     flush(true);
-    sink_.write(formatEnd(sink_.recordsWritten(), sink_.writeFailures()), 1);
+    writeLines(formatEnd(sink_.recordsWritten(), sink_.writeFailures()), 1);
     active_ = false;
 }
 
@@ -120,6 +266,11 @@ void InjectionSession::bufferRequested(std::uint8_t** buffer, std::size_t* size,
 
 void InjectionSession::bufferCompleted(void* context, std::uint32_t streamId, std::uint8_t* buffer,
                                        std::size_t /*size*/, std::size_t validSize) {
+    if (!sink_.isOpen() && !sealed_.isOpen()) {
+        // The judge's own process: recorded for the cost alone.
+        std::free(buffer);
+        return;
+    }
     std::string lines;
     std::uint64_t count = 0;
     std::uint64_t unknown = 0;
@@ -147,7 +298,7 @@ void InjectionSession::bufferCompleted(void* context, std::uint32_t streamId, st
         ++count;
     }
     if (count > 0)
-        sink_.write(lines, count);
+        writeLines(lines, count);
     std::free(buffer);
 }
 

@@ -17,8 +17,9 @@ class InjectionSession {
 public:
     static InjectionSession& current();
 
-    // Opens KWB_TIMELINE_OUT, enables the activity kinds and starts the flush thread. Any
-    // failure is reported (record and stderr) and leaves the process running unprofiled.
+    // Opens the sinks (KWB_TIMELINE_OUT's file; the judge's sealed pipe, see sealed_line.h),
+    // enables the activity kinds and starts the flush thread. Any failure is reported (record
+    // and stderr) and leaves the process running unprofiled.
     void start();
     // Forces out every record, writes the "end" record and stops the flush thread. Idempotent;
     // a no-op in a forked child, which shares the file but not CUPTI's state.
@@ -32,15 +33,22 @@ public:
                          std::size_t size, std::size_t validSize);
 
     bool active() const { return active_.load(); }
+    void countLaunch() { launches_.fetch_add(1, std::memory_order_relaxed); }
 
 private:
     void report(const std::string& message);
     bool enable(int kind, const char* label, bool required);
+    bool openSinks();
+    bool countLaunches();
+    void writeLines(const std::string& lines, std::uint64_t count);
 
-    RecordSink sink_;
+    RecordSink sink_;   // the timeline file
+    RecordSink sealed_; // the judge's pipe, in a candidate's process
+    bool kernelRecords_ = false;
     PeriodicFlusher flusher_;
     std::atomic<bool> active_{false};
     std::atomic<bool> finished_{false};
+    std::atomic<std::uint64_t> launches_{0};
     pid_t owner_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "engine/cupti/record_sink.h"
 
 #include "engine/cupti/activity_lines.h"
+#include "engine/cupti/sealed_line.h"
 
 #include <cerrno>
 #include <cstring>
@@ -33,7 +34,35 @@ bool RecordSink::open(const std::string& path, std::string* error) {
     return fd_ >= 0;
 }
 
+void RecordSink::adopt(int fd) {
+    std::lock_guard lock(mutex_);
+    fd_ = fd;
+    fifo_ = false;
+    // The candidate's own children (a compiler, a subprocess) have no business with it.
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+void RecordSink::seal(std::string key) {
+    std::lock_guard lock(mutex_);
+    sealKey_ = std::move(key);
+}
+
 bool RecordSink::writeAll(std::string_view bytes) {
+    if (!sealKey_.empty()) {
+        std::string sealed;
+        sealed.reserve(bytes.size() + bytes.size() / 2);
+        while (!bytes.empty()) {
+            const std::size_t end = bytes.find('\n');
+            const std::string_view line = bytes.substr(0, end);
+            sealed += sealLine(sealKey_, sequence_++, line);
+            bytes.remove_prefix(end == std::string_view::npos ? bytes.size() : end + 1);
+        }
+        return writeRaw(sealed);
+    }
+    return writeRaw(bytes);
+}
+
+bool RecordSink::writeRaw(std::string_view bytes) {
     int waitedMs = 0;
     while (!bytes.empty()) {
         const ssize_t n = ::write(fd_, bytes.data(), bytes.size());

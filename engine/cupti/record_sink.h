@@ -20,6 +20,12 @@ public:
 
     // False with `error` set when the path cannot be opened for writing.
     bool open(const std::string& path, std::string* error);
+    // Takes over a descriptor the process inherited (the judge's end of a pipe). Writes to it
+    // block: the judge drains it on a thread of its own, and a record given up would read as
+    // tampering there.
+    void adopt(int fd);
+    // From now on every line is sealed with `key` and numbered (sealed_line.h).
+    void seal(std::string key);
     bool isOpen() const { return fd_ >= 0; }
 
     // Writes `lines` (whole lines, each ending in '\n'); `count` is how many, for the totals.
@@ -33,6 +39,7 @@ public:
 
 private:
     bool writeAll(std::string_view bytes);
+    bool writeRaw(std::string_view bytes);
 
     mutable std::mutex mutex_;
     int fd_ = -1;
@@ -40,6 +47,8 @@ private:
     std::uint64_t written_ = 0;
     std::uint64_t failures_ = 0;
     std::uint64_t failuresReported_ = 0;
+    std::string sealKey_;
+    std::uint64_t sequence_ = 0;
 };
 
 } // namespace kwb::cupti

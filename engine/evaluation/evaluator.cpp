@@ -145,6 +145,21 @@ std::string pythonProblem(const std::string& python) {
     return {};
 }
 
+// The injection library whose sealed records are the GPU's kernel census, or "" (CPU mode, a
+// build without CUPTI, or the sealed census not switched on: the census then comes from the
+// candidate's process and a speed reward is provisional).
+// KWB_KERNEL_CENSUS=sealed switches it on. It is off by default until its cost on the timed
+// calls is measured and accounted for: on the H200 (2026-12-02) the judge's clock saw about 1 ms
+// per call more than the candidate reported under it, enough for timing_mismatch on honest
+// kernels (bench/records_overhead.py measures each part).
+std::string kernelRecordsLibrary(const RunContext& c) {
+    const char* census = std::getenv("KWB_KERNEL_CENSUS");
+    if (!census || std::string(census) != "sealed")
+        return {};
+    return c.gpuAllowed && c.device == "cuda" ? timeline::cuptiInjectionLibraryPath()
+                                              : std::string();
+}
+
 json baseRequest(const RunContext& c, const std::string& stage) {
     return {{"version", 1},
             {"stage", stage},
@@ -155,7 +170,8 @@ json baseRequest(const RunContext& c, const std::string& stage) {
             {"seed", c.seed},
             {"build_dir", extensionBuildDirectory(c, stage)},
             {"cache_dir", c.cacheDirectory},
-            {"scratch_dir", c.scratchDirectory}};
+            {"scratch_dir", c.scratchDirectory},
+            {"kernel_records_library", kernelRecordsLibrary(c)}};
 }
 
 // What one stage needs beyond the common set-up (the profile stage's timeline recording).
@@ -213,6 +229,8 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
         fs::path(c.target.candidatePath).parent_path().string(), harnessDirectory()};
     for (const auto& folder : pythonInstallFolders(c.python))
         spec.sandbox.readOnlyPaths.push_back(folder);
+    if (const std::string library = kernelRecordsLibrary(c); !library.empty())
+        spec.sandbox.readOnlyPaths.push_back(fs::path(library).parent_path().string());
     spec.sandbox.allowGpu = c.gpuAllowed;
     spec.sandbox.limits.cpuSeconds = static_cast<std::uint64_t>(c.options.stageTimeout.count()) * 4;
     spec.sandbox.limits.openFiles = 4096;
@@ -398,11 +416,12 @@ void absorbFlags(EvaluationResult& r, const json& result) {
 constexpr double kImplausibleSpeedup = 10.0;
 
 // Whether the candidate's speed rests on evidence from outside its own process: on the GPU a
-// kernel census that saw kernels, and the judge's clock agreeing with the reported times.
+// census from the sealed kernel records that saw kernels, and the judge's clock agreeing with
+// the reported times.
 bool speedConfirmedFromOutside(const EvaluationResult& r) {
     const IntegrityEvidence& e = r.integrity;
-    return !r.cpuMode && e.kernelCensusAvailable && e.externalTimingConsistent &&
-           (e.customUs + e.libraryUs + e.otherUs) > 0;
+    return !r.cpuMode && e.kernelCensusAvailable && e.kernelCensusSource == kSealedKernelRecords &&
+           e.externalTimingConsistent && (e.customUs + e.libraryUs + e.otherUs) > 0;
 }
 
 void computeSpeedups(EvaluationResult& r) {
@@ -428,7 +447,8 @@ void computeSpeedups(EvaluationResult& r) {
         r.rewardProvisional = "CPU mode: no kernel census; torch fallbacks are detected only "
                               "inside the candidate's process";
     else if (!confirmed)
-        r.rewardProvisional = "no kernel census and external clock confirmed the speed";
+        r.rewardProvisional = "the speed is not confirmed from outside the candidate's process "
+                              "(sealed kernel records and the judge's clock)";
 }
 
 } // namespace

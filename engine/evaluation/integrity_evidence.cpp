@@ -40,6 +40,7 @@ std::string describeGpuState(const json& reading) {
 void readCensus(IntegrityEvidence& e, const json& census) {
     e.kernelCensusAvailable = jsonField(census, "available", false);
     e.kernelCensusNote = jsonField<std::string>(census, "reason", "");
+    e.kernelCensusSource = jsonField<std::string>(census, "source", "");
     e.customUs = jsonField(census, "custom_us", 0.0);
     e.libraryUs = jsonField(census, "library_us", 0.0);
     e.torchUs = jsonField(census, "torch_us", 0.0);
@@ -106,6 +107,7 @@ json toJson(const IntegrityEvidence& e) {
     return {{"kernels",
              {{"available", e.kernelCensusAvailable},
               {"reason", e.kernelCensusNote},
+              {"source", e.kernelCensusSource},
               {"kernels", kernels},
               {"custom_us", e.customUs},
               {"library_us", e.libraryUs},

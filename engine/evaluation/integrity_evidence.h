@@ -20,10 +20,18 @@ struct KernelUsage {
 
 // The evidence behind the integrity flags, kept so that a reader (the GUI, an RL export) can
 // show why a candidate was or was not trusted, not only the verdict.
+// IntegrityEvidence::kernelCensusSource of a census the candidate could not forge.
+inline constexpr const char* kSealedKernelRecords = "sealed kernel records";
+
 struct IntegrityEvidence {
     // GPU only: which kernels ran, and how the GPU time divides between their origins.
     bool kernelCensusAvailable = false;
     std::string kernelCensusNote; // why not, where unavailable
+    // Where the census came from: "sealed kernel records" (the CUPTI injection library's
+    // records, sealed with the judge's key, placed in the judge's own windows around every batch
+    // of calls) or "candidate process" (torch's profiler in the candidate's process, whose reply
+    // the candidate could rewrite: evidence that can only add flags).
+    std::string kernelCensusSource;
     std::vector<KernelUsage> kernels;
     double customUs = 0, libraryUs = 0, torchUs = 0, otherUs = 0, sideStreamUs = 0;
 

@@ -125,8 +125,20 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"timer_report_shrink", "timing_mismatch|timing_missed_work|monkey_patching", true},
         {"round_trip_inflate", "timing_mismatch|timing_missed_work|monkey_patching", true},
         {"fallback_when_unguarded", "torch_kernels_dominate", true, Where::GpuOnly},
-        // Right and all custom while profiled, torch otherwise: the census calls are checked too.
-        {"census_evasion", "stale_output", true, Where::GpuOnly},
+        // Right and all custom while profiled, torch otherwise: the census calls are checked too,
+        // and the sealed kernel records see every timed call (torch's profiler never runs).
+        {"census_evasion", "stale_output|torch_kernels_dominate", true, Where::GpuOnly},
+        // The candidate's process rewrites its own reports (no flags, no torch operators, a
+        // made-up census): on the GPU the census is the judge's, from the sealed kernel records;
+        // on the CPU the reward is provisional.
+        {"report_scrub", "torch_kernels_dominate", true, Where::GpuOnly},
+        // Lines of its own, sealed with a made-up key, written into every pipe it holds (the
+        // judge's records pipe among them).
+        {"records_pipe_forgery", "kernel_records_tampered|torch_kernels_dominate", true,
+         Where::GpuOnly},
+        // Kernel records switched off around torch's work through libcupti itself: the launches
+        // the driver counted outnumber the records.
+        {"records_cupti_toggle", "kernel_records_incomplete", true, Where::GpuOnly},
         // Code outside model_new.py and kernels/*.cu|.cpp, and names built at run time.
         {"marshal_payload", "dynamic_code"},
         {"helper_subfolder_thread", "threading"},

@@ -3,10 +3,13 @@
 // where CUPTI cannot record, which must carry on unprofiled and say why.
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/cupti/activity_lines.h"
+#include "engine/cupti/sealed_line.h"
 #include "engine/timeline/record_reader.h"
 #include "engine/timeline/timeline_builder.h"
 #include "timeline_test_data.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -146,6 +149,32 @@ TEST(CuptiRecordFormat, BookkeepingLinesReadBackAndUnknownKindsAreEmpty) {
     EXPECT_TRUE(kwb::cupti::formatActivity(&other).empty());
 }
 
+// The key 00 01 .. 1f and the record below; the MACs were computed with Python's hmac module,
+// the judge's side of the contract (tests/harness/test_kernel_records.py holds the same vector).
+constexpr const char* kVectorRecord = R"({"t":"kernel","name":"k"})";
+
+std::string vectorKey() {
+    std::string key;
+    for (int i = 0; i < 32; ++i)
+        key += static_cast<char>(i);
+    return key;
+}
+
+TEST(CuptiSealedLines, MatchTheJudgesKnownAnswers) {
+    EXPECT_EQ(kwb::cupti::sealLine(vectorKey(), 0, std::string(kVectorRecord) + "\n"),
+              std::string("0 d76337cb30c83819e74a8124f64c40be4f60cc5fb913ab61bb9c83d17248d393 ") +
+                  kVectorRecord + "\n");
+    EXPECT_EQ(kwb::cupti::sealLine(vectorKey(), 7, kVectorRecord),
+              std::string("7 1b4e10f744d1b1a902222b79cdb74142d26fa191dd42d0103be04957293c4968 ") +
+                  kVectorRecord + "\n");
+    // Another key, another seal; no key, no line.
+    EXPECT_NE(kwb::cupti::sealLine(std::string(32, 'x'), 0, kVectorRecord),
+              kwb::cupti::sealLine(vectorKey(), 0, kVectorRecord));
+    EXPECT_TRUE(kwb::cupti::sealLine("", 0, kVectorRecord).empty());
+    EXPECT_EQ(kwb::cupti::formatFlushed(12345, 12000, 7),
+              "{\"t\":\"flushed\",\"at\":12345,\"cupti\":12000,\"launches\":7}\n");
+}
+
 TEST(CuptiInjectionLibrary, LoadsAndExportsItsEntryPoints) {
     void* handle = dlopen(KWB_CUPTI_INJECT_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle, nullptr) << dlerror();
@@ -190,4 +219,62 @@ TEST(CuptiInjectionLibrary, AProcessWhereCuptiCannotRecordCarriesOnAndSaysWhy) {
         ASSERT_FALSE(builder.errors().empty());
         EXPECT_NE(builder.errors().back().find("not recording"), std::string::npos);
     }
+}
+
+// A candidate's process in the judge's "sealed" mode: the library reads the key from its pipe and
+// closes it, forgets the variables that named the descriptors (nothing the candidate starts sees
+// them), and every line it writes to the judge's pipe is sealed and numbered from 0.
+TEST(CuptiInjectionLibrary, SealedModeTakesTheKeyAndSealsEveryLine) {
+    int records[2];
+    int seal[2];
+    ASSERT_EQ(::pipe(records), 0);
+    ASSERT_EQ(::pipe(seal), 0);
+    const std::string key = vectorKey();
+    ASSERT_EQ(::write(seal[1], key.data(), key.size()), static_cast<ssize_t>(key.size()));
+    ::close(seal[1]);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::close(records[0]);
+        ::setenv("KWB_KERNEL_RECORDS", "sealed", 1);
+        ::setenv("KWB_RECORDS_FD", std::to_string(records[1]).c_str(), 1);
+        ::setenv("KWB_RECORDS_SEAL_FD", std::to_string(seal[0]).c_str(), 1);
+        void* handle = dlopen(KWB_CUPTI_INJECT_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+        if (!handle)
+            ::_exit(10);
+        auto init = reinterpret_cast<int (*)()>(dlsym(handle, "InitializeInjection"));
+        auto finish = reinterpret_cast<int (*)()>(dlsym(handle, "kwbCuptiFinish"));
+        if (!init || !finish || init() != 1)
+            ::_exit(11);
+        if (std::getenv("KWB_RECORDS_FD") || std::getenv("KWB_RECORDS_SEAL_FD") ||
+            std::getenv("KWB_KERNEL_RECORDS"))
+            ::_exit(12);
+        char byte = 0;
+        if (::read(seal[0], &byte, 1) != -1 || errno != EBADF)
+            ::_exit(13); // the key's descriptor is closed
+        finish();
+        ::_exit(0);
+    }
+    ::close(records[1]);
+    ::close(seal[0]);
+    std::string text;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(records[0], buffer, sizeof buffer)) > 0;)
+        text.append(buffer, static_cast<std::size_t>(n));
+    ::close(records[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "the host process died";
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    const auto sealedLines = lines(text);
+    ASSERT_FALSE(sealedLines.empty());
+    for (std::size_t i = 0; i < sealedLines.size(); ++i) {
+        const std::string& line = sealedLines[i];
+        const auto first = line.find(' ');
+        const auto second = line.find(' ', first + 1);
+        ASSERT_NE(second, std::string::npos) << line;
+        EXPECT_EQ(line.substr(0, first), std::to_string(i));
+        EXPECT_EQ(kwb::cupti::sealLine(key, i, line.substr(second + 1)), line + "\n");
+    }
+    EXPECT_NE(sealedLines[0].find("\"t\":\"header\""), std::string::npos);
 }

@@ -28,6 +28,9 @@ class Request:
     # The evaluation's own scratch folder (the judge's torch.compile caches); a temporary
     # folder when the request names none
     scratch_dir: str = ""
+    # The CUPTI injection library whose sealed kernel records are the GPU's kernel census
+    # (integrity/kernel_records.py); empty where the engine has none
+    kernel_records_library: str = ""
     # compile
     arch: str = ""
     extra_cflags: list = field(default_factory=list)
@@ -153,6 +156,7 @@ def parse(data: dict, stage: str) -> Request:
     )
 
     req.scratch_dir = _path(data, "scratch_dir", required=False)
+    req.kernel_records_library = _path(data, "kernel_records_library", required=False)
     req.arch = _get(data, "arch", (str,), default="").strip()
     if req.arch and not _ARCH_RE.match(req.arch):
         raise _fail(f"field 'arch' must look like 'sm_90' or 'sm_90a', got '{req.arch}'")

@@ -90,12 +90,17 @@ def take(timing_streams: set, candidate_call, own: set, calls: int = 3) -> dict:
     """Profiles the candidate ``calls`` times; ``timing_streams`` come from
     :func:`reference_streams`. Returns the census."""
     candidate = _profile(candidate_call, calls)
+    census = _census([(name, stream, duration) for name, stream, _, duration in candidate], calls, timing_streams,
+                     own)
+    return census
 
+
+def _census(entries: list, calls: int, timing_streams: set, own: set) -> dict:
+    """The census of ``entries`` ((name, stream, duration_ns) of ``calls`` forward calls)."""
     per_name = {}
     totals = {"custom": 0.0, "library": 0.0, "torch": 0.0, "other": 0.0, "transfer": 0.0}
     side_stream_us = 0.0
-    streams = set()
-    for name, stream, _, duration in candidate:
+    for name, stream, duration in entries:
         origin = classify(name, own)
         us = duration / 1e3 / calls
         totals[origin] += us
@@ -105,13 +110,11 @@ def take(timing_streams: set, candidate_call, own: set, calls: int = 3) -> dict:
         entry["total_us"] += us
         if stream not in entry["streams"]:
             entry["streams"].append(stream)
-        streams.add(stream)
         if timing_streams and stream not in timing_streams and origin != "transfer":
             side_stream_us += us
     for entry in per_name.values():
         entry["calls"] = round(entry["calls"] / calls, 3)
-    compute_us = totals["custom"] + totals["library"] + totals["torch"] + totals["other"]
-    census = {
+    return {
         "available": True,
         "kernels": sorted(per_name.values(), key=lambda e: -e["total_us"]),
         "custom_us": totals["custom"],
@@ -123,6 +126,42 @@ def take(timing_streams: set, candidate_call, own: set, calls: int = 3) -> dict:
         "timing_streams": sorted(timing_streams),
         "declared_kernels": sorted(own),
     }
+
+
+def harness_share(harness_kernels: list, harness_calls: int) -> dict:
+    """How many kernels of each name the harness itself launches per call (input rescaling, the
+    L2 flush, the output digest), from a batch of calls run before the candidate was imported
+    with a stand-in for its forward. Copies and sets are left out: they never count as compute."""
+    counts = {}
+    for k in harness_kernels:
+        if not k.transfer:
+            counts[k.name] = counts.get(k.name, 0) + 1
+    return {name: round(count / harness_calls) for name, count in counts.items()
+            if round(count / harness_calls) > 0}
+
+
+def from_records(window_kernels: list, calls: int, harness_kernels: list, harness_calls: int, own: set) -> dict:
+    """The census of ``calls`` calls of the candidate from the sealed records of the judge's
+    windows around them (integrity/kernel_records.py). The harness's own kernels in those windows
+    are taken out by count, name by name, from the calibration batch (:func:`harness_share`);
+    the shortest of a name go first, so a candidate's torch kernel that shares a name with one of
+    the harness's is counted at its longest. Placement cannot hide anything: a kernel beyond the
+    harness's count is the candidate's wherever it ran. The streams the harness's kernels ran on
+    are the timing stream."""
+    share = harness_share(harness_kernels, harness_calls)
+    timing_streams = {k.stream for k in harness_kernels if not k.transfer}
+    by_name = {}
+    for k in window_kernels:
+        by_name.setdefault(k.name, []).append(k)
+    entries = []
+    for name, kernels in by_name.items():
+        kernels.sort(key=lambda k: k.duration_ns)
+        for k in kernels[share.get(name, 0) * calls:]:
+            entries.append((k.name, k.stream, k.duration_ns))
+    census = _census(entries, max(1, calls), timing_streams, own)
+    census["source"] = "sealed kernel records"
+    census["calls"] = calls
+    census["harness_kernels_per_call"] = share
     return census
 
 

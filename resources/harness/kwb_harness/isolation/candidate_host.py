@@ -84,6 +84,7 @@ class _Host:
         self.kept = []
         self.last_output_bytes = []
         self.modified_inputs = set()
+        self.standin_output = None
 
     # -- operations ------------------------------------------------------------------------
 
@@ -103,8 +104,11 @@ class _Host:
         _start_torch_threads(req.device)
         if req.device == "cuda":
             # The profiler's first start (CUPTI's threads) and the timer's first events, paid
-            # before the candidate exists: they are not the candidate's threads or time.
-            kernel_census.reference_streams(lambda: _tiny_kernel())
+            # before the candidate exists: they are not the candidate's threads or time. With the
+            # judge's sealed kernel records torch's profiler never runs here: it would take
+            # CUPTI's buffers over from the injection library.
+            if not message.get("kernel_records"):
+                kernel_census.reference_streams(lambda: _tiny_kernel())
             self.timer.time_call(_tiny_kernel, [])
         # Operators are watched in every call on the CPU; on the GPU the kernel census is the
         # authority and a dispatch mode would add host time to every timed call.
@@ -175,12 +179,36 @@ class _Host:
 
         return call
 
+    def standin(self, message: dict) -> dict:
+        """Before the candidate's import: the reference's output for ``seed``, which
+        :meth:`harness_calls` returns in place of the candidate's."""
+        import torch
+
+        req = self.req
+        seed = int(message["seed"])
+        init = models.init_inputs(self.task, seed, req.workspace)
+        reference = models.reference_model(self.task, init, seed, req.device, req.workspace)
+        with torch.no_grad():
+            self.standin_output = reference(*models.make_inputs(self.task, seed, req.device, req.workspace))
+        devices.synchronize(req.device)
+        return {}
+
+    def harness_calls(self, message: dict) -> dict:
+        """A batch exactly as :meth:`calls` runs it, with a copy of the stand-in output for the
+        forward: the kernels the harness itself launches per call, which the judge's census of
+        the sealed records takes out of the candidate's batches."""
+        output = self.standin_output
+        return self._run_calls(message, lambda *args: values.clone(output))
+
     def calls(self, message: dict) -> dict:
         """Runs one call per entry of ``inputs`` on the model built from ``seed`` (and
         ``resize``), timing each, keeping its output and committing to it (a digest under the
         batch's ``digest_key``)."""
-        req = self.req
         self._ensure_model(int(message["seed"]), message.get("resize"))
+        return self._run_calls(message, self._forward())
+
+    def _run_calls(self, message: dict, forward) -> dict:
+        req = self.req
         self.kept = []
         device_ms, host_ms, digests = [], [], []
         key = int(message["digest_key"])
@@ -194,7 +222,7 @@ class _Host:
                     poison_free_memory(req.device, self.last_output_bytes or tensor_bytes(inputs))
                 before = self.counter.total() if self.counter else 0
                 try:
-                    device, host, output = self.timer.time_call(self._forward(), inputs)
+                    device, host, output = self.timer.time_call(forward, inputs)
                 except KeyboardInterrupt:
                     raise
                 except HarnessError:
@@ -291,7 +319,7 @@ class _Host:
     def handle(self, message: dict):
         op = message.get("op")
         handlers = {"prepare": self.prepare, "pool": self.pool, "load": self.load, "model": self.build_model,
-                    "calls": self.calls,
+                    "calls": self.calls, "standin": self.standin, "harness_calls": self.harness_calls,
                     "census": self.census, "report": self.report, "ping": lambda m: {}}
         if op == "fetch":
             return self.fetch(message)

@@ -16,6 +16,7 @@ import sys
 import threading
 
 from ..errors import CANDIDATE_RUN, CRASHED, OUTPUT_MISMATCH, HarnessError
+from ..integrity.kernel_records import KernelRecords
 from . import process_tree
 from .channel import Channel, ChannelClosed, ProtocolError
 
@@ -63,13 +64,19 @@ class _OutputDrain:
         return (bytes(self._head) + middle.encode() + bytes(self._tail)).decode("utf-8", errors="replace")
 
 
-def _run_child(host_sock: socket.socket, output_fd: int) -> None:
+def _run_child(host_sock: socket.socket, output_fd: int, records) -> None:
     """Runs in the forked child and never returns."""
-    process_tree.exit_after("candidate process", lambda: _child_body(host_sock, output_fd))
+    process_tree.exit_after("candidate process", lambda: _child_body(host_sock, output_fd, records))
 
 
-def _child_body(host_sock: socket.socket, output_fd: int) -> int:
-    keep = host_sock.fileno()
+def _child_body(host_sock: socket.socket, output_fd: int, records) -> int:
+    keep = {host_sock.fileno()}
+    if records is not None:
+        # The CUDA driver loads the injection library when this process initialises CUDA (the
+        # "prepare" request, before the candidate's import); it reads the key, closes that
+        # pipe and forgets these variables.
+        keep.update(records.child_descriptors())
+        os.environ.update(records.child_environment())
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)
@@ -77,7 +84,7 @@ def _child_body(host_sock: socket.socket, output_fd: int) -> int:
     # Everything else the judge held (its log, its result, the warm worker's pipes) is not
     # the candidate's business.
     for fd in _open_fds():
-        if fd > 2 and fd != keep:
+        if fd > 2 and fd not in keep:
             try:
                 os.close(fd)
             except OSError:
@@ -136,9 +143,12 @@ def warm_before_fork() -> None:
 
 
 class CandidateProcess:
-    def __init__(self, payload_limit: int = 1 << 36):
+    def __init__(self, payload_limit: int = 1 << 36, records_library: str = ""):
+        """``records_library``: the injection library whose sealed kernel records the judge
+        reads (GPU); none, and the census comes from the candidate's own process."""
         warm_before_fork()
         process_tree.become_judge()
+        self.records = KernelRecords(records_library) if records_library else None
         judge_sock, host_sock = socket.socketpair()
         read_fd, write_fd = os.pipe()
         for stream in (sys.stdout, sys.stderr):
@@ -150,9 +160,11 @@ class CandidateProcess:
         if pid == 0:
             judge_sock.close()
             os.close(read_fd)
-            _run_child(host_sock, write_fd)
+            _run_child(host_sock, write_fd, self.records)
         host_sock.close()
         os.close(write_fd)
+        if self.records is not None:
+            self.records.start_reading()
         self.pid = pid
         self._channel = Channel(judge_sock, payload_limit)
         self._output = _OutputDrain(read_fd)
@@ -277,3 +289,14 @@ class CandidateProcess:
 
     def alive(self) -> bool:
         return self._status is None and self._wait(0) is None
+
+
+def start_for(req, guard: bool) -> CandidateProcess:
+    """The candidate's process for a stage's request, asked to prepare its side. On the GPU with
+    the injection library, its kernels reach the judge as sealed records, in every stage alike."""
+    from .candidate_host import host_fields
+
+    library = req.kernel_records_library if req.device == "cuda" else ""
+    process = CandidateProcess(records_library=library)
+    process.post({"op": "prepare", "fields": host_fields(req), "guard": guard, "kernel_records": bool(library)})
+    return process

@@ -16,7 +16,8 @@ import time
 from .. import device as devices
 from .. import values
 from ..errors import CANDIDATE_RUN, OUTPUT_MISMATCH, HarnessError
-from ..integrity import output_digest
+from ..integrity import kernel_census, output_digest
+from ..integrity.kernel_records import FLUSH_PATIENCE_S
 from ..integrity.output_check import TimedOutputCheck
 from ..timing.external_clock import ExternalTiming
 
@@ -36,10 +37,80 @@ def checks_per_batch(count: int) -> int:
     return min(count, max(2, count // 4))
 
 
+class SealedCensus:
+    """The judge's windows (CLOCK_MONOTONIC) around every batch of the candidate's calls, and the
+    harness's own batch before the candidate's import; with the sealed records of the candidate's
+    process (integrity/kernel_records.py) they give the kernel census."""
+
+    def __init__(self, records):
+        self.records = records
+        self.windows = []  # (start_ns, end_ns, calls)
+        self.harness = None
+        self.unavailable = None
+        self.flush_patience_s = FLUSH_PATIENCE_S
+
+    def calibrate(self, process, mirror_pool, req, calls: int = 8) -> None:
+        """Before the candidate's import: a batch with a stand-in forward (the reference's
+        output, copied), whose kernels are the harness's own per call."""
+        if not self.records.wait_for_header():
+            self.unavailable = "the injection library sent nothing from the candidate's process" + (
+                f" ({self.records.errors[-1]})" if self.records.errors else "")
+            return
+        process.ask({"op": "standin", "seed": req.seed})
+        factors = [mirror_pool.draw_factor() for _ in range(calls)]
+        for factor in factors:  # the judge's copy of the pool stays in step with the candidate's
+            mirror_pool.next(factor)
+        message = {"op": "harness_calls", "seed": req.seed, "digest_key": output_digest.new_key(),
+                   "inputs": [{"pool": CANDIDATE_SALT, "factor": f} for f in factors]}
+        started = time.monotonic_ns()
+        process.ask(message)
+        self.harness = (started, time.monotonic_ns(), calls)
+
+    def ask(self, process, message: dict, calls: int) -> tuple:
+        started = time.monotonic_ns()
+        try:
+            return process.ask(message)
+        finally:
+            self.windows.append((started, time.monotonic_ns(), calls))
+
+    def take(self, own: set) -> dict:
+        """The census, or {"available": False, "reason": ...}; a strict ``integrity`` finding
+        rides along under "flag" when the records were tampered with or stopped."""
+        records = self.records
+        if self.unavailable or self.harness is None or not self.windows:
+            return {"available": False, "reason": self.unavailable or "no batch of calls was recorded"}
+        last = max(end for _, end, _ in self.windows)
+        delivered = records.wait_complete_past(last, self.flush_patience_s)
+        if records.tampered is not None:
+            return {"available": False, "reason": "the sealed kernel records were tampered with",
+                    "flag": {"code": "kernel_records_tampered", "severity": "strict",
+                             "reason": "a line in the judge's pipe of sealed kernel records was not the injection "
+                                       f"library's: {records.tampered}"}}
+        if records.dropped:
+            return {"available": False, "reason": f"CUPTI dropped {records.dropped} kernel records"}
+        if delivered == "stopped":
+            return {"available": False, "reason": "the kernel records stopped",
+                    "flag": {"code": "kernel_records_stopped", "severity": "strict",
+                             "reason": "the injection library in the candidate's process stopped delivering "
+                                       "kernel records while the candidate ran (its buffers taken over, its "
+                                       "thread or pipe stopped)"}}
+        if delivered == "incomplete":
+            return {"available": False, "reason": "kernel launches without records",
+                    "flag": {"code": "kernel_records_incomplete", "severity": "strict",
+                             "reason": f"{records.missing} kernel launch(es) in the candidate's process left no "
+                                       "kernel record: the recording was switched off around them"}}
+        start, end, harness_calls = self.harness
+        window_kernels = [k for s, e, _ in self.windows for k in records.between(s, e)]
+        calls = sum(n for _, _, n in self.windows)
+        return kernel_census.from_records(window_kernels, calls, records.between(start, end), harness_calls, own)
+
+
 class RemoteTimedCandidate:
-    def __init__(self, process, mirror_pool, ref_model, req, overhead):
-        """``overhead`` includes the round trip, measured before the candidate was imported."""
+    def __init__(self, process, mirror_pool, ref_model, req, overhead, sealed=None):
+        """``overhead`` includes the round trip, measured before the candidate was imported;
+        ``sealed``, the :class:`SealedCensus` whose windows every batch goes into (GPU)."""
         self.process = process
+        self.sealed = sealed
         self._mirror = mirror_pool
         self._req = req
         # Not seeded: which calls get checked must not be predictable.
@@ -73,7 +144,7 @@ class RemoteTimedCandidate:
         message = {"op": "calls", "seed": req.seed, "digest_key": key,
                    "inputs": [{"pool": CANDIDATE_SALT, "factor": f} for f in factors]}
         started = time.perf_counter()
-        reply, _ = self.process.ask(message)
+        reply, _ = self.sealed.ask(self.process, message, count) if self.sealed else self.process.ask(message)
         wall_ms = (time.perf_counter() - started) * 1e3
         device_ms = _times(reply, "device_ms", count)
         host_ms = _times(reply, "host_ms", count)

@@ -18,11 +18,10 @@ import time
 from .. import device as devices
 from .. import models, values
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, TASK_RUN, HarnessError, describe_exception
-from ..integrity import kernel_census, roofline
+from ..integrity import kernel_census, kernel_records, roofline
 from ..integrity.memory_poison import tensor_bytes
-from ..isolation.candidate_host import host_fields
-from ..isolation.candidate_process import CandidateProcess
-from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate
+from ..isolation import candidate_process
+from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate, SealedCensus
 from ..isolation.reports import checked_flags, missing_report_flag, well_formed
 from ..task_loader import load_reference
 from ..timing import external_clock, gpu_monitor, phase_marks, speedup_interval
@@ -130,9 +129,9 @@ class ProfilePreparation(Preparation):
         if with_candidate:
             # Forked first: before this process has a CUDA context or anything the candidate could
             # use. It prepares its side (device, clocks, task, its input pool) meanwhile.
-            self.candidate = CandidateProcess()
-            self.candidate.post({"op": "prepare", "fields": host_fields(req), "guard": req.device == "cpu"})
+            self.candidate = candidate_process.start_for(req, guard=req.device == "cpu")
             self.candidate.post({"op": "pool", "salt": _SALTS["candidate"], "budget": pool_budget(req.device)})
+        kernel_records.record_judge_kernels(req)
         devices.configure(req.device)
         devices.require(req.device)
         self.clock = TrustedClock()
@@ -155,6 +154,7 @@ class ProfilePreparation(Preparation):
                       for name in _planned_variants(req, with_candidate)}
         self.phases.mark("input pools")
         self.overhead = None
+        self.sealed = None
         if with_candidate:
             self.overhead = external_clock.calibrate(self.timer, self.clock)
             self.phases.mark("clock calibration")
@@ -171,6 +171,10 @@ class ProfilePreparation(Preparation):
             print("judge's clock, per call: timer {:.4f} ms, output digest {:.4f} ms; round trip {:.4f} ms".format(
                 self.overhead.outside_ms, self.overhead.digest_ms, self.overhead.round_trip_ms))
             self.phases.mark("candidate process ready")
+            if self.candidate.records is not None:
+                self.sealed = SealedCensus(self.candidate.records)
+                self.sealed.calibrate(self.candidate, self.pools["candidate"], req)
+                self.phases.mark("harness kernels")
 
 
 def prepare(req) -> ProfilePreparation:
@@ -232,7 +236,7 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
                          "kernels_dir": req.kernels_dir})
             phases.mark("candidate import")
             remote = RemoteTimedCandidate(process, prepared.pools["candidate"], ref_model, req,
-                                          prepared.overhead)
+                                          prepared.overhead, prepared.sealed)
             variants["candidate"] = remote
         pools = {name: prepared.pools[name] for name in variants if name != "candidate"}
         phases.mark("models")
@@ -285,6 +289,16 @@ def _examine_candidate(ref_model, remote, inputs, req, clock, timings, result) -
         # torch's profiler takes CUPTI's buffer callbacks over: a timeline being recorded gets
         # its records of the timed phases first.
         phase_marks.flush_timeline()
+        if remote.sealed is not None:
+            census = remote.sealed.take(kernel_census.declared_kernels(req.workspace, req.candidate))
+            _add_flag(result, census.pop("flag", None))
+            integrity["kernels"] = census
+            if census["available"]:
+                for flag in kernel_census.flags_for(census, candidate_ms):
+                    _add_flag(result, flag)
+            else:
+                print(f"no kernel census: {census['reason']}")
+            return _memory_floor(ref_model, inputs, req, clock, candidate_ms, result)
         try:
             census = kernel_census.checked(remote.census())
             integrity["kernels"] = census
@@ -300,7 +314,13 @@ def _examine_candidate(ref_model, remote, inputs, req, clock, timings, result) -
     else:
         integrity["kernels"] = {"available": False,
                                 "reason": "CPU mode: no kernel records; the verify stage counts extension calls"}
+    _memory_floor(ref_model, inputs, req, clock, candidate_ms, result)
 
+
+def _memory_floor(ref_model, inputs, req, clock, candidate_ms, result) -> None:
+    """The memory-bandwidth floor of the task on this device, and the flag for a candidate
+    faster than it."""
+    integrity = result["integrity"]
     output = ref_model(*values.clone(inputs))
     params = sum(t.numel() * t.element_size() for t in list(ref_model.parameters()) + list(ref_model.buffers()))
     bytes_moved = values.set_bytes(inputs) + params + sum(tensor_bytes(output))

@@ -16,7 +16,7 @@ from .. import models
 from ..compare import compare
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
 from ..integrity import alternate_shape, output_digest
-from ..isolation.candidate_host import host_fields
+from ..isolation import candidate_process
 from ..isolation.candidate_process import CandidateProcess
 from ..isolation.wire_values import Foreign
 from ..isolation.reports import checked_flags, missing_report_flag, well_formed
@@ -196,8 +196,7 @@ class VerifyPreparation(Preparation):
         super().__init__(req)
         # Forked first: before this process has a CUDA context or anything the candidate could
         # use; it prepares its side (device, clocks, task) while this one computes references.
-        self.candidate = CandidateProcess()
-        self.candidate.post({"op": "prepare", "fields": host_fields(req), "guard": True})
+        self.candidate = candidate_process.start_for(req, guard=True)
         devices.configure(req.device)
         devices.require(req.device)
         devices.synchronize(req.device)  # creates the CUDA context now, so it is timed on its own
