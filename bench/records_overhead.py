@@ -3,8 +3,8 @@
 Runs the same small forward (three torch elementwise kernels on 1M floats, then a
 synchronisation) N times in a fresh process per variant and prints the median wall time per call:
 no injection library; the judge's "discard" mode; the candidate's "sealed" mode (records, seal,
-CLOCK_MONOTONIC timestamps, launch count); sealed without the timestamp callback; sealed without
-the launch count. Usage: python3 bench/records_overhead.py LIBRARY [CALLS]
+launch count); sealed with CUPTI's timestamp callback on CLOCK_MONOTONIC; sealed without the
+launch count. Usage: python3 bench/records_overhead.py LIBRARY [CALLS]
 """
 import json
 import os
@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "resources", "harness"))
 
 CHILD = r"""
+
 import statistics, sys, time, torch
 x = torch.rand(1 << 20, device="cuda"); s = torch.rand(1 << 20, device="cuda")
 for _ in range(50):
@@ -46,13 +47,13 @@ def main() -> None:
     from kwb_harness.integrity.kernel_records import KernelRecords
 
     library = os.path.abspath(sys.argv[1])
-    calls = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+    calls = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KWB_", "CUDA_INJECTION"))}
     rows = []
     for label, extra in (("no library", None), ("discard (judge)", {"KWB_KERNEL_RECORDS": "discard"}),
-                         ("sealed (candidate)", {}), ("sealed, no clock callback", {"KWB_RECORDS_SKIP": "clock"}),
-                         ("sealed, no launch count", {"KWB_RECORDS_SKIP": "count"}),
-                         ("sealed, neither", {"KWB_RECORDS_SKIP": "clock,count"})):
+                         ("sealed (candidate)", {}),
+                         ("sealed + CLOCK_MONOTONIC timestamp callback", {"KWB_RECORDS_PROBE": "clock"}),
+                         ("sealed without the launch count", {"KWB_RECORDS_PROBE": "nocount"})):
         for repeat in range(2):
             env = dict(base)
             records = None

@@ -6,10 +6,10 @@ could rewrite. Here the CUPTI injection library (engine/cupti), loaded into the 
 process by the CUDA driver when that process initialises CUDA, before any candidate code is
 imported, writes every kernel, copy and set record to a pipe only the judge reads. Each line is
 sealed with a key the library read from a second pipe and closed, and numbered
-(engine/cupti/sealed_line.h): a line the candidate adds, changes, drops or replays shows. The
-records carry CLOCK_MONOTONIC timestamps, the judge's own clock, so the judge places them in its
-own windows around each batch of calls; nothing the candidate's process says about when it ran
-what is needed.
+(engine/cupti/sealed_line.h): a line the candidate adds, changes, drops or replays shows. Each
+"flushed" line pairs CLOCK_MONOTONIC, the judge's own clock, with CUPTI's clock read at the same
+moment, so the judge places the records in its own windows around each batch of calls; nothing
+the candidate's process says about when it ran what is needed.
 
 What the candidate can still do is stop the records (disable CUPTI, take its callbacks over,
 close or redirect the pipe): the judge then waits in vain for the library's "flushed" line past
