@@ -224,6 +224,39 @@ class SealedCensusTest(unittest.TestCase):
         self.assertNotIn("flag", census)
         self.assertEqual(census["kernels"][0]["origin"], "custom")
 
+    def test_the_candidates_process_is_asked_to_flush_before_the_wait(self):
+        census, library = self.census, self.library
+        now = time.monotonic_ns()
+        census.windows.append((now, now + 1000, 1))
+
+        class Process:
+            asked = []
+
+            def ask(self, message):
+                self.asked.append(message["op"])
+                library.send(kernel_line("void scale_residual_kernel(float*)", now + 10, now + 30))
+                library.send(json.dumps({"t": "flushed", "at": now + 2000}))
+                return {}, None
+
+        process = Process()
+        result = census.take({"scale_residual_kernel"}, process)
+        self.assertEqual(process.asked, ["flush"])
+        self.assertTrue(result["available"], result)
+
+    def test_a_refused_flush_is_a_strict_finding(self):
+        from kwb_harness.errors import CANDIDATE_RUN, HarnessError
+
+        now = time.monotonic_ns()
+        self.census.windows.append((now, now + 1000, 1))
+
+        class Process:
+            def ask(self, message):
+                raise HarnessError(CANDIDATE_RUN, "no such request")
+
+        result = self.census.take(set(), Process())
+        self.assertEqual(result["flag"]["code"], "kernel_records_stopped")
+        self.assertIn("no such request", result["flag"]["reason"])
+
     def test_records_that_stop_are_a_strict_finding(self):
         now = time.monotonic_ns()
         self.census.windows.append((now, now + 1000, 1))

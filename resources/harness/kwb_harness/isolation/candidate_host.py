@@ -18,7 +18,7 @@ import sys
 from .. import device as devices
 from .. import models, values
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, INTERNAL, OUTPUT_MISMATCH, HarnessError, describe_exception
-from ..integrity import alternate_shape, kernel_census, op_guard, output_digest, thread_census
+from ..integrity import alternate_shape, kernel_census, kernel_records, op_guard, output_digest, thread_census
 from ..integrity.extension_calls import CallCounter, not_run_flag
 from ..integrity.memory_poison import poison_free_memory, tensor_bytes
 from ..integrity.namespace_guard import NamespaceSnapshot
@@ -179,6 +179,12 @@ class _Host:
 
         return call
 
+    def flush(self, message: dict) -> dict:
+        """The sealed kernel records so far, delivered to the judge (after the timed calls)."""
+        devices.synchronize(self.req.device)
+        kernel_records.flush_own_records()
+        return {}
+
     def standin(self, message: dict) -> dict:
         """Before the candidate's import: the reference's output for ``seed``, which
         :meth:`harness_calls` returns in place of the candidate's."""
@@ -320,6 +326,7 @@ class _Host:
         op = message.get("op")
         handlers = {"prepare": self.prepare, "pool": self.pool, "load": self.load, "model": self.build_model,
                     "calls": self.calls, "standin": self.standin, "harness_calls": self.harness_calls,
+                    "flush": self.flush,
                     "census": self.census, "report": self.report, "ping": lambda m: {}}
         if op == "fetch":
             return self.fetch(message)

@@ -73,13 +73,23 @@ class SealedCensus:
         finally:
             self.windows.append((started, time.monotonic_ns(), calls))
 
-    def take(self, own: set) -> dict:
+    def take(self, own: set, process=None) -> dict:
         """The census, or {"available": False, "reason": ...}; a strict ``integrity`` finding
-        rides along under "flag" when the records were tampered with or stopped."""
+        rides along under "flag" when the records were tampered with or stopped. ``process``
+        (the candidate's) is asked to flush its records first: the library flushes only when
+        asked, outside the timed batches."""
         records = self.records
         if self.unavailable or self.harness is None or not self.windows:
             return {"available": False, "reason": self.unavailable or "no batch of calls was recorded"}
         last = max(end for _, end, _ in self.windows)
+        if process is not None:
+            try:
+                process.ask({"op": "flush"})
+            except HarnessError as exc:
+                return {"available": False, "reason": "the candidate's process refused to flush its records",
+                        "flag": {"code": "kernel_records_stopped", "severity": "strict",
+                                 "reason": f"the candidate's process failed the judge's request to deliver its "
+                                           f"kernel records: {exc.message}"}}
         delivered = records.wait_complete_past(last, self.flush_patience_s)
         if records.tampered is not None:
             return {"available": False, "reason": "the sealed kernel records were tampered with",

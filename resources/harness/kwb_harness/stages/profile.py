@@ -290,7 +290,8 @@ def _examine_candidate(ref_model, remote, inputs, req, clock, timings, result) -
         # its records of the timed phases first.
         phase_marks.flush_timeline()
         if remote.sealed is not None:
-            census = remote.sealed.take(kernel_census.declared_kernels(req.workspace, req.candidate))
+            census = remote.sealed.take(kernel_census.declared_kernels(req.workspace, req.candidate),
+                                        remote.process)
             _add_flag(result, census.pop("flag", None))
             integrity["kernels"] = census
             if census["available"]:
