@@ -204,7 +204,12 @@ class _Host:
         forward: the kernels the harness itself launches per call, which the judge's census of
         the sealed records takes out of the candidate's batches."""
         output = self.standin_output
-        return self._run_calls(message, lambda *args: values.clone(output))
+        try:
+            return self._run_calls(message, lambda *args: values.clone(output))
+        finally:
+            # Kept, it would tell a candidate imported later which stage this is.
+            self.standin_output = None
+            self.kept = []
 
     def calls(self, message: dict) -> dict:
         """Runs one call per entry of ``inputs`` on the model built from ``seed`` (and
