@@ -119,6 +119,10 @@ class RecordsTest(unittest.TestCase):
         self.assertGreaterEqual(time.monotonic() - started, 0.25)
         self.assertIsNone(self.records.tampered)
 
+    def test_a_sequence_number_of_thousands_of_digits_is_tampering(self):
+        self.library.raw(b"9" * 5000 + b" 00 {}\n")
+        self.assert_tampered("without a seal")
+
     def test_a_closed_pipe_ends_the_wait_at_once(self):
         self.library.close()
         self.library.fd = os.open(os.devnull, os.O_WRONLY)

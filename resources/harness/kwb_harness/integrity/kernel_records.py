@@ -27,6 +27,8 @@ import time
 
 SEAL_BYTES = 32
 _MAX_LINE = 1 << 20
+# Stands in the byte stream for a line cut for its length (no line of the library's starts so).
+_OVERLONG = b"\x00overlong"
 # How long the judge waits for the library to deliver the records of its last window. The
 # library flushes when the candidate's process is asked to; a loaded two-core machine has stalled a
 # thread for seconds.
@@ -71,7 +73,7 @@ class KernelRecords:
         self._changed = threading.Condition()
         self._thread = None
         self._pending = bytearray()
-        self._overlong = False
+        self._skipping = False
         self._next_sequence = 0
         self.kernels = []
         self.flushed_at = 0
@@ -120,12 +122,21 @@ class KernelRecords:
             if not chunk:
                 break
             with self._changed:
+                if self._skipping:
+                    # The rest of a line already cut for its length.
+                    end = chunk.find(b"\n")
+                    if end < 0:
+                        continue
+                    chunk = chunk[end + 1:]
+                    self._skipping = False
                 self._pending += chunk
                 tail = self._pending.rfind(b"\n") + 1
                 if len(self._pending) - tail > _MAX_LINE:
-                    # Whole lines before it stay; the endless one is cut and remembered.
-                    self._overlong = True
+                    # Whole lines before it stay; the endless one becomes a mark in its place, so
+                    # that it is rejected in order, before anything that came after it.
                     del self._pending[tail:]
+                    self._pending += _OVERLONG + b"\n"
+                    self._skipping = True
                 self._changed.notify_all()
         try:
             os.close(self._read_fd)
@@ -142,10 +153,9 @@ class KernelRecords:
             lines = bytes(self._pending[:end]).split(b"\n")
             del self._pending[:end + 1]
             for line in lines:
+                if line == _OVERLONG:
+                    self._reject_locked("a line longer than any record")
                 self._accept_locked(line)
-        if self._overlong:
-            self._overlong = False
-            self._reject_locked("a line longer than any record")
 
     def _reject_locked(self, why: str) -> None:
         if self.tampered is None:
@@ -160,7 +170,9 @@ class KernelRecords:
         if self.tampered is not None:
             return
         parts = line.split(b" ", 2)
-        if len(parts) != 3 or not parts[0].isdigit():
+        # A sequence number has at most 20 digits (64 bits); a longer run of digits is no line of
+        # the library's (and int() of thousands of digits raises).
+        if len(parts) != 3 or not parts[0].isdigit() or len(parts[0]) > 20:
             self._reject_locked("a line without a seal")
             return
         sequence = int(parts[0])
