@@ -19,6 +19,7 @@ from ..errors import CANDIDATE_RUN, OUTPUT_MISMATCH, HarnessError
 from ..integrity import kernel_census, output_digest
 from ..integrity.kernel_records import FLUSH_PATIENCE_S
 from ..integrity.output_check import TimedOutputCheck
+from ..timing import scheduler_wait
 from ..timing.external_clock import ExternalTiming
 
 CANDIDATE_SALT = 303
@@ -153,13 +154,15 @@ class RemoteTimedCandidate:
         key = output_digest.new_key()
         message = {"op": "calls", "seed": req.seed, "digest_key": key,
                    "inputs": [{"pool": CANDIDATE_SALT, "factor": f} for f in factors]}
+        waits_before = scheduler_wait.sample(self.process.pid)
         started = time.perf_counter()
         reply, _ = self.sealed.ask(self.process, message, count) if self.sealed else self.process.ask(message)
         wall_ms = (time.perf_counter() - started) * 1e3
+        waiting_ms = scheduler_wait.excused_ms(waits_before, scheduler_wait.sample(self.process.pid))
         device_ms = _times(reply, "device_ms", count)
         host_ms = _times(reply, "host_ms", count)
         if not warmup:
-            self.external.add(wall_ms, device_ms, host_ms, input_ms)
+            self.external.add(wall_ms, device_ms, host_ms, input_ms, waiting_ms)
         self._check_some(reply, key, copies)
         return device_ms, host_ms
 

@@ -97,8 +97,12 @@ def digest_ms(output, clock, times: int = 5) -> float:
 class _Batch:
     """One timed batch as the judge saw it and as the candidate's process reported it."""
 
-    def __init__(self, wall_ms: float, reported_host_ms: float, calls: int, input_ms: float):
+    def __init__(self, wall_ms: float, reported_host_ms: float, calls: int, input_ms: float,
+                 waiting_ms: float = 0.0):
         self.wall_ms = wall_ms
+        # Time the machine kept the candidate's calling thread or the judge waiting for a CPU
+        # (timing/scheduler_wait.py): no one's work.
+        self.waiting_ms = waiting_ms
         self.reported_host_ms = reported_host_ms
         self.calls = calls
         self.input_ms = input_ms
@@ -114,8 +118,9 @@ class ExternalTiming:
         self.reported_device_ms = 0.0
         self.device_after_host = 0
 
-    def add(self, wall_ms: float, device_ms: list, host_ms: list, input_ms: float) -> None:
-        self.batches.append(_Batch(wall_ms, sum(host_ms), len(device_ms), input_ms))
+    def add(self, wall_ms: float, device_ms: list, host_ms: list, input_ms: float,
+            waiting_ms: float = 0.0) -> None:
+        self.batches.append(_Batch(wall_ms, sum(host_ms), len(device_ms), input_ms, waiting_ms))
         self.reported_device_ms += sum(device_ms)
         # Events on the stream lie inside the host's window around the call; on the CPU there is
         # one clock, and the timer reports its reading as both (timing/timers.py CpuTimer).
@@ -131,7 +136,7 @@ class ExternalTiming:
     def _unexplained(self, batches: list) -> float:
         o = self.overhead
         return sum(b.wall_ms - (b.reported_host_ms + b.calls * (o.outside_ms + o.digest_ms) + b.input_ms
-                                + o.round_trip_ms) for b in batches)
+                                + o.round_trip_ms + b.waiting_ms) for b in batches)
 
     def _allowed(self, batches: list) -> float:
         return sum(TOLERANCE_SHARE * b.wall_ms + b.calls * PER_CALL_ALLOWANCE_MS[self.device]
@@ -152,6 +157,7 @@ class ExternalTiming:
                 "reported_host_ms": sum(b.reported_host_ms for b in self.batches),
                 "reported_device_ms": self.reported_device_ms,
                 "input_ms": sum(b.input_ms for b in self.batches),
+                "scheduler_wait_ms": sum(b.waiting_ms for b in self.batches),
                 "unexplained_ms": self.unexplained_ms(), "allowed_ms": self.allowed_ms(),
                 "inconsistent_batches": self.inconsistent_batches(),
                 "consistent": self.flag() is None, **self.overhead.as_dict()}
