@@ -32,6 +32,8 @@ ALLOWED = {
     "engine/timeline": ENGINE_BASE + ["engine/diagnostics", "engine/system"],
     "engine/evaluation": ENGINE_BASE + ["engine/diagnostics", "engine/system",
                                         "engine/workspace", "engine/timeline"],
+    "engine/service": ENGINE_BASE + ["engine/diagnostics", "engine/system", "engine/workspace",
+                                     "engine/timeline", "engine/evaluation"],
     "engine/torch": ["engine/"],
     "agent/llm": ["engine/"],
     "agent/providers": ["engine/", "agent/llm"],

@@ -30,6 +30,9 @@ struct StageRecord {
     double startSeconds = 0.0;
     // A warm worker's server was started for this stage (its start is in startSeconds).
     bool workerStarted = false;
+    // Of startSeconds, the wait for a GPU's lane (a timed stage under the evaluation service,
+    // while another evaluation's timed stage held the GPU).
+    double laneWaitSeconds = 0.0;
 };
 
 // Where a speed-up lies with the confidence `level` (the profile stage's bootstrap over timing

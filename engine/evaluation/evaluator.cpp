@@ -4,6 +4,7 @@
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/evaluation/baseline_cache.h"
 #include "engine/evaluation/fast_kernel_build.h"
+#include "engine/evaluation/gpu_lanes.h"
 #include "engine/evaluation/harness_stage.h"
 #include "engine/evaluation/json_field.h"
 #include "engine/evaluation/static_checks.h"
@@ -83,6 +84,7 @@ struct RunContext {
     // A KernelBench pair (reference file + candidate file): its candidate builds its own
     // extension with load_inline when imported, into buildDirectory.
     bool pairMode = false;
+    EvaluationResources resources;
 };
 
 // Stages that build and write the build folder: their processes run compilers and the judge,
@@ -277,6 +279,34 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     return spec;
 }
 
+// Stages whose timings decide rewards on the GPU.
+bool timesOnTheGpu(const std::string& stage) {
+    return stage == "profile" || stage == "baseline";
+}
+
+// The CUDA device a lane stands for, as CUDA_VISIBLE_DEVICES names it: the lane's entry of the
+// list kwb itself was given, or its index.
+std::string visibleDevice(int lane) {
+    const char* given = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (given && *given) {
+        std::vector<std::string> devices;
+        std::string item;
+        for (const char* p = given;; ++p) {
+            if (*p == ',' || *p == '\0') {
+                devices.push_back(item);
+                item.clear();
+                if (*p == '\0')
+                    break;
+            } else {
+                item += *p;
+            }
+        }
+        if (lane < static_cast<int>(devices.size()))
+            return devices[static_cast<std::size_t>(lane)];
+    }
+    return std::to_string(lane);
+}
+
 HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
                              const StageExtras& extras = {}) {
     HarnessStageSpec spec = stageSpec(c, stage, std::move(request), extras);
@@ -284,7 +314,33 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     // small beside it) under a policy of its own (the build folder and compiler caches
     // writable), so a warm worker for it would be a second server per workspace.
     const bool warm = warmWorkerWanted(c.options) && !buildsExtensions(stage);
-    return warm ? WarmWorkerPool::shared().run(spec) : runHarnessStage(spec);
+    WarmWorkerPool& pool =
+        c.resources.warmWorkers ? *c.resources.warmWorkers : WarmWorkerPool::shared();
+    // A timed stage holds a GPU's lane while it runs: another timed stage on the same GPU would
+    // be timed together with it. The wait is part of the stage's start (laneWaitSeconds).
+    const bool timed = c.resources.gpuLanes && c.gpuAllowed && timesOnTheGpu(stage);
+    const auto asked = std::chrono::steady_clock::now();
+    const std::optional<GpuLanes::Hold> lane =
+        timed ? c.resources.gpuLanes->acquire(c.stop) : std::nullopt;
+    const double laneWait =
+        timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count()
+              : 0.0;
+    if (timed) {
+        if (!lane) {
+            HarnessStageOutcome stopped;
+            stopped.failureKind = "cancelled";
+            stopped.failureMessage = "cancelled while waiting for a GPU lane";
+            stopped.seconds = stopped.startSeconds = stopped.laneWaitSeconds = laneWait;
+            return stopped;
+        }
+        if (c.resources.gpuLanes->count() > 1)
+            spec.environment["CUDA_VISIBLE_DEVICES"] = visibleDevice(lane->index());
+    }
+    HarnessStageOutcome outcome = warm ? pool.run(spec) : runHarnessStage(spec);
+    outcome.seconds += laneWait;
+    outcome.startSeconds += laneWait;
+    outcome.laneWaitSeconds = laneWait;
+    return outcome;
 }
 
 bool standbyWanted(const EvaluationOptions& options) {
@@ -365,6 +421,7 @@ StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcom
     record.log = outcome.log;
     record.preparedAhead = outcome.preparedAhead;
     record.startSeconds = outcome.startSeconds;
+    record.laneWaitSeconds = outcome.laneWaitSeconds;
     record.workerStarted = outcome.workerStarted;
     const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
     record.status =
@@ -473,7 +530,8 @@ EvaluationTarget EvaluationTarget::forPair(const std::string& reference,
             fs::absolute(reference).lexically_normal().string(), candidatePath.string()};
 }
 
-Evaluator::Evaluator(std::string pythonPath) {
+Evaluator::Evaluator(std::string pythonPath, EvaluationResources resources)
+    : resources_(resources) {
     // Only where torch is: its import (seconds, more with CUDA) is the inspect stage's, which
     // reports a torch that fails to import as clearly as a probe would.
     PythonProbe probe = pythonPath.empty() ? locatePython("") : PythonProbe{};
@@ -523,7 +581,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         // Nothing of this evaluation is timed any more: the warm worker may prepare the next
         // evaluation's verify and profile while the user edits.
         if (verifyRan && context && warmWorkerWanted(options) && standbyWanted(options))
-            WarmWorkerPool::shared().standBy(stageSpec(*context, "verify", json::object()));
+            (resources_.warmWorkers ? *resources_.warmWorkers : WarmWorkerPool::shared())
+                .standBy(stageSpec(*context, "verify", json::object()));
         computeSpeedups(r);
         RewardDecision decision = decideReward(r, options.reward);
         r.reward = decision.reward;
@@ -553,6 +612,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
 
     RunContext c = newRunContext(target, options, python_, r);
     c.stop = stop;
+    c.resources = resources_;
     context = &c;
     r.evaluationProfile = toString(options.evaluationProfile);
     r.profileModified = options.profileModified;

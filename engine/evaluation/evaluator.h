@@ -12,6 +12,17 @@
 
 namespace kwb {
 
+class GpuLanes;
+class WarmWorkerPool;
+
+// What an evaluator shares with the other evaluations of its owner (the evaluation service):
+// its warm workers and the GPUs' lanes. Null members: the process-wide warm-worker pool, and
+// timed stages that do not wait for a lane.
+struct EvaluationResources {
+    WarmWorkerPool* warmWorkers = nullptr;
+    GpuLanes* gpuLanes = nullptr;
+};
+
 enum class DeviceChoice { Auto, Cpu, Cuda };
 DeviceChoice deviceChoiceFrom(const std::string& text); // "auto" | "cpu" | "cuda"
 
@@ -83,7 +94,8 @@ class Evaluator {
 public:
     using Progress = std::function<void(const std::string& stage)>;
 
-    explicit Evaluator(std::string pythonPath = {}); // empty: auto-detect
+    explicit Evaluator(std::string pythonPath = {},
+                       EvaluationResources resources = {}); // empty path: auto-detect
     EvaluationResult evaluate(const EvaluationTarget& target, const EvaluationOptions& options,
                               const Progress& progress = {}, std::stop_token stop = {}) const;
 
@@ -98,6 +110,7 @@ private:
                                     std::stop_token stop) const;
 
     std::string python_;
+    EvaluationResources resources_;
 };
 
 } // namespace kwb

@@ -42,6 +42,7 @@ struct HarnessStageOutcome {
     double startSeconds = 0.0; // StageRecord::startSeconds
     bool workerStarted = false;
     bool preparedAhead = false; // a warm worker's standby child ran it (StageRecord::preparedAhead)
+    double laneWaitSeconds = 0.0; // StageRecord::laneWaitSeconds
 };
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);

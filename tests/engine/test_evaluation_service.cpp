@@ -1,0 +1,142 @@
+// The evaluation service: tickets, the queue, cancellation wherever a ticket is, and the GPU
+// lanes that keep timed stages apart (CPU mode; the lanes are tested on their own).
+#include "engine/evaluation/gpu_lanes.h"
+#include "engine/service/evaluation_service.h"
+#include "evaluation_fixture.h"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+namespace kwb::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(GpuLanes, ASecondTimedStageWaitsForTheGpuUntilTheFirstReleasesIt) {
+    GpuLanes lanes(1);
+    auto first = lanes.acquire({});
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(lanes.busyLanes(), 1);
+    std::atomic<bool> second{false};
+    std::thread waiter([&] {
+        auto hold = lanes.acquire({});
+        second = hold.has_value();
+    });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(second.load()) << "the lane was held by the first stage";
+    first.reset();
+    waiter.join();
+    EXPECT_TRUE(second.load());
+    EXPECT_EQ(lanes.busyLanes(), 0);
+}
+
+TEST(GpuLanes, LanesAreTakenInTurnAndAStopEndsTheWait) {
+    GpuLanes lanes(2);
+    auto a = lanes.acquire({});
+    auto b = lanes.acquire({});
+    ASSERT_TRUE(a && b);
+    EXPECT_NE(a->index(), b->index());
+    std::stop_source stop;
+    auto pending = std::async(std::launch::async, [&] { return lanes.acquire(stop.get_token()); });
+    std::this_thread::sleep_for(50ms);
+    stop.request_stop();
+    EXPECT_FALSE(pending.get().has_value());
+    EXPECT_FALSE(GpuLanes(0).acquire({}).has_value()) << "no GPU, no lane";
+}
+
+class EvaluationServiceTest : public EvaluationTest {
+protected:
+    EvaluationRequest request(const fs::path& workspace, const std::string& tag) {
+        return {EvaluationTarget::forWorkspace(workspace.string()), cpuOptions(), tag};
+    }
+};
+
+TEST_F(EvaluationServiceTest, TicketsRunAndPublishOneSnapshotWithTheQueueWaitAsAStage) {
+    const fs::path good = makePythonWorkspace(
+        kTinyTask, tinyCandidate("        return x * self.weight * self.factor"), "good");
+    const fs::path broken = makePythonWorkspace(kTinyTask, "def broken(:\n", "broken");
+    EvaluationService service({.python = "", .concurrentEvaluations = 1, .gpuCount = 0});
+    std::atomic<int> doneCalls{0};
+    EvaluationSnapshot delivered;
+    std::mutex deliveredMutex;
+    const EvaluationTicket first =
+        service.submit(request(good, "test"),
+                       {.progress = {}, .done = [&](EvaluationTicket, const EvaluationSnapshot& s) {
+                            std::lock_guard lock(deliveredMutex);
+                            delivered = s;
+                            ++doneCalls;
+                        }});
+    const EvaluationTicket second = service.submit(request(broken, "test"));
+    EXPECT_NE(first, second);
+
+    const EvaluationSnapshot a = service.wait(first);
+    const EvaluationSnapshot b = service.wait(second);
+    ASSERT_TRUE(a && b);
+    // A pure-torch candidate: it runs through every stage and is rejected as a fallback.
+    EXPECT_TRUE(a->correct) << describe(*a);
+    EXPECT_NE(a->stage("profile"), nullptr) << describe(*a);
+    EXPECT_EQ(b->reward, -1);
+    EXPECT_FALSE(b->failureKind.empty());
+    for (const auto& r : {a, b}) {
+        ASSERT_FALSE(r->stages.empty());
+        EXPECT_EQ(r->stages.front().name, "queue");
+        double stages = 0;
+        for (const auto& s : r->stages)
+            stages += s.seconds;
+        EXPECT_LE(stages, r->totalSeconds + 1e-6);
+    }
+    // With one slot the second waited for the whole first evaluation.
+    EXPECT_GE(b->stages.front().seconds, 0.5 * a->totalSeconds);
+    EXPECT_EQ(service.state(first), TicketState::Finished);
+    std::lock_guard lock(deliveredMutex);
+    EXPECT_EQ(doneCalls.load(), 1);
+    EXPECT_EQ(delivered.get(), a.get()) << "the callback and wait() share one snapshot";
+}
+
+TEST_F(EvaluationServiceTest, CancelStopsAQueuedTicketAtOnceAndARunningOneInItsStage) {
+    const fs::path slow = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        time.sleep(120)\n        return x * self.weight * self.factor",
+                      "import time\n"),
+        "slow");
+    EvaluationService service({.python = "", .concurrentEvaluations = 1, .gpuCount = 0});
+    std::atomic<bool> verifying{false};
+    const EvaluationTicket running =
+        service.submit(request(slow, "slow"), {.progress =
+                                                   [&](const std::string& stage) {
+                                                       if (stage == "verify")
+                                                           verifying = true;
+                                                   },
+                                               .done = {}});
+    const EvaluationTicket queued = service.submit(request(slow, "queued"));
+    for (int i = 0; i < 1200 && !verifying; ++i)
+        std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(verifying.load());
+    EXPECT_EQ(service.state(queued), TicketState::Queued);
+    EXPECT_EQ(service.queued(), 1u);
+    EXPECT_EQ(service.running(), 1u);
+
+    ASSERT_TRUE(service.cancel(queued));
+    const EvaluationSnapshot never = service.wait(queued);
+    ASSERT_TRUE(never);
+    EXPECT_EQ(never->failureKind, "cancelled");
+    EXPECT_EQ(never->reward, -1);
+    EXPECT_TRUE(never->stages.empty()) << "nothing of it ran";
+    EXPECT_FALSE(service.cancel(queued)) << "finished tickets cannot be cancelled";
+
+    std::this_thread::sleep_for(1s); // the candidate's forward is asleep in the verify stage now
+    const auto asked = std::chrono::steady_clock::now();
+    ASSERT_TRUE(service.cancel(running));
+    const EvaluationSnapshot stopped = service.wait(running);
+    ASSERT_TRUE(stopped);
+    EXPECT_EQ(stopped->failureKind, "cancelled") << describe(*stopped);
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, 60s)
+        << "the stop reached the stage instead of waiting out its 120 s";
+    EXPECT_FALSE(service.cancel(999999));
+    EXPECT_EQ(service.wait(999999), nullptr);
+}
+
+} // namespace
+} // namespace kwb::test
