@@ -2,7 +2,7 @@
 // lanes that keep timed stages apart (CPU mode; the lanes are tested on their own).
 #include "engine/evaluation/gpu_lanes.h"
 #include "engine/service/evaluation_service.h"
-#include "evaluation_fixture.h"
+#include "tests/engine/evaluation_fixture.h"
 
 #include <atomic>
 #include <chrono>
