@@ -279,6 +279,11 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     return spec;
 }
 
+// The warm workers an evaluation uses: its owner's, else the process-wide pool.
+WarmWorkerPool& warmWorkersOf(const EvaluationResources& resources) {
+    return resources.warmWorkers ? *resources.warmWorkers : WarmWorkerPool::shared();
+}
+
 // Stages whose timings decide rewards on the GPU.
 bool timesOnTheGpu(const std::string& stage) {
     return stage == "profile" || stage == "baseline";
@@ -314,8 +319,7 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     // small beside it) under a policy of its own (the build folder and compiler caches
     // writable), so a warm worker for it would be a second server per workspace.
     const bool warm = warmWorkerWanted(c.options) && !buildsExtensions(stage);
-    WarmWorkerPool& pool =
-        c.resources.warmWorkers ? *c.resources.warmWorkers : WarmWorkerPool::shared();
+    WarmWorkerPool& pool = warmWorkersOf(c.resources);
     // A timed stage holds a GPU's lane while it runs: another timed stage on the same GPU would
     // be timed together with it. The wait is part of the stage's start (laneWaitSeconds).
     const bool timed = c.resources.gpuLanes && c.gpuAllowed && timesOnTheGpu(stage);
@@ -581,8 +585,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         // Nothing of this evaluation is timed any more: the warm worker may prepare the next
         // evaluation's verify and profile while the user edits.
         if (verifyRan && context && warmWorkerWanted(options) && standbyWanted(options))
-            (resources_.warmWorkers ? *resources_.warmWorkers : WarmWorkerPool::shared())
-                .standBy(stageSpec(*context, "verify", json::object()));
+            warmWorkersOf(resources_).standBy(stageSpec(*context, "verify", json::object()));
         computeSpeedups(r);
         RewardDecision decision = decideReward(r, options.reward);
         r.reward = decision.reward;

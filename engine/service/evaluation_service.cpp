@@ -1,6 +1,7 @@
 #include "engine/service/evaluation_service.h"
 
 #include "engine/cuda/gpu_inventory.h"
+#include "engine/evaluation/reward_policy.h"
 #include "engine/system/utc_timestamp.h"
 
 #include <algorithm>
@@ -35,8 +36,9 @@ EvaluationResult cancelledInQueue(const EvaluationRequest& request, double waite
     r.candidatePath = request.target.candidatePath;
     r.failureKind = "cancelled";
     r.failureMessage = "evaluation cancelled before it started";
-    r.reward = -1;
-    r.rewardReason = "cancelled";
+    const RewardDecision decision = decideReward(r, request.options.reward);
+    r.reward = decision.reward;
+    r.rewardReason = decision.reason;
     r.totalSeconds = waited;
     return r;
 }

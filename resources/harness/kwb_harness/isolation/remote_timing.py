@@ -38,6 +38,14 @@ def checks_per_batch(count: int) -> int:
     return min(count, max(2, count // 4))
 
 
+def _no_census(reason: str, code: str | None = None, finding: str = "") -> dict:
+    """No census, for ``reason``; with ``code``, the strict finding that rides along."""
+    census = {"available": False, "reason": reason}
+    if code:
+        census["flag"] = {"code": code, "severity": "strict", "reason": finding}
+    return census
+
+
 class SealedCensus:
     """The judge's windows (CLOCK_MONOTONIC) around every batch of the candidate's calls, and the
     harness's own batch before the candidate's import; with the sealed records of the candidate's
@@ -81,35 +89,30 @@ class SealedCensus:
         asked, outside the timed batches."""
         records = self.records
         if self.unavailable or self.harness is None or not self.windows:
-            return {"available": False, "reason": self.unavailable or "no batch of calls was recorded"}
+            return _no_census(self.unavailable or "no batch of calls was recorded")
         last = max(end for _, end, _ in self.windows)
         if process is not None:
             try:
                 process.ask({"op": "flush"})
             except HarnessError as exc:
-                return {"available": False, "reason": "the candidate's process refused to flush its records",
-                        "flag": {"code": "kernel_records_stopped", "severity": "strict",
-                                 "reason": f"the candidate's process failed the judge's request to deliver its "
-                                           f"kernel records: {exc.message}"}}
+                return _no_census("the candidate's process refused to flush its records", "kernel_records_stopped",
+                                  f"the candidate's process failed the judge's request to deliver its kernel "
+                                  f"records: {exc.message}")
         delivered = records.wait_complete_past(last, self.flush_patience_s)
         if records.tampered is not None:
-            return {"available": False, "reason": "the sealed kernel records were tampered with",
-                    "flag": {"code": "kernel_records_tampered", "severity": "strict",
-                             "reason": "a line in the judge's pipe of sealed kernel records was not the injection "
-                                       f"library's: {records.tampered}"}}
+            return _no_census("the sealed kernel records were tampered with", "kernel_records_tampered",
+                              "a line in the judge's pipe of sealed kernel records was not the injection "
+                              f"library's: {records.tampered}")
         if records.dropped:
-            return {"available": False, "reason": f"CUPTI dropped {records.dropped} kernel records"}
+            return _no_census(f"CUPTI dropped {records.dropped} kernel records")
         if delivered == "stopped":
-            return {"available": False, "reason": "the kernel records stopped",
-                    "flag": {"code": "kernel_records_stopped", "severity": "strict",
-                             "reason": "the injection library in the candidate's process stopped delivering "
-                                       "kernel records while the candidate ran (its buffers taken over, its "
-                                       "thread or pipe stopped)"}}
+            return _no_census("the kernel records stopped", "kernel_records_stopped",
+                              "the injection library in the candidate's process stopped delivering kernel "
+                              "records while the candidate ran (its buffers taken over, its thread or pipe stopped)")
         if delivered == "incomplete":
-            return {"available": False, "reason": "kernel launches without records",
-                    "flag": {"code": "kernel_records_incomplete", "severity": "strict",
-                             "reason": f"{records.missing} kernel launch(es) in the candidate's process left no "
-                                       "kernel record: the recording was switched off around them"}}
+            return _no_census("kernel launches without records", "kernel_records_incomplete",
+                              f"{records.missing} kernel launch(es) in the candidate's process left no kernel "
+                              "record: the recording was switched off around them")
         start, end, harness_calls = self.harness
         window_kernels = [k for s, e, _ in self.windows for k in records.between(s, e)]
         calls = sum(n for _, _, n in self.windows)

@@ -49,9 +49,18 @@ class PhaseMarks:
 
 
 def _injection_library():
-    """The already-loaded injection library, or None (not recording, or CPU mode)."""
+    """The already-loaded injection library recording a timeline, or None (not recording, or
+    CPU mode)."""
+    if not os.environ.get("KWB_TIMELINE_OUT"):
+        return None
+    return injected_library()
+
+
+def injected_library():
+    """The injection library the CUDA driver loaded into this process, whatever it records
+    for (a timeline, the judge's sealed kernel records), or None."""
     path = os.environ.get("CUDA_INJECTION64_PATH")
-    if not path or not os.environ.get("KWB_TIMELINE_OUT"):
+    if not path:
         return None
     try:
         # RTLD_NOLOAD: only a library the CUDA driver has already injected; never load it here.
@@ -67,7 +76,11 @@ def timeline_recording() -> bool:
 
 def flush_timeline() -> None:
     """Delivers the records completed so far."""
-    library = _injection_library()
+    flush_records(_injection_library())
+
+
+def flush_records(library) -> None:
+    """Has ``library`` (:func:`injected_library`) deliver the records completed so far."""
     try:
         if library is not None:
             library.kwbCuptiFlush()
