@@ -12,8 +12,6 @@ build="$repo/build/gpu-host"
 part="${1:-adversarial}"
 export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# The judge's census from sealed kernel records (off by default until its timing cost is settled).
-export KWB_KERNEL_CENSUS="${KWB_KERNEL_CENSUS-sealed}"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader)"
 echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"

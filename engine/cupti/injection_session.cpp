@@ -178,7 +178,10 @@ void InjectionSession::start() {
             return;
         }
     }
-    if (sealed_.isOpen() && probe.find("nocount") == std::string::npos && !countLaunches())
+    // The judge's own process counts launches too: the callback is part of the per-launch cost
+    // that its eager and torch.compile timings must carry as the candidate's do.
+    if (kernelRecords_ && probe.find("nocount") == std::string::npos && !countLaunches() &&
+        sealed_.isOpen())
         return;
     const CUptiResult registered =
         cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);

@@ -147,16 +147,15 @@ std::string pythonProblem(const std::string& python) {
     return {};
 }
 
-// The injection library whose sealed records are the GPU's kernel census, or "" (CPU mode, a
-// build without CUPTI, or the sealed census not switched on: the census then comes from the
-// candidate's process and a speed reward is provisional).
-// KWB_KERNEL_CENSUS=sealed switches it on. It is off by default until its cost on the timed
-// calls is measured and accounted for: on the H200 (2026-12-02) the judge's clock saw about 1 ms
-// per call more than the candidate reported under it, enough for timing_mismatch on honest
-// kernels (bench/records_overhead.py measures each part).
+// The injection library whose sealed records are the GPU's kernel census, or "" (CPU mode, or a
+// build without CUPTI: the census then comes from the candidate's process and a speed reward is
+// provisional). KWB_KERNEL_CENSUS=off switches it off, for diagnosing the recording itself.
+// Its cost lands on eager, torch.compile and the candidate alike: on the H200 (2026-12-02,
+// bench/sealed_census_fairness.py) the speed-ups with and without it agreed within run-to-run
+// noise, and honest candidates kept their rewards.
 std::string kernelRecordsLibrary(const RunContext& c) {
     const char* census = std::getenv("KWB_KERNEL_CENSUS");
-    if (!census || std::string(census) != "sealed")
+    if (census && std::string(census) == "off")
         return {};
     return c.gpuAllowed && c.device == "cuda" ? timeline::cuptiInjectionLibraryPath()
                                               : std::string();

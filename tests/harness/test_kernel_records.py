@@ -287,6 +287,49 @@ class SealedCensusTest(unittest.TestCase):
         census = self.census.take(set())
         self.assertEqual(census["flag"]["code"], "kernel_records_tampered")
 
+    def test_every_calibrated_call_rescales_its_inputs_as_a_timed_call_does(self):
+        import types
+
+        import torch
+
+        from kwb_harness.isolation.remote_timing import CANDIDATE_SALT
+        from kwb_harness.timing.input_pool import InputPool
+
+        task = types.SimpleNamespace(get_inputs=lambda: [torch.rand(16)])
+        candidates_pool = InputPool(task, 3, "cpu", None, 1 << 20, CANDIDATE_SALT)
+        judges_pool = InputPool(task, 3, "cpu", None, 1 << 20, CANDIDATE_SALT)
+        self.assertGreater(len(candidates_pool), 2)
+
+        class Process:
+            """The candidate's process before the import: counts the rescales per batch."""
+            batches = []
+            standin = False
+
+            def ask(self, message):
+                if message["op"] == "standin":
+                    self.standin = True
+                elif message["op"] == "harness_calls":
+                    assert self.standin, "a harness batch without the stand-in"
+                    rescaled = 0
+                    for source in message["inputs"]:
+                        before = candidates_pool._next % len(candidates_pool)
+                        was = candidates_pool._sets[before][0].clone()
+                        now = candidates_pool.next(source["factor"])[0]
+                        rescaled += not torch.equal(was, now)
+                    self.batches.append((len(message["inputs"]), rescaled, message["last"]))
+                    self.standin = self.standin and not message["last"]
+                return {}, None
+
+        self.library.send(json.dumps({"t": "header"}))
+        process = Process()
+        self.census.calibrate(process, judges_pool, types.SimpleNamespace(seed=3), calls=6)
+        settle, window = process.batches
+        self.assertEqual(settle, (len(candidates_pool), 0, False))
+        self.assertEqual(window, (6, 6, True))
+        self.assertEqual(self.census.harness[2], 6)
+        # The judge's copy of the pool went through the same calls.
+        self.assertEqual(judges_pool._next, candidates_pool._next)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -207,9 +207,10 @@ class _Host:
         try:
             return self._run_calls(message, lambda *args: values.clone(output))
         finally:
-            # Kept, it would tell a candidate imported later which stage this is.
-            self.standin_output = None
             self.kept = []
+            if message.get("last", True):
+                # Kept, it would tell a candidate imported later which stage this is.
+                self.standin_output = None
 
     def calls(self, message: dict) -> dict:
         """Runs one call per entry of ``inputs`` on the model built from ``seed`` (and
