@@ -1,4 +1,5 @@
 #include "commands.h"
+#include "daemon_evaluation.h"
 #include "engine/evaluation/evaluator.h"
 #include "evaluation_printer.h"
 
@@ -21,6 +22,7 @@ struct CommonEvalOptions {
     bool json = false;
     std::string python;
     std::uint64_t seed = 0;
+    std::string serve;
 };
 
 void addCommonOptions(CLI::App* cmd, CommonEvalOptions& o) {
@@ -40,6 +42,30 @@ void addCommonOptions(CLI::App* cmd, CommonEvalOptions& o) {
     cmd->add_option("--python", o.python, "Task Python (default: auto-detect)");
     cmd->add_option("--seed", o.seed, "Seed for inputs (default: fresh per evaluation)");
     cmd->add_flag("--json", o.json, "Print the JSON result record");
+    cmd->add_option("--serve", o.serve,
+                    "auto: through `kwb serve` (started when none runs; warm workers and "
+                    "baselines stay between calls), falling back to this process; on: through "
+                    "it or fail; off: in this process. Default: $KWB_SERVE, else auto")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
+}
+
+// Through the daemon when the mode allows it, else in this process. Nullopt (after a message)
+// when --serve on could not reach one.
+template <typename Local, typename Remote>
+std::optional<EvaluationResult> runSomewhere(const CommonEvalOptions& o, Local local,
+                                             Remote remote) {
+    const ServeMode mode = serveModeFor(o.serve);
+    if (mode != ServeMode::Off) {
+        std::string error;
+        if (std::optional<EvaluationResult> result = remote(&error))
+            return result;
+        if (mode == ServeMode::On) {
+            std::cerr << "kwb: no evaluation service: " << error << "\n";
+            return std::nullopt;
+        }
+        std::cerr << "kwb: evaluating in this process (no evaluation service: " << error << ")\n";
+    }
+    return local();
 }
 
 EvaluationOptions toOptions(const CommonEvalOptions& o) {
@@ -153,11 +179,18 @@ void addEvalCommand(CLI::App& app) {
                       << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
             throw CLI::RuntimeError(kExitUsage);
         }
-        Evaluator evaluator(o->python);
-        EvaluationResult result = evaluator.evaluate(what, options, [&](const std::string& stage) {
+        const Evaluator::Progress progress = [&](const std::string& stage) {
             if (!o->json)
                 std::cerr << "[" << stage << "]\n";
-        });
+        };
+        const std::optional<EvaluationResult> ran = runSomewhere(
+            *o, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
+            [&](std::string* error) {
+                return evaluateThroughDaemon(what, options, o->python, progress, error);
+            });
+        if (!ran)
+            throw CLI::RuntimeError(kExitFailure);
+        const EvaluationResult& result = *ran;
         if (o->json)
             std::cout << toJson(result).dump(2) << "\n";
         else
@@ -176,8 +209,15 @@ void addBaselineCommand(CLI::App& app) {
     cmd->add_option("task", *task, "KernelBench task file")->required();
     addCommonOptions(cmd, *o);
     cmd->callback([o, task] {
-        Evaluator evaluator(o->python);
-        EvaluationResult result = evaluator.baseline(*task, toOptions(*o));
+        const EvaluationOptions options = toOptions(*o);
+        const std::optional<EvaluationResult> ran = runSomewhere(
+            *o, [&] { return Evaluator(o->python).baseline(*task, options); },
+            [&](std::string* error) {
+                return baselineThroughDaemon(*task, options, o->python, error);
+            });
+        if (!ran)
+            throw CLI::RuntimeError(kExitFailure);
+        const EvaluationResult& result = *ran;
         if (o->json)
             std::cout << toJson(result).dump(2) << "\n";
         else

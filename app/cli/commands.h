@@ -17,6 +17,7 @@ void addTimelineCommand(CLI::App& app);
 void addAgentCommand(CLI::App& app);
 void addEpisodesCommand(CLI::App& app);
 void addNvrtcCommand(CLI::App& app);
+void addServeCommand(CLI::App& app);
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;

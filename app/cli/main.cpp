@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     kwb::cli::addAgentCommand(app);
     kwb::cli::addEpisodesCommand(app);
     kwb::cli::addNvrtcCommand(app);
+    kwb::cli::addServeCommand(app);
     kwb::cli::addDoctorCommand(app);
     app.footer("Run 'kwb SUBCOMMAND --help' for the options of one subcommand.");
 

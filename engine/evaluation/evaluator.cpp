@@ -321,10 +321,13 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     WarmWorkerPool& pool = warmWorkersOf(c.resources);
     // A timed stage holds a GPU's lane while it runs: another timed stage on the same GPU would
     // be timed together with it. The wait is part of the stage's start (laneWaitSeconds).
-    const bool timed = c.resources.gpuLanes && c.gpuAllowed && timesOnTheGpu(stage);
+    // On the CPU the cores are what a timed stage holds.
+    GpuLanes* lanes = !timesOnTheGpu(stage) ? nullptr
+                      : c.gpuAllowed        ? c.resources.gpuLanes
+                                            : c.resources.cpuTimingLane;
+    const bool timed = lanes != nullptr && lanes->count() > 0;
     const auto asked = std::chrono::steady_clock::now();
-    const std::optional<GpuLanes::Hold> lane =
-        timed ? c.resources.gpuLanes->acquire(c.stop) : std::nullopt;
+    const std::optional<GpuLanes::Hold> lane = timed ? lanes->acquire(c.stop) : std::nullopt;
     const double laneWait =
         timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count()
               : 0.0;
@@ -332,11 +335,12 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
         if (!lane) {
             HarnessStageOutcome stopped;
             stopped.failureKind = "cancelled";
-            stopped.failureMessage = "cancelled while waiting for a GPU lane";
+            stopped.failureMessage = c.gpuAllowed ? "cancelled while waiting for a GPU lane"
+                                                  : "cancelled while waiting to time on the CPU";
             stopped.seconds = stopped.startSeconds = stopped.laneWaitSeconds = laneWait;
             return stopped;
         }
-        if (c.resources.gpuLanes->count() > 1)
+        if (c.gpuAllowed && lanes->count() > 1)
             spec.environment["CUDA_VISIBLE_DEVICES"] = visibleDevice(lane->index());
     }
     HarnessStageOutcome outcome = warm ? pool.run(spec) : runHarnessStage(spec);

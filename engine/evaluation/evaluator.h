@@ -21,6 +21,9 @@ class WarmWorkerPool;
 struct EvaluationResources {
     WarmWorkerPool* warmWorkers = nullptr;
     GpuLanes* gpuLanes = nullptr;
+    // One lane for timed stages that run on the CPU: two of them at once would share the cores
+    // and time each other.
+    GpuLanes* cpuTimingLane = nullptr;
 };
 
 enum class DeviceChoice { Auto, Cpu, Cuda };

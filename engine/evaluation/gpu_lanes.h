@@ -8,9 +8,9 @@
 
 namespace kwb {
 
-// One lane per GPU: a timed stage holds its GPU's lane for as long as it runs, so that two timed
-// stages never share a GPU (each would time the other's kernels). Untimed stages (compiles,
-// verification) do not take a lane.
+// Lanes for timed work, one per GPU (and one for the CPU's cores): a timed stage holds its lane
+// for as long as it runs, so that two timed stages never share a GPU (each would time the other's
+// kernels). Untimed stages (compiles, verification) do not take a lane.
 class GpuLanes {
 public:
     // The lane held; released when destroyed.

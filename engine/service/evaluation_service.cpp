@@ -47,7 +47,7 @@ EvaluationResult cancelledInQueue(const EvaluationRequest& request, double waite
 
 EvaluationService::EvaluationService(EvaluationServiceConfig config)
     : lanes_(detectedGpus(config.gpuCount)), warmWorkers_(config.warmWorkerCapacity),
-      evaluator_(config.python, EvaluationResources{&warmWorkers_, &lanes_}) {
+      evaluator_(config.python, EvaluationResources{&warmWorkers_, &lanes_, &cpuTimingLane_}) {
     const unsigned count = std::max(1u, config.concurrentEvaluations);
     for (unsigned i = 0; i < count; ++i)
         workers_.emplace_back([this](std::stop_token stop) { workLoop(stop); });

@@ -81,6 +81,7 @@ private:
     void forgetOldTickets();
 
     GpuLanes lanes_;
+    GpuLanes cpuTimingLane_{1};
     WarmWorkerPool warmWorkers_;
     Evaluator evaluator_;
     mutable std::mutex mutex_;
