@@ -85,6 +85,11 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
     config.python = launch.python;
     config.evaluation = launch.evaluation;
     config.finalEvaluation = launch.finalEvaluation;
+    session->evaluations_ = launch.evaluations
+                                ? launch.evaluations
+                                : std::make_shared<EvaluationService>(EvaluationServiceConfig{
+                                      .python = launch.python, .concurrentEvaluations = 1});
+    config.evaluations = session->evaluations_.get();
     out.session = std::move(session);
     return out;
 }

@@ -29,6 +29,9 @@ struct AgentLaunch {
     std::string python;           // the task interpreter; empty: auto-detect
     EvaluationOptions evaluation; // the Compile / Verify / Profile tools and the final evaluation
     bool finalEvaluation = true;
+    // The process's evaluation service, shared by its sessions; null: the session makes its own
+    // (for the same python), so its tools and final evaluation still share warm workers.
+    std::shared_ptr<EvaluationService> evaluations;
     // Continue an episode instead of starting one: the new episode copies events 1..forkStep
     // of forkParent and always gets a fresh workspace, where the runner rebuilds the files.
     EpisodeId forkParent = 0;
@@ -64,6 +67,8 @@ public:
 private:
     AgentSession() = default;
 
+    // First: whatever runs an evaluation through it is gone before it is.
+    std::shared_ptr<EvaluationService> evaluations_;
     std::shared_ptr<SteeringController> steering_;
     std::unique_ptr<TrajectoryStore> store_;
     std::unique_ptr<LlmProvider> provider_;

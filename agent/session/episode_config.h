@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/evaluation/evaluator.h"
+#include "engine/service/evaluation_service.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,8 @@ struct EpisodeConfig {
     EvaluationOptions evaluation; // the Compile / Verify / Profile tools and the final evaluation
     std::string python;           // the task interpreter; empty: auto-detect
     bool finalEvaluation = true;  // evaluate the workspace when the episode ends (not on stop())
+    // Where the tools and the final evaluation submit (not owned); null: evaluators of their own.
+    EvaluationService* evaluations = nullptr;
 
     // A reply cut off after it began to stream (a dropped connection, a proxy's timeout) is
     // asked for again this many times per model call; the partial reply is dropped, and the

@@ -199,6 +199,8 @@ struct EpisodeRunner::Impl {
         context.workspace = this->config.workspace;
         context.evaluation = this->config.evaluation;
         context.python = this->config.python;
+        context.evaluations = this->config.evaluations;
+        context.evaluationTag = "agent";
         context.onFileChanged = [this](const FileChange& change) {
             recordFileChange(change.tool, change.path, change.before,
                              std::optional<std::string>(change.after));
@@ -421,9 +423,13 @@ struct EpisodeRunner::Impl {
         outcome.message = message;
         if (evaluate && config.finalEvaluation && !steering.stopRequested()) {
             const std::stop_token stop = steering.beginStep(AgentState::Tool);
-            const Evaluator evaluator(config.python);
-            const EvaluationResult result = evaluator.evaluate(
-                EvaluationTarget::forWorkspace(config.workspace), config.evaluation, {}, stop);
+            const EvaluationTarget target = EvaluationTarget::forWorkspace(config.workspace);
+            const EvaluationResult result =
+                config.evaluations
+                    ? *config.evaluations->evaluate(
+                          {target, config.evaluation, "agent:" + std::to_string(record.id)}, {},
+                          stop)
+                    : Evaluator(config.python).evaluate(target, config.evaluation, {}, stop);
             steering.endStep();
             json evaluation = toJson(result);
             evaluation["trigger"] = "final";

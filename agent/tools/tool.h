@@ -2,6 +2,7 @@
 
 #include "agent/llm/tool_schema.h"
 #include "engine/evaluation/evaluator.h"
+#include "engine/service/evaluation_service.h"
 
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -47,6 +48,10 @@ struct ToolContext {
     std::string workspace;
     EvaluationOptions evaluation; // for Compile / Verify / Profile
     std::string python;           // the task interpreter; empty: auto-detect
+    // The process's evaluation service (warm workers and GPU lanes shared with every other
+    // evaluation); null: an evaluator of the tools' own.
+    EvaluationService* evaluations = nullptr;
+    std::string evaluationTag; // who asks, for the service's queue ("agent:<episode>")
     std::function<void(const FileChange&)> onFileChanged;
     std::vector<TodoItem> todos;
 

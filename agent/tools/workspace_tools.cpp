@@ -66,9 +66,11 @@ public:
         EvaluationOptions options = context.evaluation;
         options.profile = mode_ == Mode::Profile;
         options.stopAfterCompile = mode_ == Mode::Compile;
-        EvaluationResult r =
-            cache_->get(context.python)
-                .evaluate(EvaluationTarget::forWorkspace(context.workspace), options, {}, stop);
+        const EvaluationTarget target = EvaluationTarget::forWorkspace(context.workspace);
+        const EvaluationResult r =
+            context.evaluations
+                ? *context.evaluations->evaluate({target, options, context.evaluationTag}, {}, stop)
+                : cache_->get(context.python).evaluate(target, options, {}, stop);
         if (stop.stop_requested())
             return ToolResult::error("cancelled");
         const std::string text =

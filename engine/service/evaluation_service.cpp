@@ -121,6 +121,15 @@ EvaluationSnapshot EvaluationService::wait(EvaluationTicket id) {
     return ticket->result;
 }
 
+EvaluationSnapshot EvaluationService::evaluate(EvaluationRequest request,
+                                               const Evaluator::Progress& progress,
+                                               std::stop_token stop) {
+    const EvaluationTicket ticket = submit(std::move(request), {.progress = progress, .done = {}});
+    // The callback runs on the thread that asks for the stop; the ticket is cancelled there.
+    const std::stop_callback cancelOnStop(stop, [this, ticket] { cancel(ticket); });
+    return wait(ticket);
+}
+
 std::optional<TicketState> EvaluationService::state(EvaluationTicket id) const {
     std::lock_guard lock(mutex_);
     const auto found = tickets_.find(id);

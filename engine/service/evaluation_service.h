@@ -67,6 +67,10 @@ public:
     bool cancel(EvaluationTicket ticket);
     // Blocks until the ticket is finished; null for an unknown ticket.
     EvaluationSnapshot wait(EvaluationTicket ticket);
+    // submit + wait for callers that block anyway (the agent's tools, the final evaluation): a
+    // stop on `stop` cancels the ticket wherever it is.
+    EvaluationSnapshot evaluate(EvaluationRequest request, const Evaluator::Progress& progress,
+                                std::stop_token stop);
     std::optional<TicketState> state(EvaluationTicket ticket) const;
     std::size_t queued() const;
     std::size_t running() const;

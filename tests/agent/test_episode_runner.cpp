@@ -62,6 +62,8 @@ protected:
         ASSERT_TRUE(opened) << opened.error().message;
         store_ = std::move(opened).value();
         workspace_ = makePythonWorkspace(kTinyTask, tinyCandidate("        return x"));
+        service_ = std::make_unique<EvaluationService>(EvaluationServiceConfig{
+            .python = KWB_TEST_EXPECTED_PYTHON, .concurrentEvaluations = 1, .gpuCount = 0});
     }
 
     std::unique_ptr<LlmProvider> start(const json& turns) {
@@ -79,6 +81,8 @@ protected:
         c.evaluation = cpuOptions();
         c.python = KWB_TEST_EXPECTED_PYTHON;
         c.finalEvaluation = false;
+        // As an AgentSession runs them: the tools and the final evaluation submit to a service.
+        c.evaluations = service_.get();
         return c;
     }
 
@@ -117,6 +121,7 @@ protected:
     std::unique_ptr<TrajectoryStore> store_;
     std::unique_ptr<ScriptedLlmServer> server_;
     RecordedWaits waits_;
+    std::unique_ptr<EvaluationService> service_;
     fs::path workspace_;
 };
 

@@ -7,15 +7,37 @@
 #include <QMetaObject>
 #include <QPointer>
 #include <fstream>
+#include <mutex>
 
 namespace kwb::ui {
 
 EngineBridge::EngineBridge(QObject* parent)
-    : QObject(parent), queue_(std::make_unique<kwb::JobQueue>()) {}
+    : QObject(parent), services_(std::make_shared<Services>()),
+      queue_(std::make_unique<kwb::JobQueue>()) {}
 
 EngineBridge::~EngineBridge() {
     queue_.reset();
 }
+
+// The evaluation service for one task Python at a time: a new setting gets a new service, and
+// the old one goes once the last evaluation holding it ends.
+class EngineBridge::Services {
+public:
+    std::shared_ptr<kwb::EvaluationService> forPython(const std::string& python) {
+        std::lock_guard lock(mutex_);
+        if (!service_ || python_ != python) {
+            service_ = std::make_shared<kwb::EvaluationService>(
+                kwb::EvaluationServiceConfig{.python = python, .concurrentEvaluations = 1});
+            python_ = python;
+        }
+        return service_;
+    }
+
+private:
+    std::mutex mutex_;
+    std::shared_ptr<kwb::EvaluationService> service_;
+    std::string python_;
+};
 
 void EngineBridge::setInFlight(int delta) {
     const bool wasBusy = inFlight_ > 0;
@@ -196,10 +218,12 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
     };
     post<EvaluationOutcome>(
         tag,
-        [directory, interpreter, options, onStage](std::stop_token stop) {
-            kwb::Evaluator evaluator(interpreter);
-            auto result = std::make_shared<const kwb::EvaluationResult>(evaluator.evaluate(
-                kwb::EvaluationTarget::forWorkspace(directory), options, onStage, stop));
+        [services = services_, directory, interpreter, options, onStage](std::stop_token stop) {
+            // A newer request stops this job's token, which cancels the ticket in its stage.
+            kwb::EvaluationSnapshot result =
+                services->forPython(interpreter)
+                    ->evaluate({kwb::EvaluationTarget::forWorkspace(directory), options, "gui"},
+                               onStage, stop);
             EvaluationOutcome outcome{result, {}};
             if (!result->timelineRecordPath.empty() && !stop.stop_requested())
                 outcome.timeline = loadTimeline(result->timelineRecordPath);

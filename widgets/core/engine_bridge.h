@@ -3,6 +3,7 @@
 #include "agent/store/store_reader.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/process/job_queue.h"
+#include "engine/service/evaluation_service.h"
 #include "engine/system/system_report.h"
 #include "engine/timeline/kernel_timeline.h"
 #include "engine/workspace/task_catalog.h"
@@ -77,7 +78,9 @@ private:
     void post(const QString& tag, std::function<Result(std::stop_token)> work,
               std::function<void(Result)> deliver);
     void setInFlight(int delta);
-
+    class Services;
+    // Shared with the jobs, which create the service on the engine thread (it probes the GPUs).
+    std::shared_ptr<Services> services_;
     QHash<QString, quint64> latestId_;
     int inFlight_ = 0;
     std::unique_ptr<kwb::JobQueue> queue_; // destroyed first: joins the thread before the rest
