@@ -1,9 +1,13 @@
 #include "engine/system/resource_paths.h"
+#include "engine/workspace/workspace.h"
 #include "widgets/core/engine_bridge.h"
 
+#include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <fstream>
 
 using namespace kwb;
 using namespace kwb::ui;
@@ -53,6 +57,41 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(probe != nullptr, 10000);
         QVERIFY(!probe->usable());
         QVERIFY(QString::fromStdString(probe->error).contains("not found"));
+    }
+
+    void aTaskListIsNotHeldBehindARunningEvaluation() {
+        // A candidate that sleeps in its forward: its evaluation runs for minutes unless stopped.
+        QTemporaryDir dir;
+        const std::string root = dir.path().toStdString();
+        std::ofstream(root + "/task.py") << "import torch\nimport torch.nn as nn\n"
+                                            "class Model(nn.Module):\n"
+                                            "    def forward(self, x):\n        return x * 2\n"
+                                            "def get_inputs():\n    return [torch.randn(8)]\n"
+                                            "def get_init_inputs():\n    return []\n";
+        const kwb::WorkspaceInitResult init = kwb::initWorkspace(root + "/task.py", root + "/ws");
+        QVERIFY2(init.ok, init.error.c_str());
+        std::ofstream(root + "/ws/model_new.py")
+            << "import time\nimport torch\nimport torch.nn as nn\n"
+               "class ModelNew(nn.Module):\n"
+               "    def forward(self, x):\n        time.sleep(300)\n        return x * 2\n";
+        EngineBridge bridge;
+        QString stage;
+        connect(&bridge, &EngineBridge::evaluationProgress, this,
+                [&](quint64, const QString& s) { stage = s; });
+        kwb::EvaluationOptions options;
+        options.device = kwb::DeviceChoice::Cpu;
+        bridge.requestEvaluation(QString::fromStdString(root + "/ws"), options);
+        QTRY_VERIFY_WITH_TIMEOUT(stage == QStringLiteral("verify"), 120000);
+
+        std::shared_ptr<const TaskListSnapshot> tasks;
+        connect(&bridge, &EngineBridge::taskListReady, this, [&](auto s) { tasks = s; });
+        QElapsedTimer waited;
+        waited.start();
+        bridge.requestTaskList(QString::fromStdString(kwb::bundledTasksDirectory()));
+        QTRY_VERIFY_WITH_TIMEOUT(tasks != nullptr, 20000);
+        QVERIFY(stage == QStringLiteral("verify")); // the evaluation still runs
+        QVERIFY(waited.elapsed() < 20000);
+        // Closing the bridge stops the evaluation in its stage (not after 300 s).
     }
 };
 

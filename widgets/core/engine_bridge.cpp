@@ -13,9 +13,11 @@ namespace kwb::ui {
 
 EngineBridge::EngineBridge(QObject* parent)
     : QObject(parent), services_(std::make_shared<Services>()),
-      queue_(std::make_unique<kwb::JobQueue>()) {}
+      queue_(std::make_unique<kwb::JobQueue>()),
+      evaluationQueue_(std::make_unique<kwb::JobQueue>()) {}
 
 EngineBridge::~EngineBridge() {
+    evaluationQueue_.reset(); // stops the running evaluation's ticket
     queue_.reset();
 }
 
@@ -48,28 +50,30 @@ void EngineBridge::setInFlight(int delta) {
 
 template <typename Result>
 void EngineBridge::post(const QString& tag, std::function<Result(std::stop_token)> work,
-                        std::function<void(Result)> deliver) {
+                        std::function<void(Result)> deliver, kwb::JobQueue* queue) {
     QPointer<EngineBridge> self(this);
     setInFlight(+1);
     // The id is only known after submit, so the job reads it from a shared slot.
     auto idSlot = std::make_shared<std::atomic<quint64>>(0);
     std::size_t replaced = 0;
-    const quint64 id = queue_->submit(
-        tag.toStdString(),
-        [self, idSlot, work, deliver, tag](std::stop_token stop) {
-            Result result = work(stop);
-            QMetaObject::invokeMethod(
-                self.data(),
-                [self, idSlot, deliver, tag, result = std::move(result)]() mutable {
-                    if (!self)
-                        return;
-                    self->setInFlight(-1);
-                    if (self->latestId_.value(tag) == idSlot->load())
-                        deliver(std::move(result));
+    const quint64 id =
+        (queue ? queue : queue_.get())
+            ->submit(
+                tag.toStdString(),
+                [self, idSlot, work, deliver, tag](std::stop_token stop) {
+                    Result result = work(stop);
+                    QMetaObject::invokeMethod(
+                        self.data(),
+                        [self, idSlot, deliver, tag, result = std::move(result)]() mutable {
+                            if (!self)
+                                return;
+                            self->setInFlight(-1);
+                            if (self->latestId_.value(tag) == idSlot->load())
+                                deliver(std::move(result));
+                        },
+                        Qt::QueuedConnection);
                 },
-                Qt::QueuedConnection);
-        },
-        &replaced);
+                &replaced);
     idSlot->store(id);
     latestId_[tag] = id;
     // A replaced job never runs, so it never reports back: count it out here.
@@ -233,7 +237,8 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
             emit evaluationReady(idSlot->load(), outcome.result);
             if (outcome.timeline)
                 emit evaluationTimelineReady(idSlot->load(), outcome.timeline);
-        });
+        },
+        evaluationQueue_.get());
     idSlot->store(latestId_.value(tag));
     return idSlot->load();
 }

@@ -42,9 +42,9 @@ public:
     void requestEpisodeExport(const QString& storePath, const std::vector<qint64>& ids,
                               const QString& file);
 
-    // Evaluates a workspace (tag "evaluate"): a newer request replaces a queued one and asks a
-    // running one to stop. Returns the evaluation's id, which its progress, result and timeline
-    // carry. `python` empty: auto-detect.
+    // Evaluates a workspace (tag "evaluate", on a thread of its own): a newer request replaces a
+    // queued one and asks a running one to stop. Returns the evaluation's id, which its progress,
+    // result and timeline carry. `python` empty: auto-detect.
     quint64 requestEvaluation(const QString& workspace, const kwb::EvaluationOptions& options,
                               const QString& python = {});
     quint64 latestEvaluationId() const;
@@ -74,9 +74,10 @@ signals:
 private:
     // Runs `work` on the engine thread and `deliver` with its result on the UI thread, unless
     // a newer request with the same tag was made meanwhile.
+    // `queue`: the engine thread's queue unless given (evaluations have a thread of their own).
     template <typename Result>
     void post(const QString& tag, std::function<Result(std::stop_token)> work,
-              std::function<void(Result)> deliver);
+              std::function<void(Result)> deliver, kwb::JobQueue* queue = nullptr);
     void setInFlight(int delta);
     class Services;
     // Shared with the jobs, which create the service on the engine thread (it probes the GPUs).
@@ -84,6 +85,9 @@ private:
     QHash<QString, quint64> latestId_;
     int inFlight_ = 0;
     std::unique_ptr<kwb::JobQueue> queue_; // destroyed first: joins the thread before the rest
+    // Evaluations wait on their service's ticket here, so that store reads, timeline loads and
+    // probes on queue_ never wait behind one.
+    std::unique_ptr<kwb::JobQueue> evaluationQueue_;
 };
 
 } // namespace kwb::ui
