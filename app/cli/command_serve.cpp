@@ -4,9 +4,11 @@
 #include "engine/service/service_server.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <thread>
 
 namespace kwb::cli {
 namespace {
@@ -20,7 +22,8 @@ void onSignal(int) {
 struct ServeOptions {
     std::string python;
     int idleExit = 0;
-    unsigned concurrent = 2;
+    // Compiles and verification run side by side; timed stages take turns per GPU anyway.
+    unsigned concurrent = std::max(2u, std::thread::hardware_concurrency() / 4);
     int gpus = -1;
 };
 
