@@ -17,13 +17,17 @@ bool LineSocket::send(const nlohmann::json& value) {
     const std::string text =
         value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::lock_guard lock(sendMutex_);
+    if (broken_)
+        return false; // a line cut in the middle: nothing after it could be read
     std::size_t sent = 0;
     while (sent < text.size()) {
         const ssize_t n = ::send(fd_, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
+            broken_ = true;
             return false;
+        }
         sent += static_cast<std::size_t>(n);
     }
     return true;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -18,8 +19,10 @@ public:
     LineSocket& operator=(const LineSocket&) = delete;
 
     int fd() const { return fd_; }
-    // False when the peer is gone (never raises SIGPIPE).
+    // False when the peer is gone or did not take the line within the socket's send timeout
+    // (never raises SIGPIPE); the socket is broken from then on.
     bool send(const nlohmann::json& value);
+    bool broken() const { return broken_; }
     enum class Read { Line, Timeout, Closed, TooLong };
     // The next line (without its newline) within `patience`; lines longer than `maxBytes` end
     // the connection's reading (TooLong).
@@ -34,6 +37,7 @@ private:
     int fd_;
     std::mutex sendMutex_;
     std::string buffer_;
+    std::atomic<bool> broken_{false};
 };
 
 } // namespace kwb

@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -110,6 +111,11 @@ std::string ServiceServer::run(const std::atomic<bool>* interrupted) {
         if (::poll(&p, 1, 250) > 0 && (p.revents & POLLIN)) {
             const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
             if (fd >= 0) {
+                // Progress lines are sent from the service's worker threads: a client that stops
+                // reading must not stall an evaluation, so a send gives up after a while and the
+                // connection counts as gone.
+                const timeval patience{5, 0};
+                ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &patience, sizeof patience);
                 auto connection = std::make_shared<Connection>(fd);
                 ++activeConnections_;
                 // The list owns the connection; its thread only borrows it, so that the last
@@ -193,7 +199,7 @@ void ServiceServer::evaluate(Connection& connection, const json& request) {
     // evaluation is cancelled wherever it is, queued or in a stage.
     bool cancelled = false;
     while (service_->state(ticket) != TicketState::Finished) {
-        if (!cancelled && (stopRequested_ || socket.peerGone(200ms))) {
+        if (!cancelled && (stopRequested_ || socket.broken() || socket.peerGone(200ms))) {
             service_->cancel(ticket);
             cancelled = true;
         }
