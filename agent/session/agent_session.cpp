@@ -67,6 +67,9 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
     std::unique_ptr<AgentSession> session(new AgentSession());
     session->steering_ = steering ? std::move(steering) : std::make_shared<SteeringController>();
     session->store_ = std::move(opened).value();
+    // Episodes whose process died running them are closed before a new one starts, so that a
+    // crash never leaves a row "running" for ever. A failure here does not stop the session.
+    (void)session->store_->closeAbandoned();
     session->provider_ = makeProvider(launch.provider);
     ToolRegistryOptions toolOptions;
     toolOptions.secrets = secrets;

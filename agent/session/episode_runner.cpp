@@ -14,6 +14,13 @@
 namespace kwb::agent {
 namespace {
 
+// Failures of the evaluator itself rather than of the candidate: the episode's reward is then
+// unknown, not -1.
+bool isInfrastructureFailure(const std::string& failureKind) {
+    return failureKind == "python_missing" || failureKind == "internal" ||
+           failureKind == "harness_failed";
+}
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using FileState = std::map<std::string, std::string>; // workspace-relative path -> text
@@ -417,9 +424,11 @@ struct EpisodeRunner::Impl {
             storeError = updated.error().message;
     }
 
-    EpisodeRunResult finish(EpisodeStatus endStatus, std::string message, bool evaluate) {
+    EpisodeRunResult finish(EpisodeStatus endStatus, std::string cause, std::string message,
+                            bool evaluate) {
         EpisodeOutcome outcome;
         outcome.status = endStatus;
+        outcome.cause = std::move(cause);
         outcome.message = message;
         if (evaluate && config.finalEvaluation && !steering.stopRequested()) {
             const std::stop_token stop = steering.beginStep(AgentState::Tool);
@@ -434,8 +443,20 @@ struct EpisodeRunner::Impl {
             json evaluation = toJson(result);
             evaluation["trigger"] = "final";
             append(EventKind::Evaluation, evaluation);
-            outcome.reward = result.reward;
             outcome.finalEvaluation = toJson(result);
+            if (steering.stopRequested() || result.failureKind == "cancelled") {
+                // Stopped while the final evaluation ran: there is no reward, not a -1.
+                outcome.status = EpisodeStatus::Stopped;
+                outcome.cause = "stopped_in_final_evaluation";
+                message = "stopped during the final evaluation";
+            } else if (isInfrastructureFailure(result.failureKind)) {
+                outcome.status = EpisodeStatus::InfrastructureError;
+                outcome.cause = "evaluator_" + result.failureKind;
+                message = "the final evaluation could not run: " + result.failureMessage;
+            } else {
+                outcome.reward = result.reward;
+            }
+            outcome.message = message;
         }
         saveUsage();
         auto finished = store.finishEpisode(record.id, outcome);
@@ -444,7 +465,8 @@ struct EpisodeRunner::Impl {
         steering.finished();
         EpisodeRunResult out;
         out.id = record.id;
-        out.status = endStatus;
+        out.status = outcome.status;
+        out.cause = outcome.cause;
         out.reward = outcome.reward;
         out.message = storeError.empty() ? message : message + " (store: " + storeError + ")";
         out.turns = turns;
@@ -454,7 +476,7 @@ struct EpisodeRunner::Impl {
 
     EpisodeRunResult stopped() {
         steeringEvent("stop");
-        return finish(EpisodeStatus::Stopped, "stopped by the user", false);
+        return finish(EpisodeStatus::Stopped, "user_stop", "stopped by the user", false);
     }
 
     EpisodeRunResult loop() {
@@ -462,7 +484,7 @@ struct EpisodeRunner::Impl {
             if (!betweenSteps())
                 return stopped();
             if (turns >= config.maxTurns)
-                return finish(EpisodeStatus::Finished,
+                return finish(EpisodeStatus::Finished, "turn_limit",
                               "turn limit (" + std::to_string(config.maxTurns) + ")", true);
             pruneIfNeeded();
 
@@ -503,7 +525,11 @@ struct EpisodeRunner::Impl {
                     sink.onRetry(error.attempts + 1, std::chrono::milliseconds(0), error);
                     continue; // the partial reply is dropped; the call is made again
                 }
-                return finish(EpisodeStatus::Failed, "provider error: " + error.describe(), false);
+                // The model server failed, not the model: no reward a trainer could take for
+                // the policy's.
+                return finish(EpisodeStatus::InfrastructureError,
+                              "provider_" + std::string(errorKindName(error.kind)),
+                              "provider error: " + error.describe(), false);
             }
             cutReplies = 0;
 
@@ -519,7 +545,7 @@ struct EpisodeRunner::Impl {
                 charsSinceReport = 0; // the reply is inside the reported output tokens
             saveUsage();
             if (calls.empty())
-                return finish(EpisodeStatus::Finished, "the model stopped", true);
+                return finish(EpisodeStatus::Finished, "model_stopped", "the model stopped", true);
 
             std::optional<std::string> stuck;
             bool interrupted = false;
@@ -552,7 +578,7 @@ struct EpisodeRunner::Impl {
             if (steering.stopRequested())
                 return stopped();
             if (stuck)
-                return finish(EpisodeStatus::Stopped, *stuck, true);
+                return finish(EpisodeStatus::Stopped, "stuck", *stuck, true);
         }
     }
 

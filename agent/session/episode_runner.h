@@ -23,6 +23,7 @@ struct EpisodeRunResult {
     EpisodeId id = 0; // 0 when the store could not create the episode
     EpisodeStatus status = EpisodeStatus::Failed;
     std::optional<double> reward; // the final evaluation's milestone reward
+    std::string cause;            // EpisodeRecord::endCause: "model_stopped", "turn_limit", ...
     std::string message;          // why it ended: "the model stopped", "turn limit (200)", ...
     int turns = 0;
     TokenUsage usage;

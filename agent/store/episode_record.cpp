@@ -15,8 +15,9 @@ namespace kwb::agent {
 
 namespace {
 
-constexpr std::array kStatuses{EpisodeStatus::Running, EpisodeStatus::Finished,
-                               EpisodeStatus::Failed, EpisodeStatus::Stopped};
+constexpr std::array kStatuses{EpisodeStatus::Running,   EpisodeStatus::Finished,
+                               EpisodeStatus::Failed,    EpisodeStatus::Stopped,
+                               EpisodeStatus::Cancelled, EpisodeStatus::InfrastructureError};
 
 constexpr std::array kEventKinds{
     EventKind::SystemPrompt, EventKind::UserMessage, EventKind::AssistantMessage,
@@ -165,6 +166,10 @@ std::string_view episodeStatusName(EpisodeStatus status) {
         return "failed";
     case EpisodeStatus::Stopped:
         return "stopped";
+    case EpisodeStatus::Cancelled:
+        return "cancelled";
+    case EpisodeStatus::InfrastructureError:
+        return "infrastructure_error";
     }
     return "running";
 }
@@ -232,6 +237,8 @@ json toJson(const EpisodeRecord& r) {
             {"model", r.model},
             {"settings", r.settings},
             {"status", episodeStatusName(r.status)},
+            {"end_cause", r.endCause},
+            {"owner", r.owner},
             {"reward", optionalToJson(r.reward)},
             {"final_evaluation", r.finalEvaluation},
             {"started_at", r.startedAt},
@@ -263,6 +270,8 @@ bool fromJson(const json& json, EpisodeRecord& record, std::string* error) {
         else
             read.failWith("unknown episode status \"" + status + "\"");
     }
+    read.text("end_cause", r.endCause);
+    read.text("owner", r.owner);
     read.optionalNumber("reward", r.reward);
     read.any("final_evaluation", r.finalEvaluation);
     read.text("started_at", r.startedAt, /*required=*/true);

@@ -14,7 +14,15 @@ namespace kwb::agent {
 
 using EpisodeId = std::int64_t;
 
-enum class EpisodeStatus { Running, Finished, Failed, Stopped };
+// How an episode ended, each for one kind of reason (the cause says which):
+//   finished: the model stopped or hit the turn limit; the final evaluation's reward is its own;
+//   failed: the episode could not go on for its own reasons (replies that stay malformed);
+//   stopped: a person (or the stuck detector) ended it;
+//   cancelled: the program that ran it (a rollout's scheduler) called it off;
+//   infrastructure_error: the model server, the evaluator or the process running it failed.
+// Only a finished episode carries a reward a trainer may use; an infrastructure error never
+// becomes a reward of -1.
+enum class EpisodeStatus { Running, Finished, Failed, Stopped, Cancelled, InfrastructureError };
 
 std::string_view episodeStatusName(EpisodeStatus status); // "running", "finished", ...
 std::optional<EpisodeStatus> parseEpisodeStatus(std::string_view name);
@@ -33,6 +41,12 @@ struct EpisodeRecord {
     std::string model;
     nlohmann::json settings = nlohmann::json::object(); // agent and sampling settings
     EpisodeStatus status = EpisodeStatus::Running;
+    // Why it ended, as a short code ("model_stopped", "turn_limit", "provider_error",
+    // "abandoned", ...); empty while running.
+    std::string endCause;
+    // "<host>:<pid>" of the process running it, so that a later start can close an episode whose
+    // process died (TrajectoryStore::closeAbandoned).
+    std::string owner;
     std::optional<double> reward;
     nlohmann::json finalEvaluation; // an EvaluationResult's toJson(); null when none
 

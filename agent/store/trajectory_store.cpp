@@ -6,7 +6,10 @@
 #include "engine/system/user_directories.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -14,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
+#include <unistd.h>
 
 using nlohmann::json;
 
@@ -62,13 +66,18 @@ CREATE TABLE events (
     PRIMARY KEY (episode_id, sequence)
 ); -- a rowid table: payloads (tool output) are often larger than WITHOUT ROWID suits
 )sql",
+    // 1 -> 2: why an episode ended, and which process runs it (to close the ones it left).
+    R"sql(
+ALTER TABLE episodes ADD COLUMN end_cause TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodes ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(std::size(kMigrations) == TrajectoryStore::kSchemaVersion);
 
 constexpr const char* kEpisodeColumns =
     "id, parent_id, fork_sequence, task, provider, model, settings, status, reward, "
     "final_evaluation, started_at, finished_at, wall_seconds, input_tokens, output_tokens, "
-    "cached_input_tokens, cost_usd, turns, last_sequence";
+    "cached_input_tokens, cost_usd, turns, last_sequence, end_cause, owner";
 
 // A request the store turns down (no such episode, a bad fork step, a foreign file): reported
 // like a database error, as a StoreError.
@@ -300,6 +309,8 @@ struct TrajectoryStore::Impl {
         r.costUsd = row.real(16);
         r.turns = static_cast<int>(row.integer(17));
         r.lastSequence = row.integer(18);
+        r.endCause = row.text(19);
+        r.owner = row.text(20);
         return r;
     }
 
@@ -348,9 +359,10 @@ struct TrajectoryStore::Impl {
         sqlite::Query insert = db.query(
             "INSERT INTO episodes (id, parent_id, fork_sequence, task, provider, model, settings, "
             "status, reward, final_evaluation, started_at, finished_at, wall_seconds, "
-            "input_tokens, output_tokens, cached_input_tokens, cost_usd, turns, last_sequence) "
+            "input_tokens, output_tokens, cached_input_tokens, cost_usd, turns, last_sequence, "
+            "end_cause, owner) "
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-            "?18, ?19)");
+            "?18, ?19, ?20, ?21)");
         insert.bind(1, id).bind(2, r.parentId).bind(3, r.forkSequence);
         insert.bind(4, scrubText(r.task))
             .bind(5, scrubText(r.provider))
@@ -363,6 +375,7 @@ struct TrajectoryStore::Impl {
         insert.bind(14, r.usage.inputTokens).bind(15, r.usage.outputTokens);
         insert.bind(16, r.usage.cachedInputTokens).bind(17, r.costUsd);
         insert.bind(18, turns).bind(19, lastSequence);
+        insert.bind(20, scrubText(r.endCause)).bind(21, scrubText(r.owner));
         insert.run();
         return db.lastInsertId();
     }
@@ -464,9 +477,65 @@ const std::string& TrajectoryStore::path() const {
     return impl_->path;
 }
 
+namespace {
+
+std::string thisHost() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    return std::string(host) + ":";
+}
+
+} // namespace
+
+std::string TrajectoryStore::thisProcess() {
+    return thisHost() + std::to_string(::getpid());
+}
+
+StoreResult<std::vector<EpisodeRecord>> TrajectoryStore::closeAbandoned() {
+    return impl_->call("cannot close abandoned episodes", [&] {
+        return impl_->write([&] {
+            const std::string me = thisProcess();
+            const std::string host = thisHost();
+            std::vector<EpisodeId> abandoned;
+            sqlite::Query running = impl_->db.query(
+                "SELECT id, owner FROM episodes WHERE status = 'running' AND owner != ''");
+            while (running.step()) {
+                const std::string owner = running.text(1);
+                // Only this host's processes can be checked; another host's stay as they are.
+                if (owner.rfind(host, 0) != 0 || owner == me)
+                    continue;
+                const std::string pidText = owner.substr(host.size());
+                char* end = nullptr;
+                const long pid = std::strtol(pidText.c_str(), &end, 10);
+                if (end == pidText.c_str() || *end != '\0' || pid <= 0 ||
+                    (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
+                    abandoned.push_back(running.integer(0));
+            }
+            std::vector<EpisodeRecord> closed;
+            for (EpisodeId id : abandoned) {
+                sqlite::Query close = impl_->db.query(
+                    "UPDATE episodes SET status = 'infrastructure_error', end_cause = 'abandoned', "
+                    "reward = NULL, finished_at = ?2 WHERE id = ?1");
+                close.bind(1, id).bind(2, timestampNow());
+                close.run();
+                impl_->appendStatusChange(
+                    id, EpisodeStatus::Running, EpisodeStatus::InfrastructureError,
+                    {{"reward", nullptr},
+                     {"cause", "abandoned"},
+                     {"message", "the process that ran it ended without closing it"}});
+                closed.push_back(impl_->publishEpisode(id));
+            }
+            return closed;
+        });
+    });
+}
+
 StoreResult<EpisodeRecord> TrajectoryStore::createEpisode(EpisodeRecord record) {
     if (record.startedAt.empty())
         record.startedAt = timestampNow();
+    if (record.status == EpisodeStatus::Running && record.owner.empty())
+        record.owner = thisProcess();
     return impl_->call("cannot create the episode", [&] {
         return impl_->write([&] {
             const EpisodeId id = impl_->insertEpisode(record, std::nullopt, 0, 0);
@@ -522,12 +591,16 @@ StoreResult<EpisodeRecord> TrajectoryStore::finishEpisode(EpisodeId id, EpisodeO
             sqlite::Query finish = impl_->db.query(
                 "UPDATE episodes SET status = ?2, reward = ?3, final_evaluation = ?4, "
                 "finished_at = ?5, wall_seconds = coalesce(max(0.0, round((julianday(?5) - "
-                "julianday(started_at)) * 86400.0, 3)), wall_seconds) WHERE id = ?1");
+                "julianday(started_at)) * 86400.0, 3)), wall_seconds), end_cause = ?6 "
+                "WHERE id = ?1");
             finish.bind(1, id).bind(2, episodeStatusName(outcome.status)).bind(3, outcome.reward);
             impl_->bindEvaluation(finish, 4, outcome.finalEvaluation);
             finish.bind(5, timestampNow());
+            finish.bind(6, scrubText(outcome.cause));
             finish.run();
             json extra = {{"reward", outcome.reward ? json(*outcome.reward) : json(nullptr)}};
+            if (!outcome.cause.empty())
+                extra["cause"] = outcome.cause;
             if (!outcome.message.empty())
                 extra["message"] = outcome.message;
             impl_->appendStatusChange(id, before.status, outcome.status, std::move(extra));
@@ -552,6 +625,7 @@ StoreResult<EpisodeRecord> TrajectoryStore::forkEpisode(EpisodeId source,
             fork.model = parent.model;
             fork.settings = parent.settings;
             const int turns = impl_->assistantTurnsUpTo(source, upToSequence);
+            fork.owner = thisProcess();
             const EpisodeId id = impl_->insertEpisode(fork, std::nullopt, turns, upToSequence);
             sqlite::Query copy = impl_->db.query(
                 "INSERT INTO events (episode_id, sequence, timestamp, kind, payload) "

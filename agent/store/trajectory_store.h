@@ -75,6 +75,7 @@ struct EpisodeOutcome {
     std::optional<double> reward;
     nlohmann::json finalEvaluation; // an EvaluationResult's toJson(); null when none
     std::string message;            // why it failed or was stopped, for the status event
+    std::string cause;              // EpisodeRecord::endCause
 };
 
 // Imported episodes get new ids, or keep theirs where this store has no episode with that id.
@@ -91,7 +92,7 @@ enum class ImportIds { Renumber, KeepWhenFree };
 // loadEvents(id, lastSeen + 1), comparing with EpisodeRecord::lastSequence.
 class TrajectoryStore {
 public:
-    static constexpr int kSchemaVersion = 1;
+    static constexpr int kSchemaVersion = 2;
 
     // Where the GUI, `kwb agent` and `kwb episodes` keep episodes unless told otherwise:
     // <state folder>/trajectories.db (KWB_STATE_DIR, else the XDG state folder).
@@ -122,6 +123,12 @@ public:
     // A new running episode that starts with copies of the source's events 1..upToSequence
     // (0: none), linked to its parent. Its usage and cost start at zero.
     StoreResult<EpisodeRecord> forkEpisode(EpisodeId source, std::int64_t upToSequence);
+    // Closes the running episodes that a process on this host started and that process is gone
+    // (killed, crashed, the machine restarted): infrastructure_error, cause "abandoned", no
+    // reward. Returns them as they are now. Every front end calls it when it starts.
+    StoreResult<std::vector<EpisodeRecord>> closeAbandoned();
+    // "<host>:<pid>" of this process, as createEpisode stamps an episode's owner.
+    static std::string thisProcess();
     // Removes the episode and its events; its forks stay and lose their parent link.
     StoreResult<void> deleteEpisode(EpisodeId episode);
 

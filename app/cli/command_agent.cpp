@@ -114,8 +114,13 @@ int runAgent(const AgentOptions& o) {
               << (result.reward ? ", reward " + std::to_string(static_cast<int>(*result.reward))
                                 : std::string())
               << "\n";
-    // The episode ran and is stored; a failed episode (provider error) is still a result.
-    return result.id == 0 ? kExitFailure : kExitOk;
+    // The episode is stored either way; the exit code says whether it ended as an episode
+    // should (finished, or stopped on request) or not (failed, an infrastructure error).
+    if (result.id == 0)
+        return kExitFailure;
+    const bool ended = result.status == agent::EpisodeStatus::Finished ||
+                       result.status == agent::EpisodeStatus::Stopped;
+    return ended ? kExitOk : kExitFailure;
 }
 
 } // namespace

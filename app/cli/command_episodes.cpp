@@ -20,7 +20,12 @@ std::unique_ptr<agent::TrajectoryStore> openStore(const std::string& path) {
         std::cerr << "kwb: " << opened.error().message << "\n";
         throw CLI::RuntimeError(kExitFailure);
     }
-    return std::move(opened).value();
+    std::unique_ptr<agent::TrajectoryStore> store = std::move(opened).value();
+    // A run killed halfway left its episode "running": it is shown as what it is.
+    if (auto closed = store->closeAbandoned(); closed && !closed.value().empty())
+        std::cerr << "kwb: closed " << closed.value().size()
+                  << " episode(s) whose process ended while running them\n";
+    return store;
 }
 
 template <typename T>

@@ -512,11 +512,14 @@ TEST_F(EpisodeRunnerTest, ARepeatedlyMalformedReplyFailsTheEpisode) {
     c.finalEvaluation = true; // not run after a provider failure
     EpisodeRunner runner(*store_, *provider, registry_, steering, c);
     const EpisodeRunResult result = runner.run();
-    EXPECT_EQ(result.status, EpisodeStatus::Failed);
+    // The server's fault, not the model's: no reward, and the cause names it.
+    EXPECT_EQ(result.status, EpisodeStatus::InfrastructureError);
+    EXPECT_EQ(result.cause, "provider_malformed_response");
     EXPECT_TRUE(contains(result.message, "provider error: malformed_response")) << result.message;
     auto record = store_->loadEpisode(result.id);
     ASSERT_TRUE(record);
-    EXPECT_EQ(record.value().status, EpisodeStatus::Failed);
+    EXPECT_EQ(record.value().status, EpisodeStatus::InfrastructureError);
+    EXPECT_EQ(record.value().endCause, "provider_malformed_response");
     EXPECT_FALSE(record.value().reward.has_value());
     bool errorStored = false;
     for (const auto& e : events(result.id))
@@ -542,7 +545,7 @@ TEST_F(EpisodeRunnerTest, AReplyCutMidStreamIsAskedAgainThenGivesUp) {
     const EpisodeRunResult result = runner.run();
 
     // The first call survives two cuts; the last is cut three times, one more than allowed.
-    EXPECT_EQ(result.status, EpisodeStatus::Failed) << result.message;
+    EXPECT_EQ(result.status, EpisodeStatus::InfrastructureError) << result.message;
     EXPECT_TRUE(contains(result.message, "before the response was complete")) << result.message;
     EXPECT_EQ(server_->requests().size(), 6u);
     EXPECT_EQ(result.turns, 1);
@@ -639,6 +642,37 @@ TEST_F(EpisodeRunnerTest, StopWhileAToolRunsEndsTheToolAndTheEpisodePromptly) {
     for (const auto& e : events(result.id))
         toolEnded |= e.kind == EventKind::ToolResult;
     EXPECT_TRUE(toolEnded) << "the cancelled call still has its result in the record";
+}
+
+// Stopped while the final evaluation runs: the episode is stopped, with no reward at all (a
+// trainer must not read the cancelled evaluation's -1 as the policy's).
+TEST_F(EpisodeRunnerTest, AStopDuringTheFinalEvaluationLeavesAStoppedEpisodeWithoutAReward) {
+    const fs::path slow = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        time.sleep(120)\n        return x * self.weight * self.factor",
+                      "import time\n"),
+        "slow");
+    auto provider = start(json::array({textTurn("Done.")}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(slow);
+    c.finalEvaluation = true;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    EpisodeRunResult result;
+    std::thread thread([&] { result = runner.run(); });
+    const bool evaluating = waitFor([&] { return steering.state() == AgentState::Tool; });
+    if (evaluating)
+        std::this_thread::sleep_for(std::chrono::seconds(2)); // inside the evaluation's stages
+    steering.stop();
+    thread.join();
+    ASSERT_TRUE(evaluating) << result.message;
+    EXPECT_EQ(result.status, EpisodeStatus::Stopped) << result.message;
+    EXPECT_EQ(result.cause, "stopped_in_final_evaluation");
+    EXPECT_FALSE(result.reward.has_value());
+    const EpisodeRecord record = store_->loadEpisode(result.id).value();
+    EXPECT_EQ(record.status, EpisodeStatus::Stopped);
+    EXPECT_EQ(record.endCause, "stopped_in_final_evaluation");
+    EXPECT_FALSE(record.reward.has_value());
 }
 
 TEST_F(EpisodeRunnerTest, InterruptWhileAToolRunsPausesThenTheEpisodeGoesOn) {

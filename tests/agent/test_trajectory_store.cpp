@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -195,6 +196,95 @@ TEST_F(TrajectoryStoreTest, ReopensTheFileAndRefusesANewerSchema) {
     EXPECT_NE(newer.error().message.find("newer Kernel Workbench (schema version 99"),
               std::string::npos)
         << newer.error().message;
+}
+
+TEST_F(TrajectoryStoreTest, AVersionOneFileMigratesAndKeepsItsEpisodes) {
+    {
+        // The first schema, as a store of the previous release left it.
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open(file().c_str(), &db), SQLITE_OK);
+        const char* v1 =
+            "CREATE TABLE episodes (id INTEGER PRIMARY KEY AUTOINCREMENT, parent_id INTEGER, "
+            "fork_sequence INTEGER, task TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT "
+            "NULL, settings TEXT NOT NULL, status TEXT NOT NULL, reward REAL, final_evaluation "
+            "TEXT, started_at TEXT NOT NULL, finished_at TEXT, wall_seconds REAL NOT NULL, "
+            "input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cached_input_tokens "
+            "INTEGER, cost_usd REAL NOT NULL, turns INTEGER NOT NULL, last_sequence INTEGER NOT "
+            "NULL);"
+            "CREATE TABLE events (episode_id INTEGER NOT NULL, sequence INTEGER NOT NULL, "
+            "timestamp TEXT NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, PRIMARY KEY "
+            "(episode_id, sequence));"
+            "INSERT INTO episodes VALUES (7, NULL, NULL, 't.py', 'p', 'm', '{}', 'finished', 3.0, "
+            "NULL, '2026-11-01T00:00:00.000Z', '2026-11-01T00:01:00.000Z', 60, 1, 2, NULL, 0, 4, "
+            "0);"
+            "PRAGMA user_version = 1; PRAGMA application_id = 1264009812;";
+        ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);
+    }
+    auto store = open();
+    ASSERT_TRUE(store);
+    const EpisodeRecord old = store->loadEpisode(7).value();
+    EXPECT_EQ(old.status, EpisodeStatus::Finished);
+    EXPECT_EQ(old.reward, 3.0);
+    EXPECT_EQ(old.endCause, "");
+    const EpisodeRecord fresh = store->createEpisode(sampleEpisode("new")).value();
+    EXPECT_EQ(fresh.owner, TrajectoryStore::thisProcess());
+    EpisodeOutcome end;
+    end.status = EpisodeStatus::InfrastructureError;
+    end.cause = "provider_network";
+    const EpisodeRecord ended = store->finishEpisode(fresh.id, end).value();
+    EXPECT_EQ(ended.status, EpisodeStatus::InfrastructureError);
+    EXPECT_EQ(ended.endCause, "provider_network");
+    EXPECT_FALSE(ended.reward.has_value());
+}
+
+TEST_F(TrajectoryStoreTest, EpisodesWhoseProcessDiedAreClosedAsAbandoned) {
+    // A child process starts an episode and is killed while it runs.
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    const pid_t child = fork();
+    ASSERT_NE(child, -1);
+    if (child == 0) {
+        close(ready[0]);
+        auto own = TrajectoryStore::open(file());
+        const bool made = own.ok() && own.value()->createEpisode(sampleEpisode("dies")).ok();
+        if (write(ready[1], made ? "y" : "n", 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char made = 0;
+    ASSERT_EQ(read(ready[0], &made, 1), 1);
+    close(ready[0]);
+    ASSERT_EQ(made, 'y');
+    auto store = open();
+    ASSERT_TRUE(store);
+    const EpisodeRecord mine = store->createEpisode(sampleEpisode("alive")).value();
+    EpisodeRecord elsewhere = sampleEpisode("another host");
+    elsewhere.owner = "some-other-host:1";
+    const EpisodeId remote = store->createEpisode(elsewhere).value().id;
+
+    EXPECT_TRUE(store->closeAbandoned().value().empty()) << "the child still runs";
+    kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+
+    const std::vector<EpisodeRecord> closed = store->closeAbandoned().value();
+    ASSERT_EQ(closed.size(), 1u);
+    EXPECT_EQ(closed[0].task, "dies");
+    EXPECT_EQ(closed[0].status, EpisodeStatus::InfrastructureError);
+    EXPECT_EQ(closed[0].endCause, "abandoned");
+    EXPECT_FALSE(closed[0].reward.has_value());
+    EXPECT_FALSE(closed[0].finishedAt.empty());
+    const auto events = store->loadEvents(closed[0].id).value();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back().kind, EventKind::Status);
+    EXPECT_EQ(events.back().payload["cause"], "abandoned");
+    EXPECT_EQ(store->loadEpisode(mine.id).value().status, EpisodeStatus::Running);
+    EXPECT_EQ(store->loadEpisode(remote).value().status, EpisodeStatus::Running)
+        << "another host's process cannot be checked from here";
+    EXPECT_TRUE(store->closeAbandoned().value().empty()) << "closed once";
 }
 
 TEST_F(TrajectoryStoreTest, ConcurrentAppendsFromFourThreadsGetDistinctSequences) {

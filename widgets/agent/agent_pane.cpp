@@ -475,6 +475,12 @@ void AgentPane::refreshStatus() {
         case agent::EpisodeStatus::Stopped:
             status = tr("Stopped");
             break;
+        case agent::EpisodeStatus::Cancelled:
+            status = tr("Cancelled");
+            break;
+        case agent::EpisodeStatus::InfrastructureError:
+            status = tr("Infrastructure error (no reward): %1").arg(lastError(*shown_));
+            break;
         }
     }
     status_->setText(status);
