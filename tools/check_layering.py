@@ -29,7 +29,7 @@ ALLOWED = {
     "engine/diagnostics": ENGINE_BASE,
     "engine/system": ENGINE_BASE + ["engine/diagnostics"],
     "engine/workspace": ENGINE_BASE + ["engine/system"],
-    "engine/tasks": ENGINE_BASE + ["engine/system"],
+    "engine/tasks": ENGINE_BASE + ["engine/system", "engine/workspace"],
     "engine/timeline": ENGINE_BASE + ["engine/diagnostics", "engine/system"],
     "engine/evaluation": ENGINE_BASE + ["engine/diagnostics", "engine/system",
                                         "engine/workspace", "engine/timeline"],

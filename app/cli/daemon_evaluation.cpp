@@ -71,6 +71,22 @@ void accountForTheService(EvaluationResult& result, Clock::time_point began, boo
     result.totalSeconds = std::max(wall, result.totalSeconds);
 }
 
+// One request whose answer is an evaluation record, through this configuration's daemon
+// (started when none answers); the record gains the client's share as its "service" stage.
+std::optional<EvaluationResult> callDaemon(const std::string& python, const json& request,
+                                           const Evaluator::Progress& progress,
+                                           std::string* error) {
+    const Clock::time_point began = Clock::now();
+    bool started = false;
+    const std::optional<ServiceClient> client = daemonFor(python, started, error);
+    if (!client)
+        return std::nullopt;
+    std::optional<EvaluationResult> result = resultFrom(client->call(request, progress), error);
+    if (result)
+        accountForTheService(*result, began, started);
+    return result;
+}
+
 } // namespace
 
 std::optional<ServeMode> serveModeFrom(const std::string& text) {
@@ -95,41 +111,26 @@ std::optional<EvaluationResult> evaluateThroughDaemon(const EvaluationTarget& ta
                                                       const std::string& python,
                                                       const Evaluator::Progress& progress,
                                                       std::string* error) {
-    const Clock::time_point began = Clock::now();
-    bool started = false;
-    const std::optional<ServiceClient> client = daemonFor(python, started, error);
-    if (!client)
-        return std::nullopt;
     // The daemon runs elsewhere (another working folder): it gets absolute paths.
     EvaluationTarget absoluteTarget{absolute(target.workspace), absolute(target.referencePath),
                                     absolute(target.candidatePath)};
     EvaluationOptions sent = options;
     sent.timelineRecordPath = absolute(options.timelineRecordPath);
-    const json request = {{"op", "eval"},
-                          {"target", toJson(absoluteTarget)},
-                          {"options", toJson(sent)},
-                          {"tag", "cli:" + std::to_string(::getpid())}};
-    std::optional<EvaluationResult> result = resultFrom(client->call(request, progress), error);
-    if (result)
-        accountForTheService(*result, began, started);
-    return result;
+    return callDaemon(python,
+                      {{"op", "eval"},
+                       {"target", toJson(absoluteTarget)},
+                       {"options", toJson(sent)},
+                       {"tag", "cli:" + std::to_string(::getpid())}},
+                      progress, error);
 }
 
 std::optional<EvaluationResult> baselineThroughDaemon(const std::string& taskPath,
                                                       const EvaluationOptions& options,
                                                       const std::string& python,
                                                       std::string* error) {
-    const Clock::time_point began = Clock::now();
-    bool started = false;
-    const std::optional<ServiceClient> client = daemonFor(python, started, error);
-    if (!client)
-        return std::nullopt;
-    const json request = {
-        {"op", "baseline"}, {"task", absolute(taskPath)}, {"options", toJson(options)}};
-    std::optional<EvaluationResult> result = resultFrom(client->call(request), error);
-    if (result)
-        accountForTheService(*result, began, started);
-    return result;
+    return callDaemon(
+        python, {{"op", "baseline"}, {"task", absolute(taskPath)}, {"options", toJson(options)}},
+        {}, error);
 }
 
 } // namespace kwb::cli

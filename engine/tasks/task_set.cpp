@@ -2,6 +2,7 @@
 
 #include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
+#include "engine/workspace/task_catalog.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -17,11 +18,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kMaxTaskBytes = 4u << 20; // a task module; real ones are a few KB
-
-bool definesModel(const std::string& source) {
-    static const std::regex modelClass(R"((^|\n)class\s+Model\s*[\(:])");
-    return std::regex_search(source, modelClass);
-}
 
 bool readFile(const fs::path& path, std::string& text) {
     std::error_code ec;
@@ -50,7 +46,7 @@ void addFolder(const fs::path& folder, const std::string& idPrefix, int level, T
             set.problems.push_back(file.string() + ": unreadable or larger than 4 MiB");
             continue;
         }
-        if (!definesModel(task.source)) {
+        if (!definesModelClass(task.source)) {
             if (file.filename() != "__init__.py")
                 set.problems.push_back(file.string() + ": no `class Model`, not a task");
             continue;
@@ -111,7 +107,7 @@ void addJsonLines(const fs::path& file, const TaskSetOptions& options, TaskSet& 
         }
         TaskSetEntry task;
         task.source = stringOr(row, "code");
-        if (task.source.empty() || !definesModel(task.source)) {
+        if (task.source.empty() || !definesModelClass(task.source)) {
             set.problems.push_back(where + ": \"code\" holds no task module with `class Model`");
             continue;
         }

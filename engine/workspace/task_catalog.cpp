@@ -44,6 +44,11 @@ std::string moduleDocstring(const std::string& source) {
 
 } // namespace
 
+bool definesModelClass(const std::string& source) {
+    static const std::regex modelClass(R"((^|\n)class\s+Model\s*[\(:])");
+    return std::regex_search(source, modelClass);
+}
+
 TaskInfo readTaskInfo(const std::string& path, std::string* error) {
     TaskInfo info;
     info.path = fs::absolute(path).lexically_normal().string();
@@ -57,8 +62,7 @@ TaskInfo readTaskInfo(const std::string& path, std::string* error) {
     std::stringstream buffer;
     buffer << in.rdbuf();
     const std::string source = buffer.str();
-    static const std::regex modelClass(R"((^|\n)class\s+Model\s*[\(:])");
-    if (!std::regex_search(source, modelClass)) {
+    if (!definesModelClass(source)) {
         if (error)
             *error = path + ": no `class Model` (not a KernelBench task)";
         return {};

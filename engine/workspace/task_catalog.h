@@ -17,6 +17,10 @@ struct TaskInfo {
     std::string solutionDirectory; // bundled reference ModelNew, empty when none
 };
 
+// Whether Python source defines the reference `class Model` at top level (what makes a file a
+// KernelBench task), read without running it.
+bool definesModelClass(const std::string& source);
+
 // Reads one task file; `error` explains why it is not a task (unreadable, no `class Model`).
 TaskInfo readTaskInfo(const std::string& path, std::string* error = nullptr);
 
