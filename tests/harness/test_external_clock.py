@@ -119,6 +119,31 @@ class ExternalClockTest(unittest.TestCase):
         timing.overhead.digest_ms = 0.0
         self.assertAlmostEqual(timing.unexplained_ms(), 12.0, places=6)
 
+    def test_waiting_for_a_cpu_is_excused_by_the_share_of_the_batch_outside_the_calls(self):
+        timing = _timing(round_trip=0.0, outside=0.0)
+        # 100 ms on the judge's clock, 60 of them reported calls; 20 ms of waiting for a CPU, of
+        # which the 40% outside the calls (8 ms) explain the batch, the rest lie in the calls.
+        timing.add(100.0, [60.0], [60.0], input_ms=0.0, waiting_ms=20.0)
+        self.assertAlmostEqual(timing.evidence()["scheduler_wait_excused_ms"], 8.0, places=6)
+        self.assertAlmostEqual(timing.unexplained_ms(), 32.0, places=6)
+
+    def test_a_wait_inside_the_calls_does_not_hide_them_twice(self):
+        timing = _timing(round_trip=0.0, outside=0.0)
+        for _ in range(2):
+            # The calls took 80 ms, 30 of them waiting for a CPU, and the process reports 50. With
+            # the whole wait excused, 20 ms unexplained fit the allowance.
+            timing.add(100.0, [25.0, 25.0], [25.0, 25.0], input_ms=0.0, waiting_ms=30.0)
+        self.assertEqual(timing.inconsistent_batches(), 2)
+        self.assertEqual(timing.flag()["code"], "timing_mismatch")
+
+    def test_each_batch_is_described_part_by_part(self):
+        timing = _timing(round_trip=0.0, outside=0.0)
+        timing.overhead.digest_ms = 5.0
+        timing.add(100.0, [60.0], [60.0], input_ms=3.0, waiting_ms=20.0)
+        (line,) = timing.batch_lines()
+        self.assertIn("judge's clock 100.00 ms = reported 60.00 + digests 5.00 + inputs 3.00", line)
+        self.assertIn("waiting for a CPU 8.00 (of 20.00) + unexplained 24.00", line)
+
     def test_no_batches_no_flag(self):
         self.assertIsNone(_timing().flag())
 

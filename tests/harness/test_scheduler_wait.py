@@ -49,12 +49,64 @@ class ExternalClockTest(unittest.TestCase):
         overhead = Overhead(0.0, 0.0)
         busy = ExternalTiming(overhead, "cpu")
         excused = ExternalTiming(overhead, "cpu")
-        for timing, waiting in ((busy, 0.0), (excused, 55.0)):
+        # 60 ms of each batch outside the reported calls; the machine kept the candidate waiting
+        # for 80 ms of the batch, 48 of them (the 60% outside the calls) outside.
+        for timing, waiting in ((busy, 0.0), (excused, 80.0)):
             for _ in range(2):
                 timing.add(100.0, [20.0, 20.0], [20.0, 20.0], 0.0, waiting)
         self.assertIsNotNone(busy.flag())
         self.assertIsNone(excused.flag())
-        self.assertAlmostEqual(excused.evidence()["scheduler_wait_ms"], 110.0)
+        self.assertAlmostEqual(excused.evidence()["scheduler_wait_ms"], 160.0)
+        self.assertAlmostEqual(excused.evidence()["scheduler_wait_excused_ms"], 96.0)
+
+
+class OneThreadTest(unittest.TestCase):
+    """The harness's work around the calls runs on one thread on the CPU, then the calls' own
+    thread count is back (needs torch)."""
+
+    def test_cpu_work_runs_on_one_thread_and_the_count_comes_back(self):
+        import torch
+
+        from kwb_harness import device
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(2)
+        try:
+            with device.one_thread("cpu"):
+                self.assertEqual(torch.get_num_threads(), 1)
+            self.assertEqual(torch.get_num_threads(), 2)
+            with self.assertRaises(RuntimeError):
+                with device.one_thread("cpu"):
+                    raise RuntimeError("the work failed")
+            self.assertEqual(torch.get_num_threads(), 2)
+            with device.one_thread("cuda"):
+                self.assertEqual(torch.get_num_threads(), 2)
+        finally:
+            torch.set_num_threads(before)
+
+    def test_the_judges_own_wait_counts_time_another_process_held_its_cpu(self):
+        pid = os.fork()
+        if pid == 0:  # both spin on one CPU: each waits about half the time
+            code = 1
+            try:
+                os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+                rival = os.fork()
+                if rival == 0:
+                    end = time.monotonic() + 0.6
+                    while time.monotonic() < end:
+                        pass
+                    os._exit(0)
+                before = scheduler_wait.own_wait_ns()
+                end = time.monotonic() + 0.4
+                while time.monotonic() < end:
+                    pass
+                waited = scheduler_wait.own_wait_ns() - before
+                os.waitpid(rival, 0)
+                code = 0 if waited > 50_000_000 else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
 
 
 if __name__ == "__main__":

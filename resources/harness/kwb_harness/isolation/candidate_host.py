@@ -228,7 +228,8 @@ class _Host:
         watch = bool(message.get("watch_inputs", False))
         with self._shape(message.get("resize")):
             for source in message["inputs"]:
-                inputs = self._inputs(source)
+                with devices.one_thread(req.device):
+                    inputs = self._inputs(source)
                 pristine = values.clone(inputs) if watch else None
                 if poison:
                     poison_free_memory(req.device, self.last_output_bytes or tensor_bytes(inputs))
@@ -252,7 +253,8 @@ class _Host:
                 if pristine is not None:
                     self._note_modified(inputs, pristine)
                 self.kept.append(output)
-                digests.append(output_digest.digest(output, key))
+                with devices.one_thread(req.device):
+                    digests.append(output_digest.digest(output, key))
                 self.last_output_bytes = tensor_bytes(output)
                 device_ms.append(device)
                 host_ms.append(host)

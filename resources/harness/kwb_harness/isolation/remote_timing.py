@@ -144,19 +144,23 @@ class RemoteTimedCandidate:
         self.outputs = TimedOutputCheck(ref_model, req)
 
     def _draw_inputs(self, count: int) -> tuple:
-        """(factors, the judge's copies of the inputs, the judge's time for drawing them)."""
+        """(factors, the judge's copies of the inputs, the judge's time for drawing them). Drawn
+        as the candidate's process draws its own (devices.one_thread); time this thread spent
+        waiting for a CPU is left out, as the candidate's is excused (scheduler_wait)."""
         req = self._req
         factors, copies = [], []
         spent = 0.0
         for _ in range(count):
             factor = self._mirror.draw_factor()
-            started = time.perf_counter()
-            inputs = self._mirror.next(factor)
-            devices.synchronize(req.device)
-            spent += time.perf_counter() - started
+            with devices.one_thread(req.device):
+                waited = scheduler_wait.own_wait_ns()
+                started = time.perf_counter()
+                inputs = self._mirror.next(factor)
+                devices.synchronize(req.device)
+                spent += time.perf_counter() - started - (scheduler_wait.own_wait_ns() - waited) / 1e9
             factors.append(factor)
             copies.append(values.clone(inputs))
-        return factors, copies, spent * 1e3
+        return factors, copies, max(0.0, spent) * 1e3
 
     def batch(self, count: int, warmup: bool = False) -> tuple:
         """Runs ``count`` timed calls; returns the reported (device ms, host ms) lists. Warm-up

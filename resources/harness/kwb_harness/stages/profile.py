@@ -166,7 +166,9 @@ class ProfilePreparation(Preparation):
             # two-core machine, the digest took half again as long as it does in the batches,
             # and the excess would hide that much of every call from the judge's clock.
             reference_output = models.run_model(self.ref_model, self.inputs, req.device, "reference", ws)
-            self.overhead.digest_ms = external_clock.digest_ms(reference_output, self.clock)
+            # On the thread count the candidate's process digests with (device.one_thread).
+            with devices.one_thread(req.device):
+                self.overhead.digest_ms = external_clock.digest_ms(reference_output, self.clock)
             del reference_output
             print("judge's clock, per call: timer {:.4f} ms, output digest {:.4f} ms; round trip {:.4f} ms".format(
                 self.overhead.outside_ms, self.overhead.digest_ms, self.overhead.round_trip_ms))
@@ -249,6 +251,9 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
         if with_candidate:
             result["integrity"]["timed_outputs_checked"] = remote.outputs.checked
             result["integrity"]["external_timing"] = remote.external.evidence()
+            if remote.external.flag() is not None:  # what each batch left unexplained, for the reader
+                for line in remote.external.batch_lines():
+                    print(line)
             for flag in (remote.outputs.flag, remote.external.flag()):
                 _add_flag(result, flag)
             _examine_candidate(ref_model, remote, inputs, req, clock, timings, result)

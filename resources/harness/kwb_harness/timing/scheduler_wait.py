@@ -63,6 +63,12 @@ def sample(pid: int) -> Sample:
     return Sample(main[0], main[1], others, _process_cpu_ns(pid), judge[1])
 
 
+def own_wait_ns() -> int:
+    """Nanoseconds this thread has waited on a run queue so far."""
+    stat = _schedstat(f"/proc/self/task/{threading.get_native_id()}/schedstat")
+    return stat[1] if stat else 0
+
+
 def excused_ms(before: Sample, after: Sample) -> float:
     """Milliseconds of a batch in which the machine, not the candidate, kept the calls waiting."""
     other_work = max(after.others_cpu - before.others_cpu,
