@@ -20,6 +20,8 @@ std::string_view errorKindName(LlmErrorKind kind) {
         return "network";
     case LlmErrorKind::InvalidRequest:
         return "invalid_request";
+    case LlmErrorKind::ContextTooLong:
+        return "context_too_long";
     }
     return "network";
 }

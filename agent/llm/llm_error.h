@@ -16,7 +16,8 @@ enum class LlmErrorKind {
     MalformedResponse, // the reply was not the API's format
     Cancelled,         // the caller's stop token fired
     Network,           // could not connect, or the connection broke mid-answer
-    InvalidRequest,    // other 4xx: unknown model, context too long, wrong base URL
+    InvalidRequest,    // other 4xx: unknown model, wrong base URL
+    ContextTooLong,    // the conversation no longer fits the model's context window
 };
 
 std::string_view errorKindName(LlmErrorKind kind); // "auth", "rate_limited", ...

@@ -17,9 +17,10 @@ struct RetryPolicy {
     // Each delay is drawn from [delay * (1 - jitter), delay], so clients that failed together
     // do not all come back in the same instant.
     double jitter = 0.25;
-    // A Retry-After longer than this means the quota is gone for a while: give up and say so
-    // rather than hold the agent for minutes.
-    std::chrono::milliseconds maxRetryAfter{60000};
+    // A Retry-After up to this long is waited out (the wait is shown through the sink's
+    // onRetry, and a stop ends it at once): giving up after a minute ended rollout episodes
+    // whose provider asked for two. Longer means the quota is gone for the day: give up.
+    std::chrono::milliseconds maxRetryAfter{15 * 60 * 1000};
 };
 
 // The wait before attempt `failedAttempt + 1`; `unitRandom` in [0, 1) draws the jitter. A

@@ -33,7 +33,9 @@ public:
     explicit AnthropicMessagesStreamDecoder(StreamSink& sink) : sink_(sink) {}
 
     bool onEvent(const SseEvent& event) override;
-    bool finished() const override { return stopped_; }
+    // message_delta's stop_reason comes after the last content: a stream cut between it and
+    // message_stop lost nothing of the answer.
+    bool finished() const override { return stopped_ || !result_.rawStopReason.empty(); }
     const std::optional<LlmError>& failure() const override { return failure_; }
     CompletionResult takeResult() override;
 

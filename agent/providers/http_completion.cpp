@@ -53,7 +53,11 @@ CompletionOutcome streamCompletion(HttpClient& client, const HttpRequest& reques
         return LlmError{LlmErrorKind::Cancelled, "cancelled"};
     if (decoder.failure())
         return withEndpoint(*decoder.failure(), endpoint);
-    if (!succeeded(response)) {
+    // A connection that broke after the answer's end (its stop reason) but before the stream's
+    // closing marker lost nothing of the answer, at most a trailing usage count.
+    const bool brokeAfterTheAnswer = decoder.finished() && response.failure != HttpFailure::None &&
+                                     response.status >= 200 && response.status < 300;
+    if (!succeeded(response) && !brokeAfterTheAnswer) {
         LlmError error = llmErrorFromHttp(response, endpoint);
         if (response.failure != HttpFailure::None && bytes > 0)
             error.message += " (after " + std::to_string(bytes) + " bytes of the stream)";

@@ -48,8 +48,7 @@ std::optional<LlmErrorKind> kindForApiErrorType(const std::string& type) {
     if (t.find("timeout") != std::string::npos)
         return LlmErrorKind::Timeout;
     if (t.find("invalid_request") != std::string::npos ||
-        t.find("not_found") != std::string::npos || t.find("too_large") != std::string::npos ||
-        t == "context_length_exceeded")
+        t.find("not_found") != std::string::npos || t.find("too_large") != std::string::npos)
         return LlmErrorKind::InvalidRequest;
     return std::nullopt;
 }
@@ -67,6 +66,18 @@ std::string stringField(const nlohmann::json& object, const char* name) {
 
 std::string prefixed(std::string_view endpoint, std::string_view text) {
     return endpoint.empty() ? std::string(text) : std::string(endpoint) + ": " + std::string(text);
+}
+
+// What the APIs and the common local servers (vLLM, llama.cpp, Ollama's OpenAI endpoint) say when
+// a request does not fit the context window; each answers it as a plain 400 (or 413).
+bool saysContextTooLong(std::string_view text) {
+    const std::string t = lowerCase(std::string(text));
+    for (const char* phrase : {"context_length_exceeded", "maximum context length",
+                               "context window", "prompt is too long", "input is too long",
+                               "too many tokens", "exceeds the available context"})
+        if (t.find(phrase) != std::string::npos)
+            return true;
+    return false;
 }
 
 bool isTransient(LlmErrorKind kind) {
@@ -153,6 +164,8 @@ LlmError llmErrorFromHttp(const HttpResponse& response, std::string_view endpoin
         error.kind = LlmErrorKind::Server;
         error.retryAfter = retryAfterFrom(response);
         error.retryable = true;
+    } else if ((status == 400 || status == 413) && saysContextTooLong(response.body)) {
+        error.kind = LlmErrorKind::ContextTooLong;
     } else {
         error.kind = LlmErrorKind::InvalidRequest;
         if (status == 404)
@@ -170,6 +183,8 @@ LlmError llmErrorFromApiError(const nlohmann::json& error, std::string_view endp
     auto kind = kindForApiErrorType(type);
     if (!kind)
         kind = kindForApiErrorType(code);
+    if (code == "context_length_exceeded" || saysContextTooLong(message))
+        kind = LlmErrorKind::ContextTooLong;
     LlmError result{kind.value_or(LlmErrorKind::Server),
                     prefixed(endpoint, (type.empty() ? "" : type + ": ") + excerptOf(message))};
     result.retryable =

@@ -88,6 +88,13 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
     config.python = launch.python;
     config.evaluation = launch.evaluation;
     config.finalEvaluation = launch.finalEvaluation;
+    // What resuming the episode later needs to reach the same model the same way (never the key
+    // itself: only where it came from).
+    config.extraSettings = {{"provider_kind", providerKindName(launch.provider.kind)},
+                            {"base_url", launch.provider.effectiveBaseUrl()},
+                            {"api_key_env", launch.provider.apiKeyEnv},
+                            {"python", launch.python},
+                            {"device", deviceChoiceName(launch.evaluation.device)}};
     session->evaluations_ = launch.evaluations
                                 ? launch.evaluations
                                 : std::make_shared<EvaluationService>(EvaluationServiceConfig{

@@ -47,6 +47,12 @@ struct EpisodeConfig {
     // asked for again this many times per model call; the partial reply is dropped, and the
     // cut is an error event in the record. The provider retries failures before any output.
     int cutReplyRetries = 2;
+    // A "context too long" answer shrinks the budget below what was sent and prunes to it; the
+    // call is made again this many times before the episode ends as "context_full".
+    int contextOverflowRetries = 3;
+    // A reply without tool calls cut by the output token limit is not the model stopping: it is
+    // told so and goes on, this many times in a row before the episode ends as "token_limit".
+    int tokenLimitContinuations = 3;
 
     std::optional<int> maxTokens; // per completion
     std::optional<double> temperature;

@@ -196,7 +196,10 @@ struct EpisodeRunner::Impl {
     int sameCallCount = 0;
     std::string lastError;
     int sameErrorCount = 0;
-    int cutReplies = 0; // replies of the current model call cut off mid-stream so far
+    int cutReplies = 0;     // replies of the current model call cut off mid-stream so far
+    int overflows = 0;      // "context too long" answers to the current model call so far
+    int tokenLimitCuts = 0; // replies in a row cut by the output token limit
+    std::optional<std::int64_t> shrunkBudget;
     std::string storeError;
 
     Impl(TrajectoryStore& store, LlmProvider& provider, ToolRegistry& tools,
@@ -233,10 +236,14 @@ struct EpisodeRunner::Impl {
         append(EventKind::Steering, std::move(extra));
     }
 
-    void addMessage(Message message, const std::string& tool = {}) {
+    // `details` (an assistant reply's stop reason, usage, attempts) rides along in the event.
+    void addMessage(Message message, const std::string& tool = {},
+                    const json& details = json::object()) {
         json payload = messageToJson(message);
         if (!tool.empty())
             payload["tool"] = tool;
+        for (const auto& [key, value] : details.items())
+            payload[key] = value;
         const std::int64_t step = append(eventKindFor(message.role), std::move(payload));
         charsSinceReport += messageChars(message);
         if (message.role == Role::Assistant)
@@ -287,25 +294,32 @@ struct EpisodeRunner::Impl {
         return static_cast<std::int64_t>(chars) / perToken;
     }
 
-    void pruneIfNeeded() {
-        if (estimatedTokens() <= config.contextTokenBudget)
-            return;
-        // Messages from the K-th last assistant reply on are kept whole.
+    // The budget pruning keeps to: the configured one, until the server says the context is
+    // full at a smaller size (a model with a smaller window than configured).
+    std::int64_t contextBudget() const { return shrunkBudget.value_or(config.contextTokenBudget); }
+
+    void pruneIfNeeded() { prune(config.pruning.keepRecentTurns); }
+
+    // Messages from the `keepRecentTurns`-th last assistant reply on are kept whole (0: none
+    // is). Returns how many tool outputs it pruned.
+    int prune(int keepRecentTurns) {
+        if (estimatedTokens() <= contextBudget())
+            return 0;
         std::size_t keepFrom = conversation.size();
-        int seen = 0;
-        for (std::size_t i = conversation.size(); i-- > 0;)
-            if (conversation[i].message.role == Role::Assistant &&
-                ++seen >= std::max(1, config.pruning.keepRecentTurns)) {
-                keepFrom = i;
-                break;
-            }
-        if (seen < config.pruning.keepRecentTurns)
-            return;
+        if (keepRecentTurns > 0) {
+            int seen = 0;
+            for (std::size_t i = conversation.size(); i-- > 0;)
+                if (conversation[i].message.role == Role::Assistant && ++seen >= keepRecentTurns) {
+                    keepFrom = i;
+                    break;
+                }
+            if (seen < keepRecentTurns)
+                return 0;
+        }
         const std::int64_t perToken = std::max(1, config.charsPerToken);
         int pruned = 0;
         std::size_t saved = 0;
-        for (std::size_t i = 1; i < keepFrom && estimatedTokens() > config.contextTokenBudget;
-             ++i) {
+        for (std::size_t i = 1; i < keepFrom && estimatedTokens() > contextBudget(); ++i) {
             Entry& entry = conversation[i];
             if (entry.message.role != Role::Tool || entry.pruned ||
                 entry.message.text.size() < config.pruning.minCharsToPrune)
@@ -324,7 +338,8 @@ struct EpisodeRunner::Impl {
         if (pruned > 0)
             status("context pruned: " + std::to_string(pruned) + " old tool outputs (" +
                    std::to_string(saved) + " chars); about " + std::to_string(estimatedTokens()) +
-                   " tokens of " + std::to_string(config.contextTokenBudget));
+                   " tokens of " + std::to_string(contextBudget()));
+        return pruned;
     }
 
     // Pause, edits made while paused, injected and owed messages: everything between steps.
@@ -474,6 +489,47 @@ struct EpisodeRunner::Impl {
         return out;
     }
 
+    static json replyDetails(const CompletionResult& result) {
+        json details = {{"stop_reason", stopReasonName(result.stopReason)},
+                        {"attempts", result.attempts}};
+        if (!result.rawStopReason.empty())
+            details["raw_stop_reason"] = result.rawStopReason;
+        if (result.usage) {
+            details["usage"] = {{"input_tokens", result.usage->inputTokens},
+                                {"output_tokens", result.usage->outputTokens}};
+            if (result.usage->cachedInputTokens)
+                details["usage"]["cached_input_tokens"] = *result.usage->cachedInputTokens;
+        }
+        if (!result.model.empty())
+            details["model"] = result.model;
+        return details;
+    }
+
+    // The server says the conversation no longer fits: the budget shrinks below what was sent,
+    // tool outputs are pruned down to it, oldest first (the last one too, if need be: its
+    // placeholder tells the model the output was too long) and the call is made again. Ends
+    // the episode (its work still evaluated) when nothing is left to prune.
+    std::optional<EpisodeRunResult> contextOverflow(const LlmError& error) {
+        const std::int64_t sent = estimatedTokens();
+        shrunkBudget = std::max<std::int64_t>(1024, std::min(contextBudget(), sent * 3 / 4));
+        json event = {{"source", "provider"},     {"kind", errorKindName(error.kind)},
+                      {"message", error.message}, {"attempts", error.attempts},
+                      {"estimated_tokens", sent}, {"budget", *shrunkBudget}};
+        const bool again = overflows < config.contextOverflowRetries;
+        const int pruned = again ? prune(0) : 0;
+        if (pruned > 0)
+            event["asked_again"] = true;
+        append(EventKind::Error, std::move(event));
+        if (pruned > 0) {
+            ++overflows;
+            return std::nullopt;
+        }
+        return finish(EpisodeStatus::Finished, "context_full",
+                      "the conversation no longer fits the model's context (about " +
+                          std::to_string(sent) + " tokens) and nothing is left to prune",
+                      true);
+    }
+
     EpisodeRunResult stopped() {
         steeringEvent("stop");
         return finish(EpisodeStatus::Stopped, "user_stop", "stopped by the user", false);
@@ -511,6 +567,11 @@ struct EpisodeRunner::Impl {
                         continue; // the partial reply is dropped; the call is made again
                     }
                 }
+                if (error.kind == LlmErrorKind::ContextTooLong) {
+                    if (auto ended = contextOverflow(error))
+                        return *ended;
+                    continue; // pruned: the call is made again
+                }
                 const bool askAgain =
                     error.retryable && error.afterOutput && cutReplies < config.cutReplyRetries;
                 json event = {{"source", "provider"},
@@ -532,6 +593,7 @@ struct EpisodeRunner::Impl {
                               "provider error: " + error.describe(), false);
             }
             cutReplies = 0;
+            overflows = 0;
 
             CompletionResult& result = outcome.result();
             if (result.usage) {
@@ -540,10 +602,24 @@ struct EpisodeRunner::Impl {
                 charsSinceReport = 0;
             }
             std::vector<ToolCall> calls = result.toolCalls;
-            addMessage(Message::assistant(std::move(result.text), calls));
+            const StopReason stopReason = result.stopReason;
+            addMessage(Message::assistant(std::move(result.text), calls), {}, replyDetails(result));
             if (reportedTokens)
                 charsSinceReport = 0; // the reply is inside the reported output tokens
             saveUsage();
+            tokenLimitCuts = stopReason == StopReason::MaxTokens ? tokenLimitCuts + 1 : 0;
+            if (calls.empty() && stopReason == StopReason::MaxTokens) {
+                // Cut by the output limit, not finished: the model gets to go on.
+                if (tokenLimitCuts > config.tokenLimitContinuations)
+                    return finish(EpisodeStatus::Finished, "token_limit",
+                                  "the model's replies kept ending at the output token limit (" +
+                                      std::to_string(tokenLimitCuts) + " in a row)",
+                                  true);
+                notes.push_back("Your last reply was cut off at the output token limit. Go on "
+                                "from where it stopped; keep replies short and act through the "
+                                "tools.");
+                continue;
+            }
             if (calls.empty())
                 return finish(EpisodeStatus::Finished, "model_stopped", "the model stopped", true);
 

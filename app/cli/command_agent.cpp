@@ -49,23 +49,89 @@ extern "C" void stopOnSignal(int) {
 struct AgentOptions {
     std::string task;
     std::string workspace;
-    std::string provider = "openai";
+    std::string provider; // empty: openai, or the resumed episode's
     std::string baseUrl;
     std::string model;
     std::string apiKeyEnv;
-    int maxTurns = 200;
+    int maxTurns = 0; // 0: 200, or the resumed episode's
     std::string store;
-    std::string device = "auto";
+    std::string device; // empty: auto, or the resumed episode's
     std::string python;
+    agent::EpisodeId resume = 0;
 };
 
-int runAgent(const AgentOptions& o) {
+std::string storePathOf(const AgentOptions& o) {
+    return o.store.empty() ? agent::TrajectoryStore::defaultPath() : o.store;
+}
+
+// `--resume`: the episode to continue, and every option not given taken from its record (the
+// task, the model, how the provider was reached). Returns an error text, or empty.
+std::string fillFromResumedEpisode(AgentOptions& o, agent::AgentLaunch& launch) {
+    auto opened = agent::TrajectoryStore::open(storePathOf(o));
+    if (!opened)
+        return opened.error().message;
+    agent::TrajectoryStore& store = *opened.value();
+    // An episode whose process died is closed first: that is the episode to resume.
+    (void)store.closeAbandoned();
+    auto loaded = store.loadEpisode(o.resume);
+    if (!loaded)
+        return loaded.error().message;
+    const agent::EpisodeRecord& record = loaded.value();
+    const std::string id = std::to_string(record.id);
+    if (record.status == agent::EpisodeStatus::Running)
+        return "episode " + id + " is still running (in process " + record.owner +
+               "); stop it first";
+    if (record.status == agent::EpisodeStatus::Finished)
+        return "episode " + id + " finished (" + record.endCause + "): there is nothing to resume";
+    const nlohmann::json& settings = record.settings;
+    auto setting = [&settings](const char* key) {
+        return settings.is_object() && settings.contains(key) && settings[key].is_string()
+                   ? settings[key].get<std::string>()
+                   : std::string();
+    };
+    if (o.task.empty())
+        o.task = record.task;
+    if (o.model.empty())
+        o.model = record.model;
+    if (o.provider.empty())
+        o.provider = setting("provider_kind");
+    if (o.baseUrl.empty())
+        o.baseUrl = setting("base_url");
+    if (o.apiKeyEnv.empty())
+        o.apiKeyEnv = setting("api_key_env");
+    if (o.device.empty())
+        o.device = setting("device");
+    if (o.python.empty())
+        o.python = setting("python");
+    if (o.maxTurns == 0 && settings.is_object() && settings.contains("max_turns") &&
+        settings["max_turns"].is_number_integer())
+        o.maxTurns = settings["max_turns"].get<int>();
+    launch.forkParent = record.id;
+    launch.forkStep = record.lastSequence;
+    return {};
+}
+
+int runAgent(AgentOptions o) {
+    agent::AgentLaunch launch;
+    if (o.resume != 0) {
+        if (std::string error = fillFromResumedEpisode(o, launch); !error.empty()) {
+            std::cerr << "kwb: cannot resume: " << error << "\n";
+            return kExitFailure;
+        }
+    }
+    if (o.task.empty() || o.model.empty()) {
+        std::cerr << "kwb: --task and --model are required (or --resume EPISODE)\n";
+        return kExitUsage;
+    }
+    if (o.provider.empty())
+        o.provider = "openai";
+    if (o.maxTurns == 0)
+        o.maxTurns = 200;
     const auto kind = agent::parseProviderKind(o.provider);
     if (!kind) {
         std::cerr << "kwb: unknown provider '" << o.provider << "' (openai or anthropic)\n";
         return kExitUsage;
     }
-    agent::AgentLaunch launch;
     launch.provider = agent::ProviderSettings::defaultsFor(*kind);
     if (!o.baseUrl.empty())
         launch.provider.baseUrl = o.baseUrl;
@@ -77,7 +143,7 @@ int runAgent(const AgentOptions& o) {
     launch.storePath = o.store;
     launch.maxTurns = o.maxTurns;
     launch.python = o.python;
-    launch.evaluation.device = deviceChoiceFrom(o.device);
+    launch.evaluation.device = deviceChoiceFrom(o.device.empty() ? "auto" : o.device);
 
     agent::AgentSession::Prepared prepared = agent::AgentSession::prepare(launch);
     if (!prepared) {
@@ -85,6 +151,9 @@ int runAgent(const AgentOptions& o) {
         return kExitFailure;
     }
     agent::AgentSession& session = *prepared.session;
+    if (o.resume != 0)
+        std::cout << "resuming episode " << o.resume << " from its step " << launch.forkStep
+                  << "\n";
     std::cout << "workspace " << session.config().workspace << "\nprovider "
               << session.providerDescription() << "\nstore " << session.store().path() << "\n";
     // Every stored event is shown as it is written; the streamed text arrives in between. Both
@@ -128,14 +197,12 @@ int runAgent(const AgentOptions& o) {
 void addAgentCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand("agent", "Run an agent episode on a task, live, and store it");
     auto o = std::make_shared<AgentOptions>();
-    cmd->add_option("--task", o->task, "KernelBench task file")
-        ->required()
-        ->check(CLI::ExistingFile);
+    cmd->add_option("--task", o->task, "KernelBench task file")->check(CLI::ExistingFile);
     cmd->add_option("--provider", o->provider, "openai (any OpenAI-compatible server) or anthropic")
         ->check(CLI::IsMember({"openai", "anthropic"}));
     cmd->add_option("--base-url", o->baseUrl,
                     "API base URL (OpenAI-compatible: up to /v1; default: the official one)");
-    cmd->add_option("--model", o->model, "Model name")->required();
+    cmd->add_option("--model", o->model, "Model name");
     cmd->add_option("--api-key-env", o->apiKeyEnv,
                     "Environment variable holding the key (default OPENAI_API_KEY / "
                     "ANTHROPIC_API_KEY)");
@@ -145,6 +212,11 @@ void addAgentCommand(CLI::App& app) {
     cmd->add_option("--device", o->device, "auto, cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     cmd->add_option("--python", o->python, "Task Python (default: auto-detect)");
+    cmd->add_option("--resume", o->resume,
+                    "Continue an interrupted episode (stopped, cancelled, failed, an "
+                    "infrastructure error, or one whose process died) as a new episode from its "
+                    "last step, in a fresh workspace; options not given come from its record")
+        ->check(CLI::PositiveNumber);
     cmd->callback([o] {
         if (int code = runAgent(*o); code != kExitOk)
             throw CLI::RuntimeError(code);

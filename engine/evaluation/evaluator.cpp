@@ -525,6 +525,18 @@ DeviceChoice deviceChoiceFrom(const std::string& text) {
     return DeviceChoice::Auto;
 }
 
+std::string deviceChoiceName(DeviceChoice device) {
+    switch (device) {
+    case DeviceChoice::Cpu:
+        return "cpu";
+    case DeviceChoice::Cuda:
+        return "cuda";
+    case DeviceChoice::Auto:
+        break;
+    }
+    return "auto";
+}
+
 EvaluationTarget EvaluationTarget::forWorkspace(const std::string& directory) {
     const fs::path dir = fs::absolute(directory).lexically_normal();
     return {dir.string(), (dir / "model.py").string(), (dir / "model_new.py").string()};

@@ -28,6 +28,7 @@ struct EvaluationResources {
 
 enum class DeviceChoice { Auto, Cpu, Cuda };
 DeviceChoice deviceChoiceFrom(const std::string& text); // "auto" | "cpu" | "cuda"
+std::string deviceChoiceName(DeviceChoice device);      // the inverse
 
 // What to evaluate: a workspace folder, or a plain KernelBench pair (reference file plus a
 // candidate file that builds its own extension with load_inline).

@@ -10,18 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string deviceName(DeviceChoice device) {
-    switch (device) {
-    case DeviceChoice::Cpu:
-        return "cpu";
-    case DeviceChoice::Cuda:
-        return "cuda";
-    case DeviceChoice::Auto:
-        break;
-    }
-    return "auto";
-}
-
 // Reads the members a request carries, remembering the first that is malformed.
 class Reader {
 public:
@@ -118,7 +106,7 @@ json toJson(const EvaluationOptions& o) {
         tolerances[dtype] = tolerance;
     return {{"evaluation_profile", toString(o.evaluationProfile)},
             {"profile_modified", o.profileModified},
-            {"device", deviceName(o.device)},
+            {"device", deviceChoiceName(o.device)},
             {"checks", o.checks},
             {"atol", o.atol},
             {"rtol", o.rtol},
@@ -174,7 +162,7 @@ bool optionsFromJson(const json& j, EvaluationOptions& o, std::string* error) {
     else
         r.fail("evaluation_profile", "is not cuda-agent, kernelbench or rl");
     r.flag("profile_modified", o.profileModified);
-    std::string device = deviceName(o.device);
+    std::string device = deviceChoiceName(o.device);
     r.text("device", device);
     if (device != "auto" && device != "cpu" && device != "cuda")
         r.fail("device", "is not auto, cpu or cuda");

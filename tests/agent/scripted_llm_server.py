@@ -12,9 +12,11 @@ Messages (/v1/messages), streamed and whole, and serves the turns of a JSON scri
 
 A fault is served instead of the turn and consumes one attempt, not the turn, so the retry gets
 the real answer. Kinds: http_429 (retry_after), http_500 (status), http_401 (echoes the key it
-received, as some servers do), malformed_json, cut_stream (after_events or after_bytes;
-graceful: end the HTTP response cleanly instead of dropping the connection) and slow_tokens
-(delay seconds before each token; the answer itself is complete).
+received, as some servers do), context_overflow (400 with the API's "context too long" error),
+malformed_json, cut_stream (after_events, negative to count from the end: -1 drops only the
+final marker; or after_bytes; graceful: end the HTTP response cleanly instead of dropping the
+connection) and slow_tokens (delay seconds before each token; the answer itself is complete).
+A turn's "stop" ("max_tokens") ends it as cut by the token limit.
 
 Usage: scripted_llm_server.py SCRIPT LOG. It prints "PORT <n>" first and appends one JSON line
 per request (path, headers, body, turn, fault) to LOG.
@@ -64,6 +66,15 @@ def usage_of(turn):
     usage = turn.get("usage", {})
     return (usage.get("input", 20), usage.get("output", max(1, len(tokens(turn.get("text", ""))))),
             usage.get("cached"))
+
+
+def overflow_body(api):
+    if api == "anthropic":
+        return error_body(api, "invalid_request_error", "prompt is too long: 210431 tokens > 200000 maximum")
+    body = error_body(api, "invalid_request_error", "This model's maximum context length is 8192 tokens. However, "
+                      "your messages resulted in 9120 tokens. Please reduce the length of the messages.")
+    body["error"]["code"] = "context_length_exceeded"
+    return body
 
 
 def error_body(api, kind, message):
@@ -119,7 +130,7 @@ def check_request(api, body, headers):
 
 def openai_reply(turn, model, stream, include_usage, index):
     text, calls = turn.get("text", ""), turn.get("tool_calls", [])
-    finish = "tool_calls" if calls else "stop"
+    finish = "length" if turn.get("stop") == "max_tokens" else "tool_calls" if calls else "stop"
     inp, out, cached = usage_of(turn)
     usage = {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out}
     if cached is not None:
@@ -162,7 +173,8 @@ def anthropic_reply(turn, model, stream, index):
     blocks += [{"type": "tool_use", "id": c["id"], "name": c["name"],
                 "input": json.loads(arguments_text(c))} for c in calls]
     message = {"id": "msg_%d" % index, "type": "message", "role": "assistant", "model": model,
-               "content": blocks, "stop_reason": "tool_use" if calls else "end_turn",
+               "content": blocks,
+               "stop_reason": turn.get("stop") or ("tool_use" if calls else "end_turn"),
                "stop_sequence": None, "usage": usage}
     if not stream:
         return message
@@ -237,6 +249,8 @@ class Handler(BaseHTTPRequestHandler):
         kind, stream = fault.get("kind"), bool(body.get("stream"))
         if kind in ("http_429", "http_500", "http_401"):
             return self.serve_http_error(api, headers, kind, fault)
+        if kind == "context_overflow":
+            return self.send_json(400, overflow_body(api))
         if api == "openai":
             include_usage = body.get("stream_options", {}).get("include_usage")
             reply = openai_reply(turn, body["model"], stream, include_usage, index)
@@ -270,8 +284,11 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         cut = kind == "cut_stream"
         sent_events = sent_bytes = 0
+        after_events = fault.get("after_events", 1 << 30)
+        if after_events < 0:
+            after_events += len(events)
         for name, data in events:
-            if cut and sent_events >= fault.get("after_events", 1 << 30):
+            if cut and sent_events >= after_events:
                 break
             if name == "token":
                 time.sleep(delay)

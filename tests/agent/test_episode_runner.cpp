@@ -620,6 +620,83 @@ TEST_F(EpisodeRunnerTest, OldToolOutputsArePrunedOverTheBudget) {
     }
 }
 
+TEST_F(EpisodeRunnerTest, AContextOverflowPrunesAndAsksAgain) {
+    json first = readSkill("c1");
+    first["usage"] = {{"input", 6000}, {"output", 10}};
+    json second = toolTurn("Next.", "c2", "Read", {{"file_path", "model_new.py"}});
+    second["fault"] = {{"kind", "context_overflow"}};
+    auto provider = start({first, second, textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    EXPECT_EQ(result.cause, "model_stopped");
+    ASSERT_EQ(server_->requests().size(), 4u);
+    // The overflowing request held the whole SKILL.md; the one after it a placeholder.
+    EXPECT_FALSE(contains(requestText(1), "pruned: "));
+    EXPECT_TRUE(contains(requestText(2), "[output of Read at step ")) << requestText(2);
+    int overflows = 0;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::Error) {
+            ++overflows;
+            EXPECT_EQ(e.payload["kind"], "context_too_long");
+            EXPECT_TRUE(e.payload.value("asked_again", false));
+            EXPECT_LT(e.payload["budget"].get<std::int64_t>(),
+                      e.payload["estimated_tokens"].get<std::int64_t>());
+        }
+    EXPECT_EQ(overflows, 1);
+}
+
+TEST_F(EpisodeRunnerTest, AContextOverflowWithNothingToPruneEndsTheEpisodeAsContextFull) {
+    json first = textTurn("Hello.");
+    first["fault"] = {{"kind", "context_overflow"}};
+    auto provider = start(json::array({first}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    // The model's work so far is what it is: evaluated like a turn limit, not a provider error.
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    EXPECT_EQ(result.cause, "context_full");
+    EXPECT_TRUE(contains(result.message, "no longer fits")) << result.message;
+    EXPECT_EQ(store_->loadEpisode(result.id).value().endCause, "context_full");
+}
+
+TEST_F(EpisodeRunnerTest, AReplyCutByTheTokenLimitGoesOnAndEveryTurnKeepsItsStopReason) {
+    json cut = textTurn("I will now write the kernel, starting with");
+    cut["stop"] = "max_tokens";
+    auto provider = start({cut, textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    EXPECT_EQ(result.cause, "model_stopped");
+    EXPECT_EQ(result.turns, 2);
+    EXPECT_TRUE(contains(requestText(1), "cut off at the output token limit")) << requestText(1);
+    std::vector<std::string> reasons;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::AssistantMessage) {
+            reasons.push_back(e.payload.value("stop_reason", ""));
+            EXPECT_TRUE(e.payload.contains("usage")) << e.payload.dump();
+            EXPECT_EQ(e.payload.value("attempts", 0), 1);
+        }
+    EXPECT_EQ(reasons, (std::vector<std::string>{"max_tokens", "end_turn"}));
+
+    // Replies that keep ending at the limit end the episode, saying so.
+    auto again = start({cut, cut, cut});
+    ASSERT_TRUE(again) << server_->startError();
+    SteeringController secondSteering;
+    EpisodeConfig c = config(workspace_);
+    c.tokenLimitContinuations = 1;
+    EpisodeRunner second(*store_, *again, registry_, secondSteering, c);
+    const EpisodeRunResult limited = second.run();
+    EXPECT_EQ(limited.status, EpisodeStatus::Finished) << limited.message;
+    EXPECT_EQ(limited.cause, "token_limit");
+    EXPECT_EQ(limited.turns, 2);
+}
+
 // Steering while a tool runs (not a model call): the tool's stop token is the step's.
 TEST_F(EpisodeRunnerTest, StopWhileAToolRunsEndsTheToolAndTheEpisodePromptly) {
     for (auto& tool : makeBashTools())

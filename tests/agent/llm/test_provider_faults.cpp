@@ -81,6 +81,64 @@ TEST_P(ProviderFaultTest, ARealRetryAfterIsWaited) {
     EXPECT_GE(std::chrono::steady_clock::now() - start, 950ms);
 }
 
+TEST_P(ProviderFaultTest, ARetryAfterOfMinutesIsWaitedOut) {
+    ASSERT_TRUE(serve(turnWithFault({{"kind", "http_429"}, {"retry_after", 150}})))
+        << server->startError();
+    RecordingSink sink;
+    auto outcome = provider()->complete(userAsks("Hi"), sink, {});
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome.result().text, kAnswer);
+    ASSERT_EQ(waits.delays.size(), 1u);
+    EXPECT_GE(waits.delays[0], 150s);
+    ASSERT_EQ(sink.retries.size(), 1u); // the wait is announced, so a watcher sees why
+    EXPECT_EQ(sink.retries[0].delay, waits.delays[0]);
+}
+
+TEST_P(ProviderFaultTest, AStreamThatLosesOnlyItsEndMarkerIsTheWholeAnswer) {
+    // Anthropic: message_delta carried the stop reason, message_stop never came; OpenAI: the
+    // finish_reason and usage came, [DONE] never did.
+    for (bool graceful : {false, true}) {
+        SCOPED_TRACE(graceful ? "ended cleanly" : "connection dropped");
+        ASSERT_TRUE(serve(
+            turnWithFault({{"kind", "cut_stream"}, {"after_events", -1}, {"graceful", graceful}})))
+            << server->startError();
+        RecordingSink sink;
+        auto outcome = provider()->complete(userAsks("Hi"), sink, {});
+        ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+        EXPECT_EQ(outcome.result().text, kAnswer);
+        EXPECT_EQ(outcome.result().attempts, 1);
+        EXPECT_EQ(outcome.result().stopReason, StopReason::EndTurn);
+        EXPECT_TRUE(sink.retries.empty());
+        EXPECT_EQ(server->requests().size(), 1u);
+    }
+}
+
+TEST_P(ProviderFaultTest, AReplyCutByTheTokenLimitSaysSo) {
+    for (bool stream : {true, false}) {
+        SCOPED_TRACE(stream ? "streamed" : "whole");
+        ASSERT_TRUE(serve(json::array({{{"text", kAnswer}, {"stop", "max_tokens"}}})))
+            << server->startError();
+        NullStreamSink sink;
+        auto outcome = provider()->complete(userAsks("Hi", stream), sink, {});
+        ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+        EXPECT_EQ(outcome.result().stopReason, StopReason::MaxTokens);
+        EXPECT_EQ(outcome.result().rawStopReason,
+                  GetParam() == Api::OpenAi ? "length" : "max_tokens");
+    }
+}
+
+TEST_P(ProviderFaultTest, AContextOverflowIsItsOwnKindAndNotRetried) {
+    ASSERT_TRUE(serve(turnWithFault({{"kind", "context_overflow"}}))) << server->startError();
+    RecordingSink sink;
+    auto outcome = provider()->complete(userAsks("Hi"), sink, {});
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_EQ(outcome.error().kind, LlmErrorKind::ContextTooLong) << outcome.error().describe();
+    EXPECT_EQ(outcome.error().attempts, 1); // the same request would overflow again
+    EXPECT_EQ(outcome.error().httpStatus, 400);
+    EXPECT_TRUE(waits.delays.empty());
+    EXPECT_EQ(errorKindName(outcome.error().kind), "context_too_long");
+}
+
 TEST_P(ProviderFaultTest, ServerErrorThenSucceeds) {
     ASSERT_TRUE(serve(turnWithFault({{"kind", "http_500"}}))) << server->startError();
     RecordingSink sink;
