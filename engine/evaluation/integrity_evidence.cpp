@@ -91,6 +91,8 @@ void absorbProfileEvidence(IntegrityEvidence& e, const json& result) {
     e.externalAllowedMs = jsonField(external, "allowed_ms", 0.0);
     e.externalBatches = jsonField(external, "batches", 0);
     e.externalInconsistentBatches = jsonField(external, "inconsistent_batches", 0);
+    e.externalWaitingMs = jsonField(external, "scheduler_wait_ms", 0.0);
+    e.externalExcusedWaitMs = jsonField(external, "scheduler_wait_excused_ms", 0.0);
     const json& gpu = object(integrity, "gpu_state");
     e.gpuStateBefore = describeGpuState(object(gpu, "before"));
     e.gpuStateAfter = describeGpuState(object(gpu, "after"));
@@ -134,7 +136,9 @@ json toJson(const IntegrityEvidence& e) {
               {"unexplained_ms", e.externalUnexplainedMs},
               {"allowed_ms", e.externalAllowedMs},
               {"batches", e.externalBatches},
-              {"inconsistent_batches", e.externalInconsistentBatches}}},
+              {"inconsistent_batches", e.externalInconsistentBatches},
+              {"scheduler_wait_ms", e.externalWaitingMs},
+              {"scheduler_wait_excused_ms", e.externalExcusedWaitMs}}},
             {"gpu_state", {{"before", e.gpuStateBefore}, {"after", e.gpuStateAfter}}}};
 }
 
@@ -162,6 +166,8 @@ IntegrityEvidence integrityFromJson(const json& j) {
     e.externalAllowedMs = jsonField(external, "allowed_ms", 0.0);
     e.externalBatches = jsonField(external, "batches", 0);
     e.externalInconsistentBatches = jsonField(external, "inconsistent_batches", 0);
+    e.externalWaitingMs = jsonField(external, "scheduler_wait_ms", 0.0);
+    e.externalExcusedWaitMs = jsonField(external, "scheduler_wait_excused_ms", 0.0);
     const json& gpu = object(j, "gpu_state");
     e.gpuStateBefore = jsonField<std::string>(gpu, "before", "");
     e.gpuStateAfter = jsonField<std::string>(gpu, "after", "");

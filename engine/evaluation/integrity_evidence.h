@@ -64,7 +64,9 @@ struct IntegrityEvidence {
     double externalAllowedMs = 0;     // what the tolerances allow of it
     int externalBatches = 0;
     int externalInconsistentBatches = 0; // batches with more unexplained time than allowed
-    std::string gpuStateBefore;          // "1980 MHz SM, 41 C"; empty where NVML is unavailable
+    double externalWaitingMs = 0; // the candidate's and the judge's run-queue waits in the batches
+    double externalExcusedWaitMs = 0; // of that, the share outside the reported calls, excused
+    std::string gpuStateBefore;       // "1980 MHz SM, 41 C"; empty where NVML is unavailable
     std::string gpuStateAfter;
 
     double customShare() const; // of the kernels' GPU time, 0..1; 0 without a census

@@ -119,6 +119,8 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.integrity.externalAllowedMs = 3.5;
     r.integrity.externalBatches = 6;
     r.integrity.externalInconsistentBatches = 1;
+    r.integrity.externalWaitingMs = 2.25;
+    r.integrity.externalExcusedWaitMs = 0.75;
     r.reward = 3;
     r.candidate.roundMediansMs = {1.0, 0.98, 1.01};
     r.intervalLevel = 0.9;
@@ -143,6 +145,8 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     EXPECT_EQ(back.integrity.externalBatches, 6);
     EXPECT_EQ(back.integrity.externalInconsistentBatches, 1);
     EXPECT_EQ(back.integrity.externalAllowedMs, 3.5);
+    EXPECT_EQ(back.integrity.externalWaitingMs, 2.25);
+    EXPECT_EQ(back.integrity.externalExcusedWaitMs, 0.75);
     EXPECT_EQ(j["version"], EvaluationResult::kFormatVersion);
 }
 
