@@ -2,10 +2,12 @@
 #include "agent/store/trajectory_store.h"
 #include "commands.h"
 #include "episode_printer.h"
+#include "metrics_printer.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 namespace kwb::cli {
 namespace {
@@ -61,6 +63,30 @@ void addEpisodesCommand(CLI::App& app) {
                       << (e.reward ? std::to_string(static_cast<int>(*e.reward)) : "-") << "\t"
                       << e.turns << " turns\t" << e.model << "\t" << e.task << "\t" << e.startedAt
                       << "\n";
+    });
+
+    auto* metrics = cmd->add_subcommand(
+        "metrics", "The rollout metrics (pass rate, speed-ups, fast_p, rewards, hack flags, "
+                   "turns, tokens, cost) of the stored episodes, by KernelBench level");
+    auto prefix = std::make_shared<std::string>();
+    auto model = std::make_shared<std::string>();
+    auto asJson = std::make_shared<bool>(false);
+    metrics->add_option("--task-prefix", *prefix, "Only episodes whose task path starts so");
+    metrics->add_option("--model", *model, "Only episodes of this model");
+    metrics->add_flag("--json", *asJson, "One JSON object: {\"overall\", \"by_level\"}");
+    metrics->callback([store, prefix, model, asJson] {
+        auto s = openStore(*store);
+        agent::EpisodeFilter all;
+        all.limit = 0;
+        std::vector<agent::RolloutEpisode> episodes;
+        for (const auto& e : orFail(s->listEpisodes(all)))
+            if (e.task.starts_with(*prefix) && (model->empty() || e.model == *model))
+                episodes.push_back(agent::RolloutEpisode::fromRecord(e));
+        const agent::RolloutMetrics computed = agent::computeMetrics(episodes);
+        if (*asJson)
+            std::cout << agent::toJson(computed).dump(2) << "\n";
+        else
+            printMetrics(std::cout, computed);
     });
 
     auto* show = cmd->add_subcommand("show", "One episode and its events");

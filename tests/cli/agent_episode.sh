@@ -53,9 +53,20 @@ grep -q "tool_result" "$tmp/show.out" || { echo "FAIL: episodes show"; exit 1; }
 "$kwb" episodes --store "$tmp/store.db" export 1 --out "$tmp/export.jsonl"
 [ "$(wc -l < "$tmp/export.jsonl")" -eq 1 ] || { echo "FAIL: export"; exit 1; }
 "$kwb" episodes --store "$tmp/store.db" import "$tmp/export.jsonl" | grep -q "imported episode 2" || { echo "FAIL: import"; exit 1; }
+# The rollout metrics over the store: the episode and its imported copy, both passing.
+"$kwb" episodes --store "$tmp/store.db" metrics --json > "$tmp/metrics.json"
+"$python" - "$tmp/metrics.json" <<'PY' || { cat "$tmp/metrics.json"; echo "FAIL: episodes metrics"; exit 1; }
+import json, sys
+overall = json.load(open(sys.argv[1]))["overall"]
+assert overall["episodes"] == 2 and overall["scored"] == 2, overall
+assert overall["pass_rate"] == 1.0 and overall["mean_reward"] >= 1, overall
+assert sum(overall["reward_counts"].values()) == 2 and overall["hack_flag_rate"] == 0.0, overall
+assert overall["gpu_seconds_per_evaluation"] is None, overall  # CPU mode
+PY
+"$kwb" episodes --store "$tmp/store.db" metrics --task-prefix /nonexistent | grep -q "^all	0	0	" || { echo "FAIL: metrics filter"; exit 1; }
 grep -q "Bearer $key" "$tmp/requests.log" || { echo "FAIL: the key was not sent to the server"; exit 1; }
 if grep -rq -e "$key" -e "$aws" "$tmp/store.db"* "$tmp/export.jsonl" "$tmp/agent.out"; then
     echo "FAIL: a credential leaked into the store, the export or the live output"; exit 1
 fi
 grep -q "Echo: \[redacted\] and \[redacted\]" "$tmp/agent.out" || { echo "FAIL: the echo was not shown redacted"; exit 1; }
-echo "PASS: scripted episode stored with its reward; list, show, export and import work; no credential leaked"
+echo "PASS: scripted episode stored with its reward; list, show, export, import and metrics work; no credential leaked"
