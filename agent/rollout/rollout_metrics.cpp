@@ -134,7 +134,12 @@ RolloutEpisode RolloutEpisode::fromRecord(const EpisodeRecord& record, std::opti
     RolloutEpisode e;
     e.status = record.status;
     e.endCause = record.endCause;
-    e.level = level.value_or(levelFromPath(record.task));
+    // A rollout's episodes carry their task's level from the task set.
+    const int recorded = record.settings.is_object() && record.settings.contains("task_level") &&
+                                 record.settings["task_level"].is_number_integer()
+                             ? record.settings["task_level"].get<int>()
+                             : 0;
+    e.level = level.value_or(recorded > 0 ? recorded : levelFromPath(record.task));
     e.reward = record.reward;
     e.turns = record.turns;
     e.tokens = record.usage.inputTokens + record.usage.outputTokens;

@@ -95,6 +95,9 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
                             {"api_key_env", launch.provider.apiKeyEnv},
                             {"python", launch.python},
                             {"device", deviceChoiceName(launch.evaluation.device)}};
+    if (launch.extraSettings.is_object())
+        for (const auto& [key, value] : launch.extraSettings.items())
+            config.extraSettings[key] = value;
     session->evaluations_ = launch.evaluations
                                 ? launch.evaluations
                                 : std::make_shared<EvaluationService>(EvaluationServiceConfig{

@@ -36,6 +36,8 @@ struct AgentLaunch {
     // of forkParent and always gets a fresh workspace, where the runner rebuilds the files.
     EpisodeId forkParent = 0;
     std::int64_t forkStep = 0;
+    // Merged into the episode's settings when it is created (a rollout's run, task and sample).
+    nlohmann::json extraSettings = nlohmann::json::object();
 };
 
 // An assembled agent session: its workspace, the store (opened with the provider's key among

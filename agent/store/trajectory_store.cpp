@@ -71,6 +71,18 @@ CREATE TABLE events (
 ALTER TABLE episodes ADD COLUMN end_cause TEXT NOT NULL DEFAULT '';
 ALTER TABLE episodes ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 )sql",
+    // 2 -> 3: rollout runs. A run's episodes name it in their settings ("run_id"), written when
+    // the episode is created, so no crash can leave an episode of a run unlinked.
+    R"sql(
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    task_set TEXT NOT NULL,
+    task_set_hash TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    status TEXT NOT NULL
+);
+)sql",
 };
 static_assert(std::size(kMigrations) == TrajectoryStore::kSchemaVersion);
 
@@ -658,15 +670,16 @@ StoreResult<std::vector<EpisodeRecord>>
 TrajectoryStore::listEpisodes(const EpisodeFilter& filter) const {
     return impl_->call("cannot list the episodes", [&] {
         return impl_->read([&] {
-            std::string sql = std::string("SELECT ") + kEpisodeColumns + " FROM episodes";
-            if (filter.task || filter.status)
-                sql += " WHERE ";
+            std::vector<std::string> conditions;
             if (filter.task)
-                sql += "task = ?2";
-            if (filter.task && filter.status)
-                sql += " AND ";
+                conditions.push_back("task = ?2");
             if (filter.status)
-                sql += "status = ?3";
+                conditions.push_back("status = ?3");
+            if (filter.runId)
+                conditions.push_back("json_extract(settings, '$.run_id') = ?4");
+            std::string sql = std::string("SELECT ") + kEpisodeColumns + " FROM episodes";
+            for (std::size_t i = 0; i < conditions.size(); ++i)
+                sql += (i == 0 ? " WHERE " : " AND ") + conditions[i];
             sql += " ORDER BY started_at DESC, id DESC LIMIT ?1";
             sqlite::Query query = impl_->db.query(sql);
             query.bind(1, filter.limit > 0 ? std::int64_t{filter.limit} : std::int64_t{-1});
@@ -674,10 +687,90 @@ TrajectoryStore::listEpisodes(const EpisodeFilter& filter) const {
                 query.bind(2, impl_->scrubText(*filter.task));
             if (filter.status)
                 query.bind(3, episodeStatusName(*filter.status));
+            if (filter.runId)
+                query.bind(4, *filter.runId);
             std::vector<EpisodeRecord> out;
             while (query.step())
                 out.push_back(impl_->readEpisode(query));
             return out;
+        });
+    });
+}
+
+namespace {
+
+RunRecord readRun(const sqlite::Query& row) {
+    RunRecord r;
+    r.id = row.integer(0);
+    r.createdAt = row.text(1);
+    r.taskSet = row.text(2);
+    r.taskSetHash = row.text(3);
+    r.settings = parseBoundedJson(row.text(4));
+    if (r.settings.is_discarded())
+        r.settings = json::object();
+    r.status = row.text(5);
+    return r;
+}
+
+constexpr const char* kRunColumns = "id, created_at, task_set, task_set_hash, settings, status";
+
+} // namespace
+
+StoreResult<RunRecord> TrajectoryStore::createRun(RunRecord run) {
+    return impl_->call("cannot record the run", [&] {
+        return impl_->write([&] {
+            run.createdAt = timestampNow();
+            sqlite::Query insert =
+                impl_->db.query("INSERT INTO runs (created_at, task_set, task_set_hash, settings, "
+                                "status) VALUES (?1, ?2, ?3, ?4, ?5)");
+            insert.bind(1, run.createdAt)
+                .bind(2, impl_->scrubText(run.taskSet))
+                .bind(3, run.taskSetHash)
+                .bind(4, impl_->dump(run.settings))
+                .bind(5, run.status);
+            insert.run();
+            sqlite::Query id = impl_->db.query("SELECT last_insert_rowid()");
+            id.step();
+            run.id = id.integer(0);
+            return run;
+        });
+    });
+}
+
+StoreResult<RunRecord> TrajectoryStore::loadRun(RunId run) const {
+    return impl_->call("cannot load run " + std::to_string(run), [&] {
+        return impl_->read([&] {
+            sqlite::Query query =
+                impl_->db.query(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?1");
+            query.bind(1, run);
+            if (!query.step())
+                throw Refusal("there is no such run");
+            return readRun(query);
+        });
+    });
+}
+
+StoreResult<std::vector<RunRecord>> TrajectoryStore::listRuns() const {
+    return impl_->call("cannot list the runs", [&] {
+        return impl_->read([&] {
+            sqlite::Query query = impl_->db.query(std::string("SELECT ") + kRunColumns +
+                                                  " FROM runs ORDER BY id DESC");
+            std::vector<RunRecord> out;
+            while (query.step())
+                out.push_back(readRun(query));
+            return out;
+        });
+    });
+}
+
+StoreResult<void> TrajectoryStore::setRunStatus(RunId run, const std::string& status) {
+    return impl_->call("cannot update run " + std::to_string(run), [&] {
+        impl_->write([&] {
+            sqlite::Query update = impl_->db.query("UPDATE runs SET status = ?2 WHERE id = ?1");
+            update.bind(1, run).bind(2, status);
+            update.run();
+            if (impl_->db.changes() == 0)
+                throw Refusal("there is no such run");
         });
     });
 }

@@ -63,10 +63,24 @@ struct TrajectoryStoreOptions {
     std::chrono::milliseconds busyTimeout{std::chrono::seconds(30)};
 };
 
+using RunId = std::int64_t;
+
+// A rollout run: many episodes over a task set (agent/rollout/rollout_runner.h). Its episodes
+// carry "run_id", "run_task" and "run_sample" in their settings.
+struct RunRecord {
+    RunId id = 0;
+    std::string createdAt;
+    std::string taskSet;     // the task set's path
+    std::string taskSetHash; // TaskSet::contentHash when the run was made
+    nlohmann::json settings = nlohmann::json::object(); // what resuming needs, never a key
+    std::string status;                                 // "running", "finished", "stopped"
+};
+
 struct EpisodeFilter {
     std::optional<std::string> task;
     std::optional<EpisodeStatus> status;
-    int limit = 100; // 0 or less: all
+    std::optional<RunId> runId; // only this run's episodes
+    int limit = 100;            // 0 or less: all
 };
 
 // How an episode ended, for finishEpisode().
@@ -92,7 +106,7 @@ enum class ImportIds { Renumber, KeepWhenFree };
 // loadEvents(id, lastSeen + 1), comparing with EpisodeRecord::lastSequence.
 class TrajectoryStore {
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     // Where the GUI, `kwb agent` and `kwb episodes` keep episodes unless told otherwise:
     // <state folder>/trajectories.db (KWB_STATE_DIR, else the XDG state folder).
@@ -131,6 +145,11 @@ public:
     static std::string thisProcess();
     // Removes the episode and its events; its forks stay and lose their parent link.
     StoreResult<void> deleteEpisode(EpisodeId episode);
+
+    StoreResult<RunRecord> createRun(RunRecord run); // id and createdAt are assigned
+    StoreResult<RunRecord> loadRun(RunId run) const;
+    StoreResult<std::vector<RunRecord>> listRuns() const; // newest first
+    StoreResult<void> setRunStatus(RunId run, const std::string& status);
 
     StoreResult<std::vector<EpisodeRecord>> listEpisodes(const EpisodeFilter& filter = {}) const;
     StoreResult<EpisodeRecord> loadEpisode(EpisodeId episode) const;

@@ -2,7 +2,6 @@
 #include "agent/store/trajectory_store.h"
 #include "commands.h"
 #include "episode_printer.h"
-#include "metrics_printer.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>

@@ -16,6 +16,7 @@ void addBaselineCommand(CLI::App& app);
 void addTimelineCommand(CLI::App& app);
 void addAgentCommand(CLI::App& app);
 void addEpisodesCommand(CLI::App& app);
+void addRolloutCommands(CLI::App& app); // rollout, runs
 void addNvrtcCommand(CLI::App& app);
 void addServeCommand(CLI::App& app);
 

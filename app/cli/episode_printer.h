@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agent/rollout/rollout_metrics.h"
 #include "agent/store/episode_record.h"
 
 #include <ostream>
@@ -12,5 +13,9 @@ void printEvent(std::ostream& out, const agent::EpisodeEvent& event);
 
 // The episode's row: id, status, reward, task, model, turns, tokens, times.
 void printEpisodeSummary(std::ostream& out, const agent::EpisodeRecord& episode);
+
+// The rollout metrics of a set of episodes as a table: one row per level, then all together
+// (`kwb episodes metrics`, `kwb runs metrics`).
+void printMetrics(std::ostream& out, const agent::RolloutMetrics& metrics);
 
 } // namespace kwb::cli

@@ -238,6 +238,47 @@ TEST_F(TrajectoryStoreTest, AVersionOneFileMigratesAndKeepsItsEpisodes) {
     EXPECT_FALSE(ended.reward.has_value());
 }
 
+TEST_F(TrajectoryStoreTest, RunsAreRecordedAndTheirEpisodesFoundByTheirSettings) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    RunRecord run;
+    run.taskSet = "/data/kb";
+    run.taskSetHash = "abc";
+    run.settings = {{"model", "m"}, {"episodes_per_task", 2}};
+    run.status = "running";
+    const auto created = store->createRun(run);
+    ASSERT_TRUE(created) << created.error().message;
+    const RunId id = created.value().id;
+    EXPECT_GT(id, 0);
+    EXPECT_FALSE(created.value().createdAt.empty());
+    for (int sample : {0, 1}) {
+        EpisodeRecord e = sampleEpisode("/data/kb/level1/1_A.py");
+        e.settings = {{"run_id", id}, {"run_task", "level1/1_A"}, {"run_sample", sample}};
+        ASSERT_TRUE(store->createEpisode(e));
+    }
+    ASSERT_TRUE(store->createEpisode(sampleEpisode("/elsewhere.py"))); // not the run's
+    EpisodeFilter mine;
+    mine.runId = id;
+    mine.limit = 0;
+    const auto listed = store->listEpisodes(mine);
+    ASSERT_TRUE(listed) << listed.error().message;
+    ASSERT_EQ(listed.value().size(), 2u);
+    for (const auto& e : listed.value())
+        EXPECT_EQ(e.settings["run_id"], id);
+    mine.runId = id + 1;
+    EXPECT_TRUE(store->listEpisodes(mine).value().empty());
+
+    ASSERT_TRUE(store->setRunStatus(id, "finished"));
+    const auto loaded = store->loadRun(id);
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(loaded.value().status, "finished");
+    EXPECT_EQ(loaded.value().taskSetHash, "abc");
+    EXPECT_EQ(loaded.value().settings["episodes_per_task"], 2);
+    EXPECT_EQ(store->listRuns().value().size(), 1u);
+    EXPECT_FALSE(store->loadRun(id + 1));
+    EXPECT_FALSE(store->setRunStatus(id + 1, "finished"));
+}
+
 TEST_F(TrajectoryStoreTest, EpisodesWhoseProcessDiedAreClosedAsAbandoned) {
     // A child process starts an episode and is killed while it runs.
     int ready[2];

@@ -139,7 +139,9 @@ TEST_F(SoakTest, EveryRecordSurvivesKillsTimeoutsAndCutStreams) {
 
     // Every episode once, finished by the model's last answer, with every planned request
     // served (faults consume an attempt, never a turn).
-    auto listed = store->listEpisodes({.limit = 0});
+    EpisodeFilter all;
+    all.limit = 0;
+    auto listed = store->listEpisodes(all);
     ASSERT_TRUE(listed) << listed.error().message;
     ASSERT_EQ(listed.value().size(), plan.episodes.size());
     std::set<EpisodeId> ids;

@@ -1,0 +1,330 @@
+#include "agent/rollout/rollout_runner.h"
+
+#include "agent/session/agent_session.h"
+#include "engine/service/evaluation_service.h"
+#include "engine/tasks/task_set.h"
+
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace kwb::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// An episode that settles its item: its outcome is the policy's. Stopped, cancelled, abandoned
+// and infrastructure-error episodes leave the item to run again.
+bool settles(EpisodeStatus status) {
+    return status == EpisodeStatus::Finished || status == EpisodeStatus::Failed;
+}
+
+// A task id as a relative file path: its folders kept ("level1/19_ReLU"), anything else that
+// could leave the folder or confuse a shell replaced.
+fs::path taskFileFor(const std::string& id) {
+    fs::path out;
+    std::string part;
+    auto flush = [&] {
+        if (!part.empty() && part != "." && part != "..")
+            out /= part;
+        part.clear();
+    };
+    for (char c : id) {
+        if (c == '/') {
+            flush();
+            continue;
+        }
+        const bool plain =
+            std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+        part.push_back(plain ? c : '_');
+    }
+    flush();
+    if (out.empty())
+        out = "task";
+    out += ".py";
+    return out;
+}
+
+bool writeIfChanged(const fs::path& path, const std::string& text, std::string& error) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) {
+        error = "cannot create " + path.parent_path().string() + ": " + ec.message();
+        return false;
+    }
+    {
+        std::ifstream in(path, std::ios::binary);
+        if (in) {
+            std::string existing((std::istreambuf_iterator<char>(in)), {});
+            if (existing == text)
+                return true;
+        }
+    }
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) {
+        error = "cannot write " + path.string();
+        return false;
+    }
+    return true;
+}
+
+struct Item {
+    std::size_t task = 0;
+    int sample = 0;
+    int attempt = 0; // infrastructure errors so far
+};
+
+std::string itemKey(const std::string& task, int sample) {
+    return task + "#" + std::to_string(sample);
+}
+
+} // namespace
+
+json rolloutSettingsToJson(const RolloutConfig& c) {
+    return {{"limit", c.limit},
+            {"episodes_per_task", c.episodesPerTask},
+            {"concurrency", c.concurrency},
+            {"max_turns", c.maxTurns},
+            {"infrastructure_retries", c.infrastructureRetries},
+            {"provider_kind", providerKindName(c.provider.kind)},
+            {"base_url", c.provider.effectiveBaseUrl()},
+            {"model", c.provider.model},
+            {"api_key_env", c.provider.apiKeyEnv},
+            {"python", c.python},
+            {"device", deviceChoiceName(c.evaluation.device)}};
+}
+
+RolloutConfig rolloutSettingsFromJson(const json& s) {
+    RolloutConfig c;
+    if (!s.is_object())
+        return c;
+    c.limit = s.value("limit", std::size_t{0});
+    c.episodesPerTask = s.value("episodes_per_task", 1);
+    c.concurrency = s.value("concurrency", 1);
+    c.maxTurns = s.value("max_turns", 200);
+    c.infrastructureRetries = s.value("infrastructure_retries", 2);
+    const auto kind = parseProviderKind(s.value("provider_kind", "openai"));
+    c.provider = ProviderSettings::defaultsFor(kind.value_or(ProviderKind::OpenAiChat));
+    c.provider.baseUrl = s.value("base_url", "");
+    c.provider.model = s.value("model", "");
+    const std::string keyEnv = s.value("api_key_env", "");
+    if (!keyEnv.empty())
+        c.provider.apiKeyEnv = keyEnv;
+    c.python = s.value("python", "");
+    c.evaluation.device = deviceChoiceFrom(s.value("device", "auto"));
+    return c;
+}
+
+RolloutRunner::RolloutRunner(std::string storePath) : storePath_(std::move(storePath)) {}
+
+RolloutOutcome RolloutRunner::start(const RolloutConfig& config, const Observer& observer,
+                                    std::stop_token stop) {
+    RolloutOutcome out;
+    if (config.episodesPerTask < 1 || config.concurrency < 1) {
+        out.error = "episodes per task and concurrency must be at least 1";
+        return out;
+    }
+    TaskSetOptions options;
+    options.limit = config.limit;
+    const TaskSetLoad set = loadTaskSet(config.taskSetPath, options);
+    if (!set.ok) {
+        out.error = set.error;
+        return out;
+    }
+    auto opened = TrajectoryStore::open(storePath_);
+    if (!opened) {
+        out.error = opened.error().message;
+        return out;
+    }
+    RunRecord run;
+    run.taskSet = fs::absolute(config.taskSetPath).string();
+    run.taskSetHash = set.set.contentHash;
+    run.settings = rolloutSettingsToJson(config);
+    run.status = "running";
+    auto created = opened.value()->createRun(run);
+    if (!created) {
+        out.error = created.error().message;
+        return out;
+    }
+    opened.value().reset();
+    return execute(created.value().id, config, observer, stop);
+}
+
+RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std::stop_token stop) {
+    RolloutOutcome out;
+    auto opened = TrajectoryStore::open(storePath_);
+    if (!opened) {
+        out.error = opened.error().message;
+        return out;
+    }
+    auto loaded = opened.value()->loadRun(runId);
+    if (!loaded) {
+        out.error = loaded.error().message;
+        return out;
+    }
+    RolloutConfig config = rolloutSettingsFromJson(loaded.value().settings);
+    config.taskSetPath = loaded.value().taskSet;
+    (void)opened.value()->setRunStatus(runId, "running");
+    opened.value().reset();
+    return execute(runId, config, observer, stop);
+}
+
+RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
+                                      const Observer& observer, std::stop_token stop) {
+    RolloutOutcome out;
+    out.run = runId;
+    TaskSetOptions options;
+    options.limit = config.limit;
+    const TaskSetLoad loaded = loadTaskSet(config.taskSetPath, options);
+    if (!loaded.ok) {
+        out.error = loaded.error;
+        return out;
+    }
+    const TaskSet& set = loaded.set;
+    auto opened = TrajectoryStore::open(storePath_);
+    if (!opened) {
+        out.error = opened.error().message;
+        return out;
+    }
+    TrajectoryStore& store = *opened.value();
+    // Episodes of this run whose process died (a killed rollout) are closed first: their items
+    // run again.
+    (void)store.closeAbandoned();
+    auto recordedRun = store.loadRun(runId);
+    if (recordedRun && !recordedRun.value().taskSetHash.empty() &&
+        recordedRun.value().taskSetHash != set.contentHash) {
+        out.error = "the task set at " + config.taskSetPath +
+                    " changed since the run was made (its content hash differs)";
+        return out;
+    }
+
+    // The task files the episodes read, written once per run beside the store.
+    const fs::path runDir = fs::absolute(fs::path(storePath_)).parent_path() / "runs" /
+                            ("run-" + std::to_string(runId));
+    std::vector<fs::path> taskFiles;
+    for (const TaskSetEntry& task : set.tasks) {
+        taskFiles.push_back(runDir / "tasks" / taskFileFor(task.id));
+        std::string error;
+        if (!writeIfChanged(taskFiles.back(), task.source, error)) {
+            out.error = error;
+            return out;
+        }
+    }
+
+    // What is settled already, and how often each open item failed for infrastructure.
+    EpisodeFilter mine;
+    mine.runId = runId;
+    mine.limit = 0;
+    auto episodes = store.listEpisodes(mine);
+    if (!episodes) {
+        out.error = episodes.error().message;
+        return out;
+    }
+    std::map<std::string, bool> settled;
+    std::map<std::string, int> infrastructureFailures;
+    for (const EpisodeRecord& e : episodes.value()) {
+        const std::string key =
+            itemKey(e.settings.value("run_task", ""), e.settings.value("run_sample", -1));
+        if (settles(e.status))
+            settled[key] = true;
+        else if (e.status == EpisodeStatus::InfrastructureError)
+            ++infrastructureFailures[key];
+    }
+    std::deque<Item> queue;
+    for (std::size_t t = 0; t < set.tasks.size(); ++t)
+        for (int sample = 0; sample < config.episodesPerTask; ++sample) {
+            ++out.planned;
+            const std::string key = itemKey(set.tasks[t].id, sample);
+            const int failures = infrastructureFailures[key];
+            if (settled[key])
+                ++out.done;
+            else if (failures > config.infrastructureRetries)
+                ++out.gaveUp;
+            else
+                queue.push_back({t, sample, failures});
+        }
+    opened.value().reset();
+
+    // One evaluation service for the run: warm workers and baselines shared, one timing lane.
+    auto evaluations = std::make_shared<EvaluationService>(EvaluationServiceConfig{
+        .python = config.python,
+        .concurrentEvaluations = static_cast<unsigned>(config.concurrency)});
+    std::mutex mutex;
+    auto worker = [&] {
+        while (!stop.stop_requested()) {
+            Item item;
+            {
+                std::lock_guard lock(mutex);
+                if (queue.empty())
+                    return;
+                item = queue.front();
+                queue.pop_front();
+            }
+            const TaskSetEntry& task = set.tasks[item.task];
+            AgentLaunch launch;
+            launch.taskPath = taskFiles[item.task].string();
+            launch.workspace = (runDir / "workspaces" /
+                                (taskFileFor(task.id).replace_extension().string() + "-s" +
+                                 std::to_string(item.sample) + "-a" + std::to_string(item.attempt)))
+                                   .string();
+            launch.storePath = storePath_;
+            launch.provider = config.provider;
+            launch.maxTurns = config.maxTurns;
+            launch.python = config.python;
+            launch.evaluation = config.evaluation;
+            launch.evaluations = evaluations;
+            launch.extraSettings = {{"run_id", runId},
+                                    {"run_task", task.id},
+                                    {"run_sample", item.sample},
+                                    {"run_attempt", item.attempt},
+                                    {"task_level", task.level}};
+            auto steering = std::make_shared<SteeringController>();
+            std::stop_callback onStop(stop, [&steering] { steering->stop(); });
+            std::error_code ec;
+            fs::remove_all(launch.workspace, ec); // an attempt's leftovers from a killed run
+            AgentSession::Prepared prepared = AgentSession::prepare(launch, steering);
+            EpisodeRunResult result;
+            if (prepared)
+                result = prepared.session->run(nullptr);
+            std::lock_guard lock(mutex);
+            if (!prepared || result.id == 0) {
+                // No episode could be made (the store, the workspace): nothing to retry safely.
+                ++out.gaveUp;
+                if (out.error.empty())
+                    out.error = prepared ? result.message : prepared.error;
+                continue;
+            }
+            if (settles(result.status)) {
+                ++out.done;
+            } else if (result.status == EpisodeStatus::InfrastructureError) {
+                if (item.attempt < config.infrastructureRetries)
+                    queue.push_back({item.task, item.sample, item.attempt + 1});
+                else
+                    ++out.gaveUp;
+            }
+            if (observer) {
+                RolloutProgress progress{runId, out.planned, out.done, out.gaveUp, {}};
+                if (auto opened = TrajectoryStore::open(storePath_))
+                    if (auto record = opened.value()->loadEpisode(result.id))
+                        progress.last = record.value();
+                observer(progress);
+            }
+        }
+    };
+    {
+        std::vector<std::jthread> workers;
+        for (int i = 0; i < std::max(1, config.concurrency); ++i)
+            workers.emplace_back(worker);
+    }
+    out.status = stop.stop_requested() ? "stopped" : "finished";
+    if (auto reopened = TrajectoryStore::open(storePath_))
+        (void)reopened.value()->setRunStatus(runId, out.status);
+    return out;
+}
+
+} // namespace kwb::agent

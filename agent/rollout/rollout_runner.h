@@ -1,0 +1,74 @@
+#pragma once
+
+#include "agent/llm/provider_settings.h"
+#include "agent/store/trajectory_store.h"
+#include "engine/evaluation/evaluator.h"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <stop_token>
+#include <string>
+
+namespace kwb::agent {
+
+// What a rollout runs: K agent episodes for every task of a task set, N at once.
+struct RolloutConfig {
+    std::string taskSetPath; // a KernelBench checkout, a folder of task files or Ops-6K JSONL
+    std::size_t limit = 0;   // the first N tasks (0: all)
+    int episodesPerTask = 1;
+    int concurrency = 1;
+    int maxTurns = 200;
+    // An episode that ends in an infrastructure error (the model server, the evaluator) is run
+    // again this many times; the failed attempts stay in the store, outside the metrics.
+    int infrastructureRetries = 2;
+    ProviderSettings provider; // its key is read from the environment, never stored
+    std::string python;
+    EvaluationOptions evaluation;
+};
+
+// What the observer hears after every episode.
+struct RolloutProgress {
+    RunId run = 0;
+    int planned = 0; // tasks x episodes per task
+    int done = 0;    // items with a scored episode (finished or failed)
+    int gaveUp = 0;  // items whose every attempt was an infrastructure error
+    EpisodeRecord last;
+};
+
+struct RolloutOutcome {
+    RunId run = 0;
+    std::string status; // "finished", "stopped"; empty with `error`
+    int planned = 0;
+    int done = 0;
+    int gaveUp = 0;
+    std::string error;
+};
+
+// Runs a rollout on the calling thread, its episodes on `concurrency` worker threads, each an
+// AgentSession like `kwb agent` (one evaluation service shared by all). The run and its settings
+// are recorded first; every episode carries run_id / run_task / run_sample from its creation, so
+// resume() finds exactly what is done after any crash: an item (task, sample) is done once it
+// has an episode that finished or failed; episodes that were stopped, abandoned or ended in an
+// infrastructure error are run again (the latter at most `infrastructureRetries` times).
+class RolloutRunner {
+public:
+    using Observer = std::function<void(const RolloutProgress&)>;
+
+    explicit RolloutRunner(std::string storePath);
+
+    RolloutOutcome start(const RolloutConfig& config, const Observer& observer,
+                         std::stop_token stop);
+    // Continues run `run` with the settings it was recorded with (the key from the environment).
+    RolloutOutcome resume(RunId run, const Observer& observer, std::stop_token stop);
+
+private:
+    RolloutOutcome execute(RunId run, const RolloutConfig& config, const Observer& observer,
+                           std::stop_token stop);
+
+    std::string storePath_;
+};
+
+nlohmann::json rolloutSettingsToJson(const RolloutConfig& config);
+RolloutConfig rolloutSettingsFromJson(const nlohmann::json& settings);
+
+} // namespace kwb::agent

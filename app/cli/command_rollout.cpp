@@ -1,0 +1,218 @@
+#include "agent/rollout/rollout_metrics.h"
+#include "agent/rollout/rollout_runner.h"
+#include "agent/session/steering.h"
+#include "agent/store/trajectory_store.h"
+#include "commands.h"
+#include "episode_printer.h"
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace kwb::cli {
+namespace {
+
+std::string storePathOr(const std::string& path) {
+    return path.empty() ? agent::TrajectoryStore::defaultPath() : path;
+}
+
+// Ctrl+C stops the rollout: episodes running end as stopped, and `kwb rollout resume` runs them
+// again. The handler only requests the stop; the workers see it.
+std::atomic<std::stop_source*> activeStop{nullptr};
+extern "C" void stopRolloutOnSignal(int) {
+    if (auto* source = activeStop.load())
+        source->request_stop();
+}
+
+int runRollout(
+    const std::function<agent::RolloutOutcome(
+        agent::RolloutRunner&, const agent::RolloutRunner::Observer&, std::stop_token)>& body,
+    const std::string& store, bool asJson) {
+    agent::RolloutRunner runner(storePathOr(store));
+    std::stop_source stop;
+    activeStop = &stop;
+    std::signal(SIGINT, stopRolloutOnSignal);
+    std::signal(SIGTERM, stopRolloutOnSignal);
+    std::mutex printing;
+    const agent::RolloutOutcome outcome = body(
+        runner,
+        [&](const agent::RolloutProgress& p) {
+            std::lock_guard lock(printing);
+            std::cerr << "run " << p.run << ": " << p.done << "/" << p.planned << " done";
+            if (p.gaveUp)
+                std::cerr << ", " << p.gaveUp << " given up";
+            std::cerr << "; episode " << p.last.id << " " << agent::episodeStatusName(p.last.status)
+                      << (p.last.reward ? " reward " + std::to_string(int(*p.last.reward)) : "")
+                      << " (" << p.last.task << ")\n";
+        },
+        stop.get_token());
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    activeStop = nullptr;
+    if (!outcome.error.empty() && outcome.status.empty()) {
+        std::cerr << "kwb: " << outcome.error << "\n";
+        return kExitFailure;
+    }
+    if (asJson)
+        std::cout << nlohmann::json{{"run", outcome.run},         {"status", outcome.status},
+                                    {"planned", outcome.planned}, {"done", outcome.done},
+                                    {"gave_up", outcome.gaveUp},  {"error", outcome.error}}
+                         .dump()
+                  << "\n";
+    else
+        std::cout << "run " << outcome.run << " " << outcome.status << ": " << outcome.done << "/"
+                  << outcome.planned << " done, " << outcome.gaveUp << " given up\n";
+    if (!outcome.error.empty())
+        std::cerr << "kwb: " << outcome.error << "\n";
+    return outcome.status == "finished" && outcome.gaveUp == 0 ? kExitOk : kExitFailure;
+}
+
+struct RolloutOptions {
+    std::string tasks;
+    std::size_t limit = 0;
+    int episodesPerTask = 1;
+    int concurrency = 1;
+    int maxTurns = 200;
+    int retries = 2;
+    std::string provider = "openai";
+    std::string baseUrl;
+    std::string model;
+    std::string apiKeyEnv;
+    std::string device = "auto";
+    std::string python;
+    std::string store;
+    bool json = false;
+    agent::RunId resumeRun = 0;
+};
+
+} // namespace
+
+void addRolloutCommands(CLI::App& app) {
+    auto o = std::make_shared<RolloutOptions>();
+    auto* cmd = app.add_subcommand(
+        "rollout",
+        "Run K agent episodes per task of a task set, N at once, recorded as one run "
+        "(prints the run id; `kwb rollout resume RUN` continues a stopped or killed one)");
+    cmd->add_option("--tasks", o->tasks,
+                    "Task set: a KernelBench checkout, a folder of task files, or Ops-6K JSONL");
+    cmd->add_option("--limit", o->limit, "The first N tasks (0: all)");
+    cmd->add_option("--episodes-per-task", o->episodesPerTask, "K episodes per task")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--concurrency", o->concurrency, "Episodes at once")->check(CLI::Range(1, 256));
+    cmd->add_option("--max-turns", o->maxTurns, "Turn limit per episode")
+        ->check(CLI::Range(1, 10000));
+    cmd->add_option("--retries", o->retries,
+                    "Runs again of an episode that ended in an infrastructure error")
+        ->check(CLI::Range(0, 100));
+    cmd->add_option("--provider", o->provider, "openai (any OpenAI-compatible server) or anthropic")
+        ->check(CLI::IsMember({"openai", "anthropic"}));
+    cmd->add_option("--base-url", o->baseUrl, "API base URL");
+    cmd->add_option("--model", o->model, "Model name");
+    cmd->add_option("--api-key-env", o->apiKeyEnv, "Environment variable holding the key");
+    cmd->add_option("--device", o->device, "auto, cpu or cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    cmd->add_option("--python", o->python, "Task Python (default: auto-detect)");
+    cmd->add_option("--store", o->store, "Trajectory store (default: the state folder)");
+    cmd->add_flag("--json", o->json, "Print the outcome as one JSON object");
+    auto* resume = cmd->add_subcommand("resume", "Continue a run with its recorded settings");
+    resume->add_option("run", o->resumeRun, "Run id")->required();
+    resume->add_option("--store", o->store, "Trajectory store (default: the state folder)");
+    resume->add_flag("--json", o->json, "Print the outcome as one JSON object");
+    resume->callback([o] {
+        const int code = runRollout(
+            [o](agent::RolloutRunner& runner, const agent::RolloutRunner::Observer& observer,
+                std::stop_token stop) { return runner.resume(o->resumeRun, observer, stop); },
+            o->store, o->json);
+        if (code != kExitOk)
+            throw CLI::RuntimeError(code);
+    });
+    cmd->callback([o, cmd, resume] {
+        if (resume->parsed())
+            return;
+        if (o->tasks.empty() || o->model.empty()) {
+            std::cerr << "kwb: rollout needs --tasks and --model (or: rollout resume RUN)\n";
+            throw CLI::RuntimeError(kExitUsage);
+        }
+        agent::RolloutConfig config;
+        config.taskSetPath = o->tasks;
+        config.limit = o->limit;
+        config.episodesPerTask = o->episodesPerTask;
+        config.concurrency = o->concurrency;
+        config.maxTurns = o->maxTurns;
+        config.infrastructureRetries = o->retries;
+        config.provider = agent::ProviderSettings::defaultsFor(
+            agent::parseProviderKind(o->provider).value_or(agent::ProviderKind::OpenAiChat));
+        if (!o->baseUrl.empty())
+            config.provider.baseUrl = o->baseUrl;
+        config.provider.model = o->model;
+        if (!o->apiKeyEnv.empty())
+            config.provider.apiKeyEnv = o->apiKeyEnv;
+        config.python = o->python;
+        config.evaluation.device = deviceChoiceFrom(o->device);
+        const int code = runRollout(
+            [&config](agent::RolloutRunner& runner, const agent::RolloutRunner::Observer& observer,
+                      std::stop_token stop) { return runner.start(config, observer, stop); },
+            o->store, o->json);
+        if (code != kExitOk)
+            throw CLI::RuntimeError(code);
+    });
+
+    auto store = std::make_shared<std::string>();
+    auto* runs = app.add_subcommand("runs", "List rollout runs and show their metrics");
+    runs->require_subcommand(1);
+    runs->add_option("--store", *store, "Trajectory store (default: the state folder)");
+    runs->add_subcommand("list", "Runs, newest first")->callback([store] {
+        auto opened = agent::TrajectoryStore::open(storePathOr(*store));
+        if (!opened) {
+            std::cerr << "kwb: " << opened.error().message << "\n";
+            throw CLI::RuntimeError(kExitFailure);
+        }
+        auto listed = opened.value()->listRuns();
+        if (!listed) {
+            std::cerr << "kwb: " << listed.error().message << "\n";
+            throw CLI::RuntimeError(kExitFailure);
+        }
+        for (const auto& r : listed.value())
+            std::cout << r.id << "\t" << r.status << "\t" << r.settings.value("model", "") << "\t"
+                      << r.settings.value("episodes_per_task", 1) << " per task\t" << r.taskSet
+                      << "\t" << r.createdAt << "\n";
+    });
+    auto* metrics = runs->add_subcommand("metrics", "The paper's metrics of one run, by level");
+    auto run = std::make_shared<agent::RunId>(0);
+    auto asJson = std::make_shared<bool>(false);
+    metrics->add_option("run", *run, "Run id")->required();
+    metrics->add_flag("--json", *asJson, "One JSON object: {\"overall\", \"by_level\"}");
+    metrics->callback([store, run, asJson] {
+        auto opened = agent::TrajectoryStore::open(storePathOr(*store));
+        if (!opened) {
+            std::cerr << "kwb: " << opened.error().message << "\n";
+            throw CLI::RuntimeError(kExitFailure);
+        }
+        agent::TrajectoryStore& s = *opened.value();
+        (void)s.closeAbandoned();
+        if (auto loaded = s.loadRun(*run); !loaded) {
+            std::cerr << "kwb: " << loaded.error().message << "\n";
+            throw CLI::RuntimeError(kExitFailure);
+        }
+        agent::EpisodeFilter filter;
+        filter.runId = *run;
+        filter.limit = 0;
+        auto listed = s.listEpisodes(filter);
+        if (!listed) {
+            std::cerr << "kwb: " << listed.error().message << "\n";
+            throw CLI::RuntimeError(kExitFailure);
+        }
+        std::vector<agent::RolloutEpisode> episodes;
+        for (const auto& e : listed.value())
+            episodes.push_back(agent::RolloutEpisode::fromRecord(e));
+        const agent::RolloutMetrics computed = agent::computeMetrics(episodes);
+        if (*asJson)
+            std::cout << agent::toJson(computed).dump(2) << "\n";
+        else
+            printMetrics(std::cout, computed);
+    });
+}
+
+} // namespace kwb::cli

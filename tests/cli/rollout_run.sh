@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `kwb rollout` end to end against the scripted LLM server, CPU mode: 3 tasks x 2 episodes at
+# concurrency 2 complete, an episode that hit an infrastructure error is run again and stays
+# outside the metrics; `kwb runs list` and `kwb runs metrics` report the run. Then a second run
+# is killed with SIGKILL after its first settled episode and resumed: every (task, sample) ends
+# with exactly one settled episode, none lost, none twice.
+#   rollout_run.sh KWB PYTHON REPO
+set -euo pipefail
+kwb="$1"; python="$2"; repo="$3"
+tmp="$(mktemp -d)"
+trap 'kill "$server_pid" 2>/dev/null || true; kill -9 "$rollout_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+rollout_pid=""
+mkdir -p "$tmp/tasks"
+for t in 01_gelu 02_sum_reduction 07_scale_residual_add; do cp "$repo/resources/tasks/$t.py" "$tmp/tasks/"; done
+
+start_server() {  # script file; sets port and server_pid
+    "$python" "$repo/tests/agent/scripted_llm_server.py" "$1" "$tmp/requests.log" > "$tmp/server.out" &
+    server_pid=$!
+    for _ in $(seq 50); do grep -q '^PORT ' "$tmp/server.out" 2>/dev/null && break; sleep 0.1; done
+    port="$(sed -n 's/^PORT //p' "$tmp/server.out")"
+    [ -n "$port" ] || { echo "scripted server did not start"; exit 1; }
+}
+
+"$python" - > "$tmp/script1.json" <<'PY'
+import json
+done = {"text": "Nothing to change. Done."}
+print(json.dumps({"turns": [dict(done, faults=[{"kind": "http_401"}])] + [done] * 5}))
+PY
+start_server "$tmp/script1.json"
+OPENAI_API_KEY=sk-test-rollout "$kwb" rollout --tasks "$tmp/tasks" --episodes-per-task 2 --concurrency 2 \
+    --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 5 \
+    --device cpu --python "$python" --store "$tmp/store.db" --json > "$tmp/run1.json" 2> "$tmp/run1.err" \
+    || { cat "$tmp/run1.err" "$tmp/run1.json"; echo "FAIL: rollout exited non-zero"; exit 1; }
+"$python" - "$tmp/run1.json" <<'PY' || { cat "$tmp/run1.json"; echo "FAIL: rollout outcome"; exit 1; }
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert out == {"run": 1, "status": "finished", "planned": 6, "done": 6, "gave_up": 0, "error": ""}, out
+PY
+grep -q "run 1: 6/6 done" "$tmp/run1.err" || { cat "$tmp/run1.err"; echo "FAIL: no live progress"; exit 1; }
+"$kwb" runs --store "$tmp/store.db" list | grep -q "^1	finished	scripted	2 per task	" || { echo "FAIL: runs list"; exit 1; }
+"$kwb" runs --store "$tmp/store.db" metrics 1 --json > "$tmp/metrics1.json"
+"$python" - "$tmp/metrics1.json" <<'PY' || { cat "$tmp/metrics1.json"; echo "FAIL: run metrics"; exit 1; }
+import json, sys
+overall = json.load(open(sys.argv[1]))["overall"]
+# 6 settled episodes, plus the one the 401 ended (an infrastructure error, run again).
+assert overall["episodes"] == 7 and overall["scored"] == 6, overall
+assert overall["infrastructure_errors"] == 1, overall
+assert sum(overall["reward_counts"].values()) == 6, overall
+PY
+"$kwb" runs --store "$tmp/store.db" metrics 1 | grep -q "^all	7	6	" || { echo "FAIL: metrics table"; exit 1; }
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+
+# Killed halfway, then resumed.
+"$python" - > "$tmp/script2.json" <<'PY'
+import json
+slow = {"text": "I looked at the candidate and there is nothing more to change here. Done.",
+        "faults": [{"kind": "slow_tokens", "delay": 0.2}]}
+print(json.dumps({"turns": [slow] * 12}))
+PY
+start_server "$tmp/script2.json"
+OPENAI_API_KEY=sk-test-rollout "$kwb" rollout --tasks "$tmp/tasks" --episodes-per-task 2 --concurrency 2 \
+    --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 5 \
+    --device cpu --python "$python" --store "$tmp/store.db" > "$tmp/run2.out" 2>&1 &
+rollout_pid=$!
+settled=0
+for _ in $(seq 600); do
+    settled="$("$kwb" runs --store "$tmp/store.db" metrics 2 --json 2>/dev/null | "$python" -c 'import json,sys; print(json.load(sys.stdin)["overall"]["scored"])' 2>/dev/null || echo 0)"
+    [ "$settled" -ge 1 ] && break
+    sleep 0.2
+done
+kill -9 "$rollout_pid"; wait "$rollout_pid" 2>/dev/null || true
+[ "$settled" -ge 1 ] && [ "$settled" -lt 6 ] || { cat "$tmp/run2.out"; echo "FAIL: expected a run killed halfway (settled $settled)"; exit 1; }
+OPENAI_API_KEY=sk-test-rollout "$kwb" rollout resume 2 --store "$tmp/store.db" --json > "$tmp/resume.json" 2> "$tmp/resume.err" \
+    || { cat "$tmp/resume.err" "$tmp/resume.json"; echo "FAIL: resume exited non-zero"; exit 1; }
+"$python" - "$tmp/resume.json" "$tmp/store.db" <<'PY' || { cat "$tmp/resume.json"; echo "FAIL: resumed run"; exit 1; }
+import json, sqlite3, sys
+out = json.load(open(sys.argv[1]))
+assert out["status"] == "finished" and out["planned"] == 6 and out["done"] == 6, out
+rows = sqlite3.connect(sys.argv[2]).execute(
+    "SELECT json_extract(settings, '$.run_task'), json_extract(settings, '$.run_sample'), count(*) "
+    "FROM episodes WHERE json_extract(settings, '$.run_id') = 2 AND status IN ('finished', 'failed') "
+    "GROUP BY 1, 2").fetchall()
+assert len(rows) == 6 and all(count == 1 for _, _, count in rows), rows
+running = sqlite3.connect(sys.argv[2]).execute(
+    "SELECT count(*) FROM episodes WHERE status = 'running'").fetchone()[0]
+assert running == 0, running
+PY
+echo "PASS: a rollout completes with its metrics; killed halfway, it resumes with nothing lost and nothing twice"
