@@ -41,7 +41,7 @@ ALLOWED = {
     "agent/store": ["engine/", "agent/llm"],
     "agent/tools": ["engine/", "agent/llm", "agent/store"],
     "agent/session": ["engine/", "agent/"],
-    "agent/rollout": ["engine/", "agent/llm", "agent/store", "agent/session"],
+    "agent/rollout": ["engine/", "agent/llm", "agent/store", "agent/tools", "agent/session"],
     "widgets/models": ["engine/", "agent/"],
     "widgets/core": ["engine/", "agent/", "widgets/models"],
     "widgets/common": ["engine/", "agent/", "widgets/core", "widgets/models"],

@@ -1,5 +1,6 @@
 #include "agent/rollout/rollout_metrics.h"
 #include "agent/rollout/rollout_runner.h"
+#include "agent/rollout/run_export.h"
 #include "agent/session/steering.h"
 #include "agent/store/trajectory_store.h"
 #include "commands.h"
@@ -8,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -179,6 +181,48 @@ void addRolloutCommands(CLI::App& app) {
                       << r.settings.value("episodes_per_task", 1) << " per task\t" << r.taskSet
                       << "\t" << r.createdAt << "\n";
     });
+    auto* exporting = app.add_subcommand(
+        "export", "A run's episodes for training: verl (RL prompts), verl-sft (multi-turn "
+                  "messages with tools and loss masks), rft (successful ones without loops or "
+                  "invalid tool calls) or jsonl (for replay and import)");
+    auto exportRunId = std::make_shared<agent::RunId>(0);
+    auto format = std::make_shared<std::string>("jsonl");
+    auto exportOut = std::make_shared<std::string>();
+    auto minReward = std::make_shared<double>(1.0);
+    auto exportStore = std::make_shared<std::string>();
+    exporting->add_option("run", *exportRunId, "Run id")->required();
+    exporting->add_option("--format", *format, "verl, verl-sft, rft or jsonl")
+        ->check(CLI::IsMember({"verl", "verl-sft", "rft", "jsonl"}));
+    exporting->add_option("--out", *exportOut, "Output file (default: standard output)");
+    exporting->add_option("--min-reward", *minReward, "rft: the least reward kept (1)");
+    exporting->add_option("--store", *exportStore, "Trajectory store (default: the state folder)");
+    exporting->callback([exportRunId, format, exportOut, minReward, exportStore] {
+        auto opened = agent::TrajectoryStore::open(storePathOr(*exportStore));
+        if (!opened) {
+            std::cerr << "kwb: " << opened.error().message << "\n";
+            throw CLI::RuntimeError(kExitFailure);
+        }
+        agent::RunExportOptions options;
+        options.format =
+            agent::parseRunExportFormat(*format).value_or(agent::RunExportFormat::Jsonl);
+        options.minReward = *minReward;
+        std::ofstream file;
+        if (!exportOut->empty()) {
+            file.open(*exportOut, std::ios::binary | std::ios::trunc);
+            if (!file) {
+                std::cerr << "kwb: cannot write " << *exportOut << "\n";
+                throw CLI::RuntimeError(kExitFailure);
+            }
+        }
+        auto written = agent::exportRun(*opened.value(), *exportRunId, options,
+                                        exportOut->empty() ? std::cout : file);
+        if (!written) {
+            std::cerr << "kwb: " << written.error().message << "\n";
+            throw CLI::RuntimeError(kExitFailure);
+        }
+        std::cerr << "exported " << written.value() << " row(s)\n";
+    });
+
     auto* metrics = runs->add_subcommand("metrics", "The paper's metrics of one run, by level");
     auto run = std::make_shared<agent::RunId>(0);
     auto asJson = std::make_shared<bool>(false);

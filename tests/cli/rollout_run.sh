@@ -48,6 +48,35 @@ assert overall["infrastructure_errors"] == 1, overall
 assert sum(overall["reward_counts"].values()) == 6, overall
 PY
 "$kwb" runs --store "$tmp/store.db" metrics 1 | grep -q "^all	7	6	" || { echo "FAIL: metrics table"; exit 1; }
+# Every export format, read back.
+for f in verl verl-sft rft jsonl; do
+    "$kwb" export 1 --store "$tmp/store.db" --format "$f" --out "$tmp/export-$f.jsonl" 2> "$tmp/export.err" \
+        || { cat "$tmp/export.err"; echo "FAIL: export $f"; exit 1; }
+done
+"$python" - "$tmp" <<'PY' || { echo "FAIL: exports do not read back"; exit 1; }
+import json, sys
+def rows(name):
+    with open(f"{sys.argv[1]}/export-{name}.jsonl") as f:
+        return [json.loads(line) for line in f]
+verl = rows("verl")
+assert len(verl) == 3, len(verl)  # one prompt per task
+for row in verl:
+    assert set(row) == {"data_source", "prompt", "ability", "reward_model", "extra_info"}, row.keys()
+    assert [m["role"] for m in row["prompt"]] == ["system", "user"], row["prompt"]
+    assert row["reward_model"]["ground_truth"] == row["extra_info"]["task"]
+sft = rows("verl-sft")
+assert len(sft) == 6, len(sft)  # the settled episodes
+names = {t["function"]["name"] for t in sft[0]["tools"]}
+assert {"Read", "Write", "Edit", "Bash"} <= names, names
+for row in sft:
+    assert len(row["loss_mask"]) == len(row["messages"])
+    assert all(m == (1 if msg["role"] == "assistant" else 0) for m, msg in zip(row["loss_mask"], row["messages"]))
+rft = rows("rft")
+assert all(r["reward"] >= 1 for r in rft) and len(rft) == sum(r["reward"] >= 1 for r in sft), (len(rft), [r["reward"] for r in sft])
+assert len(rows("jsonl")) == 7  # every episode, the infrastructure error included
+PY
+if "$kwb" export 99 --store "$tmp/store.db" --format verl > /dev/null 2> "$tmp/export.err"; then echo "FAIL: a missing run exported"; exit 1; fi
+grep -q "no such run" "$tmp/export.err" || { cat "$tmp/export.err"; echo "FAIL: unclear export error"; exit 1; }
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 
 # Killed halfway, then resumed.
@@ -85,4 +114,4 @@ running = sqlite3.connect(sys.argv[2]).execute(
     "SELECT count(*) FROM episodes WHERE status = 'running'").fetchone()[0]
 assert running == 0, running
 PY
-echo "PASS: a rollout completes with its metrics; killed halfway, it resumes with nothing lost and nothing twice"
+echo "PASS: a rollout completes with its metrics and exports; killed halfway, it resumes with nothing lost and nothing twice"

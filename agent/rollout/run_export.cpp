@@ -1,0 +1,194 @@
+#include "agent/rollout/run_export.h"
+
+#include "agent/store/episode_export.h"
+#include "agent/tools/default_tools.h"
+#include "agent/tools/tool_registry.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace kwb::agent {
+namespace {
+
+using nlohmann::json;
+
+// An OpenAI chat message from a stored message event; `trained` says whether the model wrote it.
+json chatMessage(const json& payload, bool& trained) {
+    const std::string role = payload.value("role", "");
+    json message = {{"role", role}, {"content", payload.value("text", "")}};
+    trained = role == "assistant";
+    if (payload.contains("tool_calls") && payload["tool_calls"].is_array() &&
+        !payload["tool_calls"].empty()) {
+        json calls = json::array();
+        for (const json& call : payload["tool_calls"])
+            calls.push_back({{"id", call.value("id", "")},
+                             {"type", "function"},
+                             {"function",
+                              {{"name", call.value("name", "")},
+                               {"arguments", call.value("arguments", "{}")}}}});
+        message["tool_calls"] = std::move(calls);
+    }
+    if (role == "tool")
+        message["tool_call_id"] = payload.value("tool_call_id", "");
+    return message;
+}
+
+json toolFunctions() {
+    ToolRegistry registry;
+    addDefaultTools(registry);
+    json tools = json::array();
+    for (const ToolSchema& schema : registry.schemas())
+        tools.push_back({{"type", "function"},
+                         {"function",
+                          {{"name", schema.name},
+                           {"description", schema.description},
+                           {"parameters", schema.parameters}}}});
+    return tools;
+}
+
+struct Conversation {
+    json messages = json::array();
+    json lossMask = json::array();
+    bool looped = false;
+    bool invalidCall = false;
+};
+
+Conversation conversationOf(const std::vector<EpisodeEvent>& events) {
+    Conversation c;
+    for (const EpisodeEvent& e : events) {
+        switch (e.kind) {
+        case EventKind::SystemPrompt:
+        case EventKind::UserMessage:
+        case EventKind::AssistantMessage:
+        case EventKind::ToolResult: {
+            bool trained = false;
+            c.messages.push_back(chatMessage(e.payload, trained));
+            c.lossMask.push_back(trained ? 1 : 0);
+            if (e.kind == EventKind::ToolResult && e.payload.value("tool_error", false)) {
+                const std::string text = e.payload.value("text", "");
+                if (text.starts_with("unknown tool '") ||
+                    text.starts_with("the arguments are not valid JSON"))
+                    c.invalidCall = true;
+            }
+            break;
+        }
+        case EventKind::Status:
+            if (e.payload.value("message", "").starts_with("stuck: "))
+                c.looped = true;
+            break;
+        default:
+            break;
+        }
+    }
+    return c;
+}
+
+bool settled(const EpisodeRecord& e) {
+    return e.status == EpisodeStatus::Finished || e.status == EpisodeStatus::Failed;
+}
+
+} // namespace
+
+std::optional<RunExportFormat> parseRunExportFormat(const std::string& name) {
+    if (name == "verl")
+        return RunExportFormat::Verl;
+    if (name == "verl-sft")
+        return RunExportFormat::VerlSft;
+    if (name == "rft")
+        return RunExportFormat::Rft;
+    if (name == "jsonl")
+        return RunExportFormat::Jsonl;
+    return std::nullopt;
+}
+
+StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
+                                   const RunExportOptions& options, std::ostream& out) {
+    auto loaded = store.loadRun(run);
+    if (!loaded)
+        return loaded.error();
+    EpisodeFilter mine;
+    mine.runId = run;
+    mine.limit = 0;
+    auto listed = store.listEpisodes(mine);
+    if (!listed)
+        return listed.error();
+    std::vector<EpisodeRecord> episodes = listed.value();
+    // Oldest first: the order they ran in.
+    std::reverse(episodes.begin(), episodes.end());
+
+    if (options.format == RunExportFormat::Jsonl) {
+        std::vector<EpisodeId> ids;
+        for (const EpisodeRecord& e : episodes)
+            ids.push_back(e.id);
+        return exportEpisodes(store, ids, out);
+    }
+
+    std::size_t rows = 0;
+    if (options.format == RunExportFormat::Verl) {
+        std::set<std::string> seen;
+        for (const EpisodeRecord& e : episodes) {
+            const std::string task = e.settings.value("run_task", e.task);
+            if (!seen.insert(task).second)
+                continue;
+            auto events = store.loadEvents(e.id);
+            if (!events)
+                return events.error();
+            json prompt = json::array();
+            for (const EpisodeEvent& event : events.value()) {
+                if (event.kind != EventKind::SystemPrompt && event.kind != EventKind::UserMessage)
+                    continue;
+                bool trained = false;
+                prompt.push_back(chatMessage(event.payload, trained));
+                if (event.kind == EventKind::UserMessage)
+                    break;
+            }
+            const json row = {{"data_source", "kernel_workbench"},
+                              {"prompt", prompt},
+                              {"ability", "cuda_kernel_optimization"},
+                              {"reward_model", {{"style", "rule"}, {"ground_truth", task}}},
+                              {"extra_info",
+                               {{"index", rows},
+                                {"task", task},
+                                {"task_file", e.task},
+                                {"level", e.settings.value("task_level", 0)},
+                                {"run", run},
+                                {"task_set", loaded.value().taskSet}}}};
+            out << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+            ++rows;
+        }
+        return rows;
+    }
+
+    const json tools = toolFunctions();
+    for (const EpisodeRecord& e : episodes) {
+        if (!settled(e))
+            continue;
+        const double reward = e.reward.value_or(-1.0);
+        if (options.format == RunExportFormat::Rft && reward < options.minReward)
+            continue;
+        auto events = store.loadEvents(e.id);
+        if (!events)
+            return events.error();
+        const Conversation c = conversationOf(events.value());
+        if (options.format == RunExportFormat::Rft && (c.looped || c.invalidCall))
+            continue;
+        const json row = {{"messages", c.messages},
+                          {"tools", tools},
+                          {"loss_mask", c.lossMask},
+                          {"reward", reward},
+                          {"extra_info",
+                           {{"episode", e.id},
+                            {"task", e.settings.value("run_task", e.task)},
+                            {"sample", e.settings.value("run_sample", 0)},
+                            {"run", run},
+                            {"model", e.model}}}};
+        out << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+        ++rows;
+    }
+    if (!out)
+        return StoreError{"cannot write the export"};
+    return rows;
+}
+
+} // namespace kwb::agent
