@@ -82,6 +82,12 @@ setup_python() {
         "$venv/bin/python3" -m pip install -q --upgrade pip
         "$venv/bin/python3" -m pip install -q "torch==$torch_version" numpy ninja
     fi
+    # pyarrow reads parquet task sets (CUDA-Agent-Ops-6K ships as parquet); also in a venv
+    # made before it was needed.
+    if ! "$venv/bin/python3" -c "import pyarrow" 2>/dev/null; then
+        say "task Python: adding pyarrow (parquet task sets)"
+        "$venv/bin/python3" -m pip install -q pyarrow
+    fi
     # The checkout's own .venv points at the shared venv, so every clone finds it.
     if [ ! -e "$repo/.venv" ]; then
         ln -s "$venv" "$repo/.venv"

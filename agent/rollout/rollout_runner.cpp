@@ -2,6 +2,8 @@
 
 #include "agent/session/agent_session.h"
 #include "engine/service/evaluation_service.h"
+#include "engine/system/python_environment.h"
+#include "engine/tasks/parquet_task_rows.h"
 #include "engine/tasks/task_set.h"
 
 #include <deque>
@@ -83,6 +85,30 @@ std::string itemKey(const std::string& task, int sample) {
     return task + "#" + std::to_string(sample);
 }
 
+// The run's task set; a parquet file is read as JSON lines that the task Python's pyarrow made
+// (cached beside the store by the file's hash).
+TaskSetLoad loadRunTaskSet(const RolloutConfig& config, const std::string& storePath) {
+    TaskSetOptions options;
+    options.limit = config.limit;
+    if (fs::path(config.taskSetPath).extension() != ".parquet")
+        return loadTaskSet(config.taskSetPath, options);
+    const PythonProbe python = locatePython(config.python);
+    if (python.path.empty()) {
+        TaskSetLoad failed;
+        failed.error = "reading a parquet task set needs the task Python: " + python.error;
+        return failed;
+    }
+    const ParquetConversion converted = convertParquetTaskRows(
+        config.taskSetPath, python.path,
+        (fs::absolute(fs::path(storePath)).parent_path() / "task-sets").string());
+    if (!converted.ok) {
+        TaskSetLoad failed;
+        failed.error = converted.error;
+        return failed;
+    }
+    return loadTaskSet(converted.jsonlPath, options);
+}
+
 } // namespace
 
 json rolloutSettingsToJson(const RolloutConfig& c) {
@@ -129,9 +155,7 @@ RolloutOutcome RolloutRunner::start(const RolloutConfig& config, const Observer&
         out.error = "episodes per task and concurrency must be at least 1";
         return out;
     }
-    TaskSetOptions options;
-    options.limit = config.limit;
-    const TaskSetLoad set = loadTaskSet(config.taskSetPath, options);
+    const TaskSetLoad set = loadRunTaskSet(config, storePath_);
     if (!set.ok) {
         out.error = set.error;
         return out;
@@ -178,9 +202,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
                                       const Observer& observer, std::stop_token stop) {
     RolloutOutcome out;
     out.run = runId;
-    TaskSetOptions options;
-    options.limit = config.limit;
-    const TaskSetLoad loaded = loadTaskSet(config.taskSetPath, options);
+    const TaskSetLoad loaded = loadRunTaskSet(config, storePath_);
     if (!loaded.ok) {
         out.error = loaded.error;
         return out;

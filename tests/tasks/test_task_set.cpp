@@ -1,5 +1,7 @@
 // Task sets for rollouts: a KernelBench checkout, a folder of task files, Ops-6K rows; bad input
 // is named, and the content hash follows the tasks, not the folder.
+#include "engine/process/process_runner.h"
+#include "engine/tasks/parquet_task_rows.h"
 #include "engine/tasks/task_set.h"
 
 #include <filesystem>
@@ -131,4 +133,70 @@ TEST_F(TaskSetTest, WhatIsNoTaskSetSaysWhy) {
 }
 
 } // namespace
+// Writes rows to a parquet file with the task Python's pyarrow (installed by tools/setup.sh).
+bool writeParquet(const fs::path& file, const nlohmann::json& columns) {
+    ProcessSpec spec;
+    spec.argv = {KWB_TEST_EXPECTED_PYTHON, "-c",
+                 "import json, sys, pyarrow, pyarrow.parquet as pq\n"
+                 "pq.write_table(pyarrow.table(json.loads(sys.argv[2])), sys.argv[1])\n",
+                 file.string(), columns.dump()};
+    const ProcessResult result = runProcess(spec);
+    EXPECT_TRUE(result.succeeded()) << result.statusText() << result.err.text;
+    return result.succeeded();
+}
+
+TEST_F(TaskSetTest, AParquetFileIsReadThroughTheTaskPythonsPyarrowAndCached) {
+    const fs::path parquet = root_ / "ops.parquet";
+    ASSERT_TRUE(writeParquet(parquet, {{"code", {kTask, "print('no model')"}},
+                                       {"ops", {"[\"torch.relu\", \"nn.Linear\"]", "[]"}},
+                                       {"data_source", {"ops-6k", "ops-6k"}},
+                                       {"extra", {1, 2}}}));
+    const fs::path cache = root_ / "cache";
+    const ParquetConversion converted =
+        convertParquetTaskRows(parquet.string(), KWB_TEST_EXPECTED_PYTHON, cache.string());
+    ASSERT_TRUE(converted.ok) << converted.error;
+    const TaskSetLoad set = loadTaskSet(converted.jsonlPath);
+    ASSERT_TRUE(set.ok) << set.error;
+    ASSERT_EQ(set.set.tasks.size(), 1u);
+    EXPECT_EQ(set.set.tasks[0].ops, (std::vector<std::string>{"torch.relu", "nn.Linear"}));
+    EXPECT_EQ(set.set.tasks[0].dataSource, "ops-6k");
+    ASSERT_EQ(set.set.problems.size(), 1u); // the row without a Model, named
+    EXPECT_NE(set.set.problems[0].find("class Model"), std::string::npos);
+
+    // Unchanged file: the same JSON lines, not converted again (a python that cannot run would
+    // fail otherwise).
+    const ParquetConversion again =
+        convertParquetTaskRows(parquet.string(), (root_ / "no-python").string(), cache.string());
+    ASSERT_TRUE(again.ok) << again.error;
+    EXPECT_EQ(again.jsonlPath, converted.jsonlPath);
+}
+
+TEST_F(TaskSetTest, AParquetFileWithoutTaskRowsOrWithoutPyarrowGivesAClearError) {
+    const fs::path parquet = root_ / "other.parquet";
+    ASSERT_TRUE(writeParquet(parquet, {{"text", {"a", "b"}}}));
+    const ParquetConversion noCode =
+        convertParquetTaskRows(parquet.string(), KWB_TEST_EXPECTED_PYTHON, (root_ / "c1").string());
+    EXPECT_FALSE(noCode.ok);
+    EXPECT_NE(noCode.error.find("no \"code\" column; the columns are: text"), std::string::npos)
+        << noCode.error;
+
+    // A task Python without pyarrow: the same interpreter with the module hidden.
+    const fs::path fake = root_ / "python-without-pyarrow";
+    write("python-without-pyarrow",
+          std::string("#!/bin/sh\nshift 2\nexec \"") + KWB_TEST_EXPECTED_PYTHON +
+              "\" -c 'import sys; sys.modules[\"pyarrow\"] = None; code = sys.argv.pop(1); "
+              "exec(compile(code, \"convert\", \"exec\"))' \"$@\"\n");
+    fs::permissions(fake, fs::perms::owner_all);
+    const ParquetConversion noPyarrow =
+        convertParquetTaskRows(parquet.string(), fake.string(), (root_ / "c2").string());
+    EXPECT_FALSE(noPyarrow.ok);
+    EXPECT_NE(noPyarrow.error.find("needs pyarrow in the task Python"), std::string::npos)
+        << noPyarrow.error;
+
+    const ParquetConversion missing = convertParquetTaskRows(
+        (root_ / "missing.parquet").string(), KWB_TEST_EXPECTED_PYTHON, (root_ / "c3").string());
+    EXPECT_FALSE(missing.ok);
+    EXPECT_NE(missing.error.find("is not a file"), std::string::npos);
+}
+
 } // namespace kwb::test
