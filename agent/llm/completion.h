@@ -4,6 +4,7 @@
 #include "agent/llm/token_usage.h"
 #include "agent/llm/tool_schema.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,18 @@ struct CompletionRequest {
     // Asks for deltas as they are generated. Without it the sink still receives the whole text
     // and tool calls, once, so callers handle both modes the same way.
     bool stream = true;
+    // Asks for every sampled token with its log-probability (OpenAI-compatible servers), and
+    // with `tokenIds` for the tokens as ids (vLLM's return_tokens_as_token_ids): what PPO needs
+    // of the model's own output, without re-tokenizing it.
+    bool logprobs = false;
+    bool tokenIds = false;
+};
+
+// One sampled token as the server reported it.
+struct SampledToken {
+    std::string token; // the token's text, or "token_id:<n>" as vLLM sends ids
+    double logprob = 0.0;
+    std::optional<std::int64_t> id; // when the server sent the token as an id
 };
 
 enum class StopReason { EndTurn, ToolUse, MaxTokens, StopSequence, ContentFilter, Unknown };
@@ -31,10 +44,11 @@ struct CompletionResult {
     std::string text;
     std::vector<ToolCall> toolCalls;
     StopReason stopReason = StopReason::Unknown;
-    std::string rawStopReason;       // as the API named it ("stop", "end_turn", ...)
-    std::optional<TokenUsage> usage; // empty when the server did not report it
-    std::string model;               // the model that answered, as the server reports it
-    int attempts = 1;                // requests it took, retries included
+    std::string rawStopReason;        // as the API named it ("stop", "end_turn", ...)
+    std::optional<TokenUsage> usage;  // empty when the server did not report it
+    std::string model;                // the model that answered, as the server reports it
+    int attempts = 1;                 // requests it took, retries included
+    std::vector<SampledToken> tokens; // with request.logprobs, when the server gave them
 };
 
 } // namespace kwb::agent

@@ -3,6 +3,8 @@
 #include "agent/providers/http_llm_error.h"
 #include "engine/system/bounded_json.h"
 
+#include <cstdlib>
+
 namespace kwb::agent {
 namespace {
 
@@ -59,6 +61,28 @@ std::string argumentsText(const json& arguments) {
     return arguments.dump();
 }
 
+void appendSampledTokens(const json& logprobs, std::vector<SampledToken>& tokens) {
+    if (!logprobs.is_object() || !logprobs.contains("content") || !logprobs["content"].is_array())
+        return;
+    for (const json& entry : logprobs["content"]) {
+        if (!entry.is_object() || !entry.contains("token") || !entry["token"].is_string())
+            continue;
+        SampledToken token;
+        token.token = entry["token"].get<std::string>();
+        if (entry.contains("logprob") && entry["logprob"].is_number())
+            token.logprob = entry["logprob"].get<double>();
+        constexpr std::string_view kIdPrefix = "token_id:";
+        if (token.token.starts_with(kIdPrefix)) {
+            const std::string digits = token.token.substr(kIdPrefix.size());
+            char* end = nullptr;
+            const long long id = std::strtoll(digits.c_str(), &end, 10);
+            if (!digits.empty() && end && *end == '\0' && id >= 0)
+                token.id = id;
+        }
+        tokens.push_back(std::move(token));
+    }
+}
+
 CompletionOutcome parseReply(std::string_view body) {
     const json reply = parseBoundedJson(body);
     if (!reply.is_object())
@@ -88,6 +112,8 @@ CompletionOutcome parseReply(std::string_view body) {
         }
     result.rawStopReason = stringOr(choice, "finish_reason");
     result.stopReason = openAiStopReason(result.rawStopReason, !result.toolCalls.empty());
+    if (const auto logprobs = choice.find("logprobs"); logprobs != choice.end())
+        appendSampledTokens(*logprobs, result.tokens);
     result.usage = usageFrom(reply.value("usage", json()));
     result.model = stringOr(reply, "model");
     return result;
@@ -119,6 +145,10 @@ json openAiChatRequestBody(const CompletionRequest& request, const std::string& 
         body["temperature"] = *request.temperature;
     if (!request.stop.empty())
         body["stop"] = request.stop;
+    if (request.logprobs)
+        body["logprobs"] = true;
+    if (request.tokenIds)
+        body["return_tokens_as_token_ids"] = true;
     return body;
 }
 
@@ -198,6 +228,8 @@ bool OpenAiChatStreamDecoder::handleEvent(const SseEvent& event) {
                     if (call.is_object())
                         onToolCallDelta(call);
         }
+        if (const auto logprobs = choice.find("logprobs"); logprobs != choice.end())
+            appendSampledTokens(*logprobs, result_.tokens);
         if (const auto reason = choice.find("finish_reason");
             reason != choice.end() && reason->is_string())
             finishReason_ = reason->get<std::string>();

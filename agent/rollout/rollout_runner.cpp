@@ -122,6 +122,8 @@ json rolloutSettingsToJson(const RolloutConfig& c) {
             {"model", c.provider.model},
             {"api_key_env", c.provider.apiKeyEnv},
             {"python", c.python},
+            {"logprobs", c.logprobs},
+            {"token_ids", c.tokenIds},
             {"device", deviceChoiceName(c.evaluation.device)}};
 }
 
@@ -142,6 +144,8 @@ RolloutConfig rolloutSettingsFromJson(const json& s) {
     if (!keyEnv.empty())
         c.provider.apiKeyEnv = keyEnv;
     c.python = s.value("python", "");
+    c.logprobs = s.value("logprobs", false);
+    c.tokenIds = s.value("token_ids", false);
     c.evaluation.device = deviceChoiceFrom(s.value("device", "auto"));
     return c;
 }
@@ -300,6 +304,8 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
             launch.python = config.python;
             launch.evaluation = config.evaluation;
             launch.evaluations = evaluations;
+            launch.logprobs = config.logprobs;
+            launch.tokenIds = config.tokenIds;
             launch.extraSettings = {{"run_id", runId},
                                     {"run_task", task.id},
                                     {"run_sample", item.sample},

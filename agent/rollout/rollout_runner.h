@@ -22,6 +22,8 @@ struct RolloutConfig {
     // again this many times; the failed attempts stay in the store, outside the metrics.
     int infrastructureRetries = 2;
     ProviderSettings provider; // its key is read from the environment, never stored
+    bool logprobs = false;     // keep the sampled tokens' log-probabilities (and ids)
+    bool tokenIds = false;
     std::string python;
     EvaluationOptions evaluation;
 };

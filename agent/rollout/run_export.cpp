@@ -1,5 +1,6 @@
 #include "agent/rollout/run_export.h"
 
+#include "agent/rollout/group_advantages.h"
 #include "agent/store/episode_export.h"
 #include "agent/tools/default_tools.h"
 #include "agent/tools/tool_registry.h"
@@ -50,6 +51,7 @@ json toolFunctions() {
 struct Conversation {
     json messages = json::array();
     json lossMask = json::array();
+    json sampledTokens = json::array(); // per message: the reply's tokens and logprobs, or null
     bool looped = false;
     bool invalidCall = false;
 };
@@ -65,6 +67,7 @@ Conversation conversationOf(const std::vector<EpisodeEvent>& events) {
             bool trained = false;
             c.messages.push_back(chatMessage(e.payload, trained));
             c.lossMask.push_back(trained ? 1 : 0);
+            c.sampledTokens.push_back(e.payload.contains("tokens") ? e.payload["tokens"] : json());
             if (e.kind == EventKind::ToolResult && e.payload.value("tool_error", false)) {
                 const std::string text = e.payload.value("text", "");
                 if (text.starts_with("unknown tool '") ||
@@ -160,6 +163,19 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
         return rows;
     }
 
+    // GRPO's advantage of every settled episode within its task's group.
+    std::vector<GroupSample> samples;
+    std::vector<EpisodeId> sampled;
+    for (const EpisodeRecord& e : episodes)
+        if (settled(e)) {
+            samples.push_back({e.settings.value("run_task", e.task), e.reward.value_or(-1.0)});
+            sampled.push_back(e.id);
+        }
+    const std::vector<double> advantages = groupAdvantages(samples);
+    std::map<EpisodeId, double> advantageOf;
+    for (std::size_t i = 0; i < sampled.size(); ++i)
+        advantageOf[sampled[i]] = advantages[i];
+
     const json tools = toolFunctions();
     for (const EpisodeRecord& e : episodes) {
         if (!settled(e))
@@ -176,7 +192,9 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
         const json row = {{"messages", c.messages},
                           {"tools", tools},
                           {"loss_mask", c.lossMask},
+                          {"sampled_tokens", c.sampledTokens},
                           {"reward", reward},
+                          {"advantage", advantageOf[e.id]},
                           {"extra_info",
                            {{"episode", e.id},
                             {"task", e.settings.value("run_task", e.task)},

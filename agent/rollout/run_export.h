@@ -13,8 +13,10 @@ namespace kwb::agent {
 //    message as chat messages), ability, reward_model {style "rule", ground_truth: the task id;
 //    the reward itself comes from the evaluator}, extra_info (task, level, task file, run);
 //  - verl-sft: veRL multi-turn SFT rows, one per settled episode: messages (OpenAI chat format,
-//    tool calls included), tools (the agent's tool schemas as functions), and per message
-//    loss_mask (1 for the model's own replies, 0 for prompts and tool output) and the reward;
+//    tool calls included), tools (the agent's tool schemas as functions), per message loss_mask
+//    (1 for the model's own replies, 0 for prompts and tool output) and sampled_tokens (a
+//    reply's tokens, log-probabilities and ids as the server sent them, when asked for; else
+//    null), the reward and its GRPO advantage within the task's group;
 //  - rft: verl-sft rows of the successful episodes only (reward >= min reward), without the
 //    ones that looped (a "stuck" status) or made an invalid tool call (an unknown tool or
 //    arguments that are not JSON): CUDA Agent's rejection fine-tuning set;

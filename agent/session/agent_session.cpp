@@ -88,6 +88,8 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
     config.python = launch.python;
     config.evaluation = launch.evaluation;
     config.finalEvaluation = launch.finalEvaluation;
+    config.logprobs = launch.logprobs;
+    config.tokenIds = launch.tokenIds;
     // What resuming the episode later needs to reach the same model the same way (never the key
     // itself: only where it came from).
     config.extraSettings = {{"provider_kind", providerKindName(launch.provider.kind)},

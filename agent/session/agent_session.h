@@ -36,6 +36,10 @@ struct AgentLaunch {
     // of forkParent and always gets a fresh workspace, where the runner rebuilds the files.
     EpisodeId forkParent = 0;
     std::int64_t forkStep = 0;
+    // Keep every reply's sampled tokens and log-probabilities (OpenAI-compatible servers), and
+    // the tokens as ids where the server is vLLM (return_tokens_as_token_ids).
+    bool logprobs = false;
+    bool tokenIds = false;
     // Merged into the episode's settings when it is created (a rollout's run, task and sample).
     nlohmann::json extraSettings = nlohmann::json::object();
 };

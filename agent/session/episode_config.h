@@ -57,6 +57,9 @@ struct EpisodeConfig {
     std::optional<int> maxTokens; // per completion
     std::optional<double> temperature;
     bool stream = true;
+    // Every reply's sampled tokens and log-probabilities kept in its event (CompletionRequest).
+    bool logprobs = false;
+    bool tokenIds = false;
 };
 
 } // namespace kwb::agent

@@ -502,6 +502,22 @@ struct EpisodeRunner::Impl {
         }
         if (!result.model.empty())
             details["model"] = result.model;
+        // The model's own tokens, as sampled: training on them needs no re-tokenizing of text.
+        if (!result.tokens.empty()) {
+            json text = json::array(), logprobs = json::array(), ids = json::array();
+            bool allIds = true;
+            for (const SampledToken& token : result.tokens) {
+                text.push_back(token.token);
+                logprobs.push_back(token.logprob);
+                if (token.id)
+                    ids.push_back(*token.id);
+                else
+                    allIds = false;
+            }
+            details["tokens"] = {{"text", text}, {"logprobs", logprobs}};
+            if (allIds)
+                details["tokens"]["ids"] = ids;
+        }
         return details;
     }
 
@@ -550,6 +566,8 @@ struct EpisodeRunner::Impl {
             request.maxTokens = config.maxTokens;
             request.temperature = config.temperature;
             request.stream = config.stream;
+            request.logprobs = config.logprobs;
+            request.tokenIds = config.tokenIds;
             for (const auto& entry : conversation)
                 request.messages.push_back(entry.message);
 
@@ -685,6 +703,8 @@ struct EpisodeRunner::Impl {
         settings["context_token_budget"] = config.contextTokenBudget;
         settings["prune_keep_recent_turns"] = config.pruning.keepRecentTurns;
         settings["stream"] = config.stream;
+        settings["logprobs"] = config.logprobs;
+        settings["token_ids"] = config.tokenIds;
         if (config.temperature)
             settings["temperature"] = *config.temperature;
         if (config.maxTokens)

@@ -58,6 +58,8 @@ struct AgentOptions {
     std::string device; // empty: auto, or the resumed episode's
     std::string python;
     agent::EpisodeId resume = 0;
+    bool logprobs = false;
+    bool tokenIds = false;
 };
 
 std::string storePathOf(const AgentOptions& o) {
@@ -103,6 +105,10 @@ std::string fillFromResumedEpisode(AgentOptions& o, agent::AgentLaunch& launch) 
         o.device = setting("device");
     if (o.python.empty())
         o.python = setting("python");
+    if (settings.is_object() && settings.value("logprobs", false))
+        o.logprobs = true;
+    if (settings.is_object() && settings.value("token_ids", false))
+        o.tokenIds = true;
     if (o.maxTurns == 0 && settings.is_object() && settings.contains("max_turns") &&
         settings["max_turns"].is_number_integer())
         o.maxTurns = settings["max_turns"].get<int>();
@@ -144,6 +150,8 @@ int runAgent(AgentOptions o) {
     launch.maxTurns = o.maxTurns;
     launch.python = o.python;
     launch.evaluation.device = deviceChoiceFrom(o.device.empty() ? "auto" : o.device);
+    launch.logprobs = o.logprobs || o.tokenIds;
+    launch.tokenIds = o.tokenIds;
 
     agent::AgentSession::Prepared prepared = agent::AgentSession::prepare(launch);
     if (!prepared) {
@@ -217,6 +225,11 @@ void addAgentCommand(CLI::App& app) {
                     "infrastructure error, or one whose process died) as a new episode from its "
                     "last step, in a fresh workspace; options not given come from its record")
         ->check(CLI::PositiveNumber);
+    cmd->add_flag("--logprobs", o->logprobs,
+                  "Keep every reply's sampled tokens and log-probabilities (OpenAI-compatible "
+                  "servers that return them)");
+    cmd->add_flag("--token-ids", o->tokenIds,
+                  "Ask for the tokens as ids as well (vLLM's return_tokens_as_token_ids)");
     cmd->callback([o] {
         if (int code = runAgent(*o); code != kExitOk)
             throw CLI::RuntimeError(code);

@@ -86,6 +86,8 @@ struct RolloutOptions {
     std::string python;
     std::string store;
     bool json = false;
+    bool logprobs = false;
+    bool tokenIds = false;
     agent::RunId resumeRun = 0;
 };
 
@@ -118,6 +120,11 @@ void addRolloutCommands(CLI::App& app) {
     cmd->add_option("--python", o->python, "Task Python (default: auto-detect)");
     cmd->add_option("--store", o->store, "Trajectory store (default: the state folder)");
     cmd->add_flag("--json", o->json, "Print the outcome as one JSON object");
+    cmd->add_flag("--logprobs", o->logprobs,
+                  "Keep every reply's sampled tokens and log-probabilities (OpenAI-compatible "
+                  "servers that return them)");
+    cmd->add_flag("--token-ids", o->tokenIds,
+                  "Ask for the tokens as ids as well (vLLM's return_tokens_as_token_ids)");
     auto* resume = cmd->add_subcommand("resume", "Continue a run with its recorded settings");
     resume->add_option("run", o->resumeRun, "Run id")->required();
     resume->add_option("--store", o->store, "Trajectory store (default: the state folder)");
@@ -152,6 +159,8 @@ void addRolloutCommands(CLI::App& app) {
         if (!o->apiKeyEnv.empty())
             config.provider.apiKeyEnv = o->apiKeyEnv;
         config.python = o->python;
+        config.logprobs = o->logprobs || o->tokenIds;
+        config.tokenIds = o->tokenIds;
         config.evaluation.device = deviceChoiceFrom(o->device);
         const int code = runRollout(
             [&config](agent::RolloutRunner& runner, const agent::RolloutRunner::Observer& observer,

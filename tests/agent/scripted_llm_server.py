@@ -16,7 +16,9 @@ received, as some servers do), context_overflow (400 with the API's "context too
 malformed_json, cut_stream (after_events, negative to count from the end: -1 drops only the
 final marker; or after_bytes; graceful: end the HTTP response cleanly instead of dropping the
 connection) and slow_tokens (delay seconds before each token; the answer itself is complete).
-A turn's "stop" ("max_tokens") ends it as cut by the token limit.
+A turn's "stop" ("max_tokens") ends it as cut by the token limit. An OpenAI request with
+"logprobs" gets every text token's log-probability (-0.25 per position), and with
+"return_tokens_as_token_ids" the tokens as "token_id:<1000 + position>", as vLLM sends them.
 
 Usage: scripted_llm_server.py SCRIPT LOG. It prints "PORT <n>" first and appends one JSON line
 per request (path, headers, body, turn, fault) to LOG.
@@ -128,7 +130,12 @@ def check_request(api, body, headers):
     return None
 
 
-def openai_reply(turn, model, stream, include_usage, index):
+def sampled(text, as_ids):
+    return [{"token": "token_id:%d" % (1000 + i) if as_ids else t, "logprob": -0.25 * (i + 1),
+             "bytes": list(t.encode()), "top_logprobs": []} for i, t in enumerate(tokens(text))]
+
+
+def openai_reply(turn, model, stream, include_usage, index, logprobs=False, as_ids=False):
     text, calls = turn.get("text", ""), turn.get("tool_calls", [])
     finish = "length" if turn.get("stop") == "max_tokens" else "tool_calls" if calls else "stop"
     inp, out, cached = usage_of(turn)
@@ -141,15 +148,21 @@ def openai_reply(turn, model, stream, include_usage, index):
         if calls:
             message["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
                 "name": c["name"], "arguments": arguments_text(c)}} for c in calls]
-        return dict(base, object="chat.completion", usage=usage, choices=[
-            {"index": 0, "message": message, "finish_reason": finish}])
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        if logprobs:
+            choice["logprobs"] = {"content": sampled(text, as_ids)}
+        return dict(base, object="chat.completion", usage=usage, choices=[choice])
 
     def chunk(delta, finish_reason=None):
         return (None, dict(base, object="chat.completion.chunk", choices=[
             {"index": 0, "delta": delta, "finish_reason": finish_reason}]))
     # "token" marks a text delta, the unit slow_tokens delays; it goes out unnamed.
     events = [chunk({"role": "assistant", "content": ""})]
-    events += [("token", chunk({"content": t})[1]) for t in tokens(text)]
+    for t, token in zip(tokens(text), sampled(text, as_ids)):
+        event = chunk({"content": t})[1]
+        if logprobs:
+            event["choices"][0]["logprobs"] = {"content": [token]}
+        events.append(("token", event))
     for i, c in enumerate(calls):
         events.append(chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
                                              "function": {"name": c["name"], "arguments": ""}}]}))
@@ -253,7 +266,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(400, overflow_body(api))
         if api == "openai":
             include_usage = body.get("stream_options", {}).get("include_usage")
-            reply = openai_reply(turn, body["model"], stream, include_usage, index)
+            reply = openai_reply(turn, body["model"], stream, include_usage, index,
+                                 bool(body.get("logprobs")), bool(body.get("return_tokens_as_token_ids")))
         else:
             reply = anthropic_reply(turn, body["model"], stream, index)
         delay = fault.get("delay", 0) if kind == "slow_tokens" else 0

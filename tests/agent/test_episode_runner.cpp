@@ -684,6 +684,26 @@ TEST_F(EpisodeRunnerTest, AReplyCutByTheTokenLimitGoesOnAndEveryTurnKeepsItsStop
         }
     EXPECT_EQ(reasons, (std::vector<std::string>{"max_tokens", "end_turn"}));
 
+    // Asked for, every reply's sampled tokens ride along in its event.
+    auto sampled = start(json::array({textTurn("All done here.")}));
+    ASSERT_TRUE(sampled) << server_->startError();
+    SteeringController sampledSteering;
+    EpisodeConfig withTokens = config(workspace_);
+    withTokens.logprobs = true;
+    withTokens.tokenIds = true;
+    EpisodeRunner third(*store_, *sampled, registry_, sampledSteering, withTokens);
+    const EpisodeRunResult tokens = third.run();
+    ASSERT_EQ(tokens.status, EpisodeStatus::Finished) << tokens.message;
+    bool found = false;
+    for (const auto& e : events(tokens.id))
+        if (e.kind == EventKind::AssistantMessage) {
+            found = true;
+            EXPECT_EQ(e.payload["tokens"]["ids"], json::array({1000, 1001, 1002}))
+                << e.payload.dump();
+            EXPECT_EQ(e.payload["tokens"]["logprobs"], json::array({-0.25, -0.5, -0.75}));
+        }
+    EXPECT_TRUE(found);
+
     // Replies that keep ending at the limit end the episode, saying so.
     auto again = start({cut, cut, cut});
     ASSERT_TRUE(again) << server_->startError();

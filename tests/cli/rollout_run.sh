@@ -69,7 +69,8 @@ assert len(sft) == 6, len(sft)  # the settled episodes
 names = {t["function"]["name"] for t in sft[0]["tools"]}
 assert {"Read", "Write", "Edit", "Bash"} <= names, names
 for row in sft:
-    assert len(row["loss_mask"]) == len(row["messages"])
+    assert len(row["loss_mask"]) == len(row["messages"]) == len(row["sampled_tokens"])
+    assert isinstance(row["advantage"], float) or row["advantage"] == 0, row["advantage"]
     assert all(m == (1 if msg["role"] == "assistant" else 0) for m, msg in zip(row["loss_mask"], row["messages"]))
 rft = rows("rft")
 assert all(r["reward"] >= 1 for r in rft) and len(rft) == sum(r["reward"] >= 1 for r in sft), (len(rft), [r["reward"] for r in sft])

@@ -127,6 +127,52 @@ TEST_P(ProviderFaultTest, AReplyCutByTheTokenLimitSaysSo) {
     }
 }
 
+TEST_P(ProviderFaultTest, SampledTokensAndTheirLogprobsComeBackWhenAskedFor) {
+    if (GetParam() == Api::Anthropic) {
+        // The Messages API has no log-probabilities: the request stays valid, none come back.
+        ASSERT_TRUE(serve(json::array({{{"text", "one two three"}}}))) << server->startError();
+        CompletionRequest request = userAsks("Hi");
+        request.logprobs = true;
+        NullStreamSink sink;
+        auto outcome = provider()->complete(request, sink, {});
+        ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+        EXPECT_TRUE(outcome.result().tokens.empty());
+        EXPECT_FALSE(server->requests().back()["body"].contains("logprobs"));
+        return;
+    }
+    for (bool stream : {true, false})
+        for (bool ids : {false, true}) {
+            SCOPED_TRACE(std::string(stream ? "streamed" : "whole") + (ids ? ", ids" : ""));
+            ASSERT_TRUE(serve(json::array({{{"text", "one two three"}}}))) << server->startError();
+            CompletionRequest request = userAsks("Hi", stream);
+            request.logprobs = true;
+            request.tokenIds = ids;
+            NullStreamSink sink;
+            auto outcome = provider()->complete(request, sink, {});
+            ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+            const auto& tokens = outcome.result().tokens;
+            ASSERT_EQ(tokens.size(), 3u);
+            EXPECT_EQ(tokens[1].logprob, -0.5);
+            if (ids) {
+                EXPECT_EQ(tokens[2].token, "token_id:1002");
+                EXPECT_EQ(tokens[2].id, 1002);
+            } else {
+                EXPECT_EQ(tokens[1].token, "two ");
+                EXPECT_FALSE(tokens[1].id);
+            }
+            const json body = server->requests().back()["body"];
+            EXPECT_EQ(body["logprobs"], true);
+            EXPECT_EQ(body.value("return_tokens_as_token_ids", false), ids);
+        }
+    // Not asked: none asked for, none kept.
+    ASSERT_TRUE(serve(json::array({{{"text", "one two"}}}))) << server->startError();
+    NullStreamSink sink;
+    auto plain = provider()->complete(userAsks("Hi"), sink, {});
+    ASSERT_TRUE(plain.ok());
+    EXPECT_TRUE(plain.result().tokens.empty());
+    EXPECT_FALSE(server->requests().back()["body"].contains("logprobs"));
+}
+
 TEST_P(ProviderFaultTest, AContextOverflowIsItsOwnKindAndNotRetried) {
     ASSERT_TRUE(serve(turnWithFault({{"kind", "context_overflow"}}))) << server->startError();
     RecordingSink sink;
