@@ -187,9 +187,13 @@ TEST(AnthropicMessagesFormat, StreamDecoderAndErrorEvents) {
         R"({"type":"content_block_stop","index":2})",
         R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":12}})",
     };
-    for (const char* e : events)
+    for (const char* e : events) {
+        // Not finished until the stop reason: a stream cut before it lost part of the answer.
+        EXPECT_FALSE(decoder.finished()) << e;
         ASSERT_TRUE(decoder.onEvent(dataEvent(e))) << e;
-    EXPECT_FALSE(decoder.finished());
+    }
+    // message_delta's stop reason ends the answer; message_stop only ends the stream.
+    EXPECT_TRUE(decoder.finished());
     EXPECT_FALSE(decoder.onEvent(dataEvent(R"({"type":"message_stop"})")));
     ASSERT_TRUE(decoder.finished());
     CompletionResult result = decoder.takeResult();
