@@ -62,14 +62,10 @@ struct AgentOptions {
     bool tokenIds = false;
 };
 
-std::string storePathOf(const AgentOptions& o) {
-    return o.store.empty() ? agent::TrajectoryStore::defaultPath() : o.store;
-}
-
 // `--resume`: the episode to continue, and every option not given taken from its record (the
 // task, the model, how the provider was reached). Returns an error text, or empty.
 std::string fillFromResumedEpisode(AgentOptions& o, agent::AgentLaunch& launch) {
-    auto opened = agent::TrajectoryStore::open(storePathOf(o));
+    auto opened = agent::TrajectoryStore::open(storePathOr(o.store));
     if (!opened)
         return opened.error().message;
     agent::TrajectoryStore& store = *opened.value();

@@ -9,33 +9,29 @@
 #include <nlohmann/json.hpp>
 
 namespace kwb::cli {
-namespace {
 
 std::string storePathOr(const std::string& path) {
     return path.empty() ? agent::TrajectoryStore::defaultPath() : path;
 }
 
+void failCommand(const std::string& message) {
+    std::cerr << "kwb: " << message << "\n";
+    throw CLI::RuntimeError(kExitFailure);
+}
+
+std::unique_ptr<agent::TrajectoryStore> openStoreOrExit(const std::string& path) {
+    return orFail(agent::TrajectoryStore::open(storePathOr(path)));
+}
+
+namespace {
+
 std::unique_ptr<agent::TrajectoryStore> openStore(const std::string& path) {
-    auto opened = agent::TrajectoryStore::open(storePathOr(path));
-    if (!opened) {
-        std::cerr << "kwb: " << opened.error().message << "\n";
-        throw CLI::RuntimeError(kExitFailure);
-    }
-    std::unique_ptr<agent::TrajectoryStore> store = std::move(opened).value();
+    std::unique_ptr<agent::TrajectoryStore> store = openStoreOrExit(path);
     // A run killed halfway left its episode "running": it is shown as what it is.
     if (auto closed = store->closeAbandoned(); closed && !closed.value().empty())
         std::cerr << "kwb: closed " << closed.value().size()
                   << " episode(s) whose process ended while running them\n";
     return store;
-}
-
-template <typename T>
-T orFail(agent::StoreResult<T> result) {
-    if (!result) {
-        std::cerr << "kwb: " << result.error().message << "\n";
-        throw CLI::RuntimeError(kExitFailure);
-    }
-    return std::move(result).value();
 }
 
 } // namespace
@@ -77,15 +73,11 @@ void addEpisodesCommand(CLI::App& app) {
         auto s = openStore(*store);
         agent::EpisodeFilter all;
         all.limit = 0;
-        std::vector<agent::RolloutEpisode> episodes;
-        for (const auto& e : orFail(s->listEpisodes(all)))
+        std::vector<agent::EpisodeRecord> chosen;
+        for (auto& e : orFail(s->listEpisodes(all)))
             if (e.task.starts_with(*prefix) && (model->empty() || e.model == *model))
-                episodes.push_back(agent::RolloutEpisode::fromRecord(e));
-        const agent::RolloutMetrics computed = agent::computeMetrics(episodes);
-        if (*asJson)
-            std::cout << agent::toJson(computed).dump(2) << "\n";
-        else
-            printMetrics(std::cout, computed);
+                chosen.push_back(std::move(e));
+        printMetricsOf(std::cout, chosen, *asJson);
     });
 
     auto* show = cmd->add_subcommand("show", "One episode and its events");

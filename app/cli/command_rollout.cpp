@@ -1,4 +1,3 @@
-#include "agent/rollout/rollout_metrics.h"
 #include "agent/rollout/rollout_runner.h"
 #include "agent/rollout/run_export.h"
 #include "agent/session/steering.h"
@@ -15,10 +14,6 @@
 
 namespace kwb::cli {
 namespace {
-
-std::string storePathOr(const std::string& path) {
-    return path.empty() ? agent::TrajectoryStore::defaultPath() : path;
-}
 
 // Ctrl+C stops the rollout: episodes running end as stopped, and `kwb rollout resume` runs them
 // again. The handler only requests the stop; the workers see it.
@@ -175,17 +170,7 @@ void addRolloutCommands(CLI::App& app) {
     runs->require_subcommand(1);
     runs->add_option("--store", *store, "Trajectory store (default: the state folder)");
     runs->add_subcommand("list", "Runs, newest first")->callback([store] {
-        auto opened = agent::TrajectoryStore::open(storePathOr(*store));
-        if (!opened) {
-            std::cerr << "kwb: " << opened.error().message << "\n";
-            throw CLI::RuntimeError(kExitFailure);
-        }
-        auto listed = opened.value()->listRuns();
-        if (!listed) {
-            std::cerr << "kwb: " << listed.error().message << "\n";
-            throw CLI::RuntimeError(kExitFailure);
-        }
-        for (const auto& r : listed.value())
+        for (const auto& r : orFail(openStoreOrExit(*store)->listRuns()))
             std::cout << r.id << "\t" << r.status << "\t" << r.settings.value("model", "") << "\t"
                       << r.settings.value("episodes_per_task", 1) << " per task\t" << r.taskSet
                       << "\t" << r.createdAt << "\n";
@@ -206,11 +191,7 @@ void addRolloutCommands(CLI::App& app) {
     exporting->add_option("--min-reward", *minReward, "rft: the least reward kept (1)");
     exporting->add_option("--store", *exportStore, "Trajectory store (default: the state folder)");
     exporting->callback([exportRunId, format, exportOut, minReward, exportStore] {
-        auto opened = agent::TrajectoryStore::open(storePathOr(*exportStore));
-        if (!opened) {
-            std::cerr << "kwb: " << opened.error().message << "\n";
-            throw CLI::RuntimeError(kExitFailure);
-        }
+        auto opened = openStoreOrExit(*exportStore);
         agent::RunExportOptions options;
         options.format =
             agent::parseRunExportFormat(*format).value_or(agent::RunExportFormat::Jsonl);
@@ -218,18 +199,12 @@ void addRolloutCommands(CLI::App& app) {
         std::ofstream file;
         if (!exportOut->empty()) {
             file.open(*exportOut, std::ios::binary | std::ios::trunc);
-            if (!file) {
-                std::cerr << "kwb: cannot write " << *exportOut << "\n";
-                throw CLI::RuntimeError(kExitFailure);
-            }
+            if (!file)
+                failCommand("cannot write " + *exportOut);
         }
-        auto written = agent::exportRun(*opened.value(), *exportRunId, options,
-                                        exportOut->empty() ? std::cout : file);
-        if (!written) {
-            std::cerr << "kwb: " << written.error().message << "\n";
-            throw CLI::RuntimeError(kExitFailure);
-        }
-        std::cerr << "exported " << written.value() << " row(s)\n";
+        const std::size_t written = orFail(agent::exportRun(*opened, *exportRunId, options,
+                                                            exportOut->empty() ? std::cout : file));
+        std::cerr << "exported " << written << " row(s)\n";
     });
 
     auto* metrics = runs->add_subcommand("metrics", "The paper's metrics of one run, by level");
@@ -238,33 +213,13 @@ void addRolloutCommands(CLI::App& app) {
     metrics->add_option("run", *run, "Run id")->required();
     metrics->add_flag("--json", *asJson, "One JSON object: {\"overall\", \"by_level\"}");
     metrics->callback([store, run, asJson] {
-        auto opened = agent::TrajectoryStore::open(storePathOr(*store));
-        if (!opened) {
-            std::cerr << "kwb: " << opened.error().message << "\n";
-            throw CLI::RuntimeError(kExitFailure);
-        }
-        agent::TrajectoryStore& s = *opened.value();
-        (void)s.closeAbandoned();
-        if (auto loaded = s.loadRun(*run); !loaded) {
-            std::cerr << "kwb: " << loaded.error().message << "\n";
-            throw CLI::RuntimeError(kExitFailure);
-        }
+        auto s = openStoreOrExit(*store);
+        (void)s->closeAbandoned();
+        orFail(s->loadRun(*run));
         agent::EpisodeFilter filter;
         filter.runId = *run;
         filter.limit = 0;
-        auto listed = s.listEpisodes(filter);
-        if (!listed) {
-            std::cerr << "kwb: " << listed.error().message << "\n";
-            throw CLI::RuntimeError(kExitFailure);
-        }
-        std::vector<agent::RolloutEpisode> episodes;
-        for (const auto& e : listed.value())
-            episodes.push_back(agent::RolloutEpisode::fromRecord(e));
-        const agent::RolloutMetrics computed = agent::computeMetrics(episodes);
-        if (*asJson)
-            std::cout << agent::toJson(computed).dump(2) << "\n";
-        else
-            printMetrics(std::cout, computed);
+        printMetricsOf(std::cout, orFail(s->listEpisodes(filter)), *asJson);
     });
 }
 

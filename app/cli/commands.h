@@ -1,7 +1,14 @@
 #pragma once
 
+#include <memory>
+#include <string>
+#include <utility>
+
 namespace CLI {
 class App;
+}
+namespace kwb::agent {
+class TrajectoryStore;
 }
 
 namespace kwb::cli {
@@ -24,5 +31,21 @@ void addServeCommand(CLI::App& app);
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
+
+// The trajectory store every agent command reads and writes (command_episodes.cpp): `path`, or
+// TrajectoryStore::defaultPath() when it is empty.
+std::string storePathOr(const std::string& path);
+// Opens it, or prints why not and ends the command with kExitFailure.
+std::unique_ptr<agent::TrajectoryStore> openStoreOrExit(const std::string& path);
+// Prints "kwb: <message>" and ends the command with kExitFailure.
+[[noreturn]] void failCommand(const std::string& message);
+
+// The value of a store call, or its error printed and the command ended (kExitFailure).
+template <typename Result>
+auto orFail(Result result) {
+    if (!result)
+        failCommand(result.error().message);
+    return std::move(result).value();
+}
 
 } // namespace kwb::cli

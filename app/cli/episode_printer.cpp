@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace kwb::cli {
 namespace {
@@ -98,15 +99,27 @@ void row(std::ostream& out, const std::string& name, const agent::MetricsGroup& 
         << g.infrastructureErrors << "\n";
 }
 
-} // namespace
-
-void printMetrics(std::ostream& out, const agent::RolloutMetrics& metrics) {
+void printMetricsTable(std::ostream& out, const agent::RolloutMetrics& metrics) {
     out << "level\tepisodes\tscored\tpass\t>eager\t>compile\tgeomean/eager\tgeomean/compile\t"
            "fast_1/1.05/1.5/2 vs compile\tmean reward\thack flags\tturns\ttokens\tcost\t"
            "GPU s/eval\tinfra errors\n";
     for (const auto& [level, group] : metrics.byLevel)
         row(out, level == 0 ? "none" : std::to_string(level), group);
     row(out, "all", metrics.overall);
+}
+
+} // namespace
+
+void printMetricsOf(std::ostream& out, const std::vector<agent::EpisodeRecord>& episodes,
+                    bool asJson) {
+    std::vector<agent::RolloutEpisode> summaries;
+    for (const agent::EpisodeRecord& e : episodes)
+        summaries.push_back(agent::RolloutEpisode::fromRecord(e));
+    const agent::RolloutMetrics metrics = agent::computeMetrics(summaries);
+    if (asJson)
+        out << agent::toJson(metrics).dump(2) << "\n";
+    else
+        printMetricsTable(out, metrics);
 }
 
 } // namespace kwb::cli

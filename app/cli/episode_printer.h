@@ -4,6 +4,7 @@
 #include "agent/store/episode_record.h"
 
 #include <ostream>
+#include <vector>
 
 namespace kwb::cli {
 
@@ -14,8 +15,9 @@ void printEvent(std::ostream& out, const agent::EpisodeEvent& event);
 // The episode's row: id, status, reward, task, model, turns, tokens, times.
 void printEpisodeSummary(std::ostream& out, const agent::EpisodeRecord& episode);
 
-// The rollout metrics of a set of episodes as a table: one row per level, then all together
-// (`kwb episodes metrics`, `kwb runs metrics`).
-void printMetrics(std::ostream& out, const agent::RolloutMetrics& metrics);
+// The rollout metrics of `episodes` (`kwb episodes metrics`, `kwb runs metrics`): a table, one
+// row per level and then all together, or with `asJson` one object {"overall", "by_level"}.
+void printMetricsOf(std::ostream& out, const std::vector<agent::EpisodeRecord>& episodes,
+                    bool asJson);
 
 } // namespace kwb::cli
