@@ -5,10 +5,10 @@
 #include "engine/system/python_environment.h"
 #include "engine/tasks/parquet_task_rows.h"
 #include "engine/tasks/task_set.h"
+#include "engine/workspace/contained_files.h"
 
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -49,30 +49,6 @@ fs::path taskFileFor(const std::string& id) {
         out = "task";
     out += ".py";
     return out;
-}
-
-bool writeIfChanged(const fs::path& path, const std::string& text, std::string& error) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec) {
-        error = "cannot create " + path.parent_path().string() + ": " + ec.message();
-        return false;
-    }
-    {
-        std::ifstream in(path, std::ios::binary);
-        if (in) {
-            std::string existing((std::istreambuf_iterator<char>(in)), {});
-            if (existing == text)
-                return true;
-        }
-    }
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) {
-        error = "cannot write " + path.string();
-        return false;
-    }
-    return true;
 }
 
 struct Item {
@@ -180,7 +156,7 @@ RolloutOutcome RolloutRunner::start(const RolloutConfig& config, const Observer&
         return out;
     }
     opened.value().reset();
-    return execute(created.value().id, config, observer, stop);
+    return execute(created.value().id, config, set.set, observer, stop);
 }
 
 RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std::stop_token stop) {
@@ -197,21 +173,25 @@ RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std:
     }
     RolloutConfig config = rolloutSettingsFromJson(loaded.value().settings);
     config.taskSetPath = loaded.value().taskSet;
+    const TaskSetLoad set = loadRunTaskSet(config, storePath_);
+    if (!set.ok) {
+        out.error = set.error;
+        return out;
+    }
+    if (!loaded.value().taskSetHash.empty() && loaded.value().taskSetHash != set.set.contentHash) {
+        out.error = "the task set at " + config.taskSetPath +
+                    " changed since the run was made (its content hash differs)";
+        return out;
+    }
     (void)opened.value()->setRunStatus(runId, "running");
     opened.value().reset();
-    return execute(runId, config, observer, stop);
+    return execute(runId, config, set.set, observer, stop);
 }
 
-RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
+RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, const TaskSet& set,
                                       const Observer& observer, std::stop_token stop) {
     RolloutOutcome out;
     out.run = runId;
-    const TaskSetLoad loaded = loadRunTaskSet(config, storePath_);
-    if (!loaded.ok) {
-        out.error = loaded.error;
-        return out;
-    }
-    const TaskSet& set = loaded.set;
     auto opened = TrajectoryStore::open(storePath_);
     if (!opened) {
         out.error = opened.error().message;
@@ -221,23 +201,22 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
     // Episodes of this run whose process died (a killed rollout) are closed first: their items
     // run again.
     (void)store.closeAbandoned();
-    auto recordedRun = store.loadRun(runId);
-    if (recordedRun && !recordedRun.value().taskSetHash.empty() &&
-        recordedRun.value().taskSetHash != set.contentHash) {
-        out.error = "the task set at " + config.taskSetPath +
-                    " changed since the run was made (its content hash differs)";
-        return out;
-    }
 
     // The task files the episodes read, written once per run beside the store.
     const fs::path runDir = fs::absolute(fs::path(storePath_)).parent_path() / "runs" /
                             ("run-" + std::to_string(runId));
     std::vector<fs::path> taskFiles;
+    std::error_code ec;
+    fs::create_directories(runDir, ec);
     for (const TaskSetEntry& task : set.tasks) {
-        taskFiles.push_back(runDir / "tasks" / taskFileFor(task.id));
+        const std::string relative = (fs::path("tasks") / taskFileFor(task.id)).string();
+        taskFiles.push_back(runDir / relative);
+        // A resumed run finds its files unchanged and leaves them.
+        if (readFileInside(runDir, relative) == task.source)
+            continue;
         std::string error;
-        if (!writeIfChanged(taskFiles.back(), task.source, error)) {
-            out.error = error;
+        if (!writeFileInside(runDir, relative, task.source, &error)) {
+            out.error = "cannot write " + taskFiles.back().string() + ": " + error;
             return out;
         }
     }
@@ -274,7 +253,6 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
             else
                 queue.push_back({t, sample, failures});
         }
-    opened.value().reset();
 
     // One evaluation service for the run: warm workers and baselines shared, one timing lane.
     auto evaluations = std::make_shared<EvaluationService>(EvaluationServiceConfig{
@@ -337,9 +315,8 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
             }
             if (observer) {
                 RolloutProgress progress{runId, out.planned, out.done, out.gaveUp, {}};
-                if (auto opened = TrajectoryStore::open(storePath_))
-                    if (auto record = opened.value()->loadEpisode(result.id))
-                        progress.last = record.value();
+                if (auto record = store.loadEpisode(result.id))
+                    progress.last = record.value();
                 observer(progress);
             }
         }
@@ -350,8 +327,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config,
             workers.emplace_back(worker);
     }
     out.status = stop.stop_requested() ? "stopped" : "finished";
-    if (auto reopened = TrajectoryStore::open(storePath_))
-        (void)reopened.value()->setRunStatus(runId, out.status);
+    (void)store.setRunStatus(runId, out.status);
     return out;
 }
 

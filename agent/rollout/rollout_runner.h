@@ -3,6 +3,7 @@
 #include "agent/llm/provider_settings.h"
 #include "agent/store/trajectory_store.h"
 #include "engine/evaluation/evaluator.h"
+#include "engine/tasks/task_set.h"
 
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -64,8 +65,8 @@ public:
     RolloutOutcome resume(RunId run, const Observer& observer, std::stop_token stop);
 
 private:
-    RolloutOutcome execute(RunId run, const RolloutConfig& config, const Observer& observer,
-                           std::stop_token stop);
+    RolloutOutcome execute(RunId run, const RolloutConfig& config, const TaskSet& set,
+                           const Observer& observer, std::stop_token stop);
 
     std::string storePath_;
 };
