@@ -22,21 +22,6 @@ int levelFromPath(const std::string& task) {
     return std::regex_search(task, match, level) ? std::stoi(match[2].str()) : 0;
 }
 
-bool isScored(const RolloutEpisode& e) {
-    switch (e.status) {
-    case EpisodeStatus::Finished:
-    case EpisodeStatus::Failed:
-        return true;
-    case EpisodeStatus::Stopped:
-        return e.endCause != "user_stop" && e.endCause != "stopped_in_final_evaluation";
-    case EpisodeStatus::Running:
-    case EpisodeStatus::Cancelled:
-    case EpisodeStatus::InfrastructureError:
-        break;
-    }
-    return false;
-}
-
 double share(int count, int of) {
     return of > 0 ? static_cast<double>(count) / of : 0.0;
 }
@@ -70,7 +55,7 @@ MetricsGroup summarize(const std::vector<const RolloutEpisode*>& episodes) {
             gpuSum += *e->gpuSeconds;
             ++gpuEvaluations;
         }
-        if (!isScored(*e))
+        if (!isScoredOutcome(e->status, e->endCause))
             continue;
         ++g.scored;
         const double reward = e->reward.value_or(-1.0);
@@ -129,6 +114,21 @@ json fastPJson(const std::map<double, double>& shares) {
 }
 
 } // namespace
+
+bool isScoredOutcome(EpisodeStatus status, const std::string& endCause) {
+    switch (status) {
+    case EpisodeStatus::Finished:
+    case EpisodeStatus::Failed:
+        return true;
+    case EpisodeStatus::Stopped:
+        return endCause != "user_stop" && endCause != "stopped_in_final_evaluation";
+    case EpisodeStatus::Running:
+    case EpisodeStatus::Cancelled:
+    case EpisodeStatus::InfrastructureError:
+        break;
+    }
+    return false;
+}
 
 RolloutEpisode RolloutEpisode::fromRecord(const EpisodeRecord& record, std::optional<int> level) {
     RolloutEpisode e;

@@ -33,6 +33,12 @@ struct RolloutEpisode {
     static RolloutEpisode fromRecord(const EpisodeRecord& record, std::optional<int> level = {});
 };
 
+// Whether an ended episode's outcome is the policy's, so that it counts in the metrics and
+// settles its item of a rollout (a resume does not run it again): finished, failed, or stopped
+// by the loop itself (stuck); not running, cancelled, an infrastructure error, or stopped by
+// the user.
+bool isScoredOutcome(EpisodeStatus status, const std::string& endCause);
+
 // The paper's metrics over a set of episodes. Definitions:
 //  - scored episodes: ended ones whose outcome is the policy's: not running, not an
 //    infrastructure error, not cancelled, not stopped by the user. A scored episode without a

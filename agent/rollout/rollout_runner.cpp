@@ -1,5 +1,6 @@
 #include "agent/rollout/rollout_runner.h"
 
+#include "agent/rollout/rollout_metrics.h"
 #include "agent/session/agent_session.h"
 #include "engine/service/evaluation_service.h"
 #include "engine/system/python_environment.h"
@@ -18,12 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// An episode that settles its item: its outcome is the policy's. Stopped, cancelled, abandoned
-// and infrastructure-error episodes leave the item to run again.
-bool settles(EpisodeStatus status) {
-    return status == EpisodeStatus::Finished || status == EpisodeStatus::Failed;
-}
 
 // A task id as a relative file path: its folders kept ("level1/19_ReLU"), anything else that
 // could leave the folder or confuse a shell replaced.
@@ -235,7 +230,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
     for (const EpisodeRecord& e : episodes.value()) {
         const std::string key =
             itemKey(e.settings.value("run_task", ""), e.settings.value("run_sample", -1));
-        if (settles(e.status))
+        if (isScoredOutcome(e.status, e.endCause))
             settled[key] = true;
         else if (e.status == EpisodeStatus::InfrastructureError)
             ++infrastructureFailures[key];
@@ -305,7 +300,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
                     out.error = prepared ? result.message : prepared.error;
                 continue;
             }
-            if (settles(result.status)) {
+            if (isScoredOutcome(result.status, result.cause)) {
                 ++out.done;
             } else if (result.status == EpisodeStatus::InfrastructureError) {
                 if (item.attempt < config.infrastructureRetries)

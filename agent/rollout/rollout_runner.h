@@ -51,8 +51,9 @@ struct RolloutOutcome {
 // AgentSession like `kwb agent` (one evaluation service shared by all). The run and its settings
 // are recorded first; every episode carries run_id / run_task / run_sample from its creation, so
 // resume() finds exactly what is done after any crash: an item (task, sample) is done once it
-// has an episode that finished or failed; episodes that were stopped, abandoned or ended in an
-// infrastructure error are run again (the latter at most `infrastructureRetries` times).
+// has an episode whose outcome is the policy's (isScoredOutcome: finished, failed, or stopped as
+// stuck), the same episodes the metrics count; episodes stopped by the user, abandoned or ended
+// in an infrastructure error are run again (the latter at most `infrastructureRetries` times).
 class RolloutRunner {
 public:
     using Observer = std::function<void(const RolloutProgress&)>;

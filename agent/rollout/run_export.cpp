@@ -1,6 +1,7 @@
 #include "agent/rollout/run_export.h"
 
 #include "agent/rollout/group_advantages.h"
+#include "agent/rollout/rollout_metrics.h"
 #include "agent/store/episode_export.h"
 #include "agent/tools/default_tools.h"
 #include "agent/tools/tool_registry.h"
@@ -87,10 +88,6 @@ Conversation conversationOf(const std::vector<EpisodeEvent>& events) {
     return c;
 }
 
-bool settled(const EpisodeRecord& e) {
-    return e.status == EpisodeStatus::Finished || e.status == EpisodeStatus::Failed;
-}
-
 } // namespace
 
 std::optional<RunExportFormat> parseRunExportFormat(const std::string& name) {
@@ -167,7 +164,7 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
     std::vector<GroupSample> samples;
     std::vector<EpisodeId> sampled;
     for (const EpisodeRecord& e : episodes)
-        if (settled(e)) {
+        if (isScoredOutcome(e.status, e.endCause)) {
             samples.push_back({e.settings.value("run_task", e.task), e.reward.value_or(-1.0)});
             sampled.push_back(e.id);
         }
@@ -178,7 +175,7 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
 
     const json tools = toolFunctions();
     for (const EpisodeRecord& e : episodes) {
-        if (!settled(e))
+        if (!isScoredOutcome(e.status, e.endCause))
             continue;
         const double reward = e.reward.value_or(-1.0);
         if (options.format == RunExportFormat::Rft && reward < options.minReward)

@@ -191,6 +191,18 @@ TEST(RolloutMetrics, ALevelFromTheTaskSetWinsOverThePath) {
     EXPECT_EQ(RolloutEpisode::fromRecord(r).level, 0);
 }
 
+TEST(RolloutMetrics, AnEpisodeTheLoopStoppedAsStuckIsThePolicysOutcomeAUserStopIsNot) {
+    // One definition serves the metrics, the rollout's resume and the exports.
+    EXPECT_TRUE(isScoredOutcome(EpisodeStatus::Finished, "model_stopped"));
+    EXPECT_TRUE(isScoredOutcome(EpisodeStatus::Failed, "malformed_replies"));
+    EXPECT_TRUE(isScoredOutcome(EpisodeStatus::Stopped, "stuck"));
+    EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Stopped, "user_stop"));
+    EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Stopped, "stopped_in_final_evaluation"));
+    EXPECT_FALSE(isScoredOutcome(EpisodeStatus::InfrastructureError, "abandoned"));
+    EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Cancelled, ""));
+    EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Running, ""));
+}
+
 TEST(GroupAdvantages, AreNormalisedWithinEachGroupInInputOrder) {
     const auto a = groupAdvantages({{"a", 3}, {"b", 1}, {"a", 1}, {"a", -1}, {"b", 1}, {"a", 1}});
     ASSERT_EQ(a.size(), 6u);
