@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Wall time of `kwb eval --fast` from the shell through `kwb serve` and in the calling process,
-# on the KernelBench-style pair in tests/data/pair (plain PyTorch: no extension build).
-#   bench/serve_latency.sh [KWB] [DEVICE] [REPEATS]
+# Wall time of `kwb eval` from the shell through `kwb serve` and in the calling process.
+#   bench/serve_latency.sh [KWB] [DEVICE] [REPEATS] [TARGET]
+# TARGET pair (default): `kwb eval --fast` on the KernelBench-style pair in tests/data/pair (plain
+#   PyTorch: no extension build), through the daemon and without it.
+# TARGET workspace: the bundled 01_gelu task in the CUDA-Agent layout with its solution; before
+#   every call one line of kernels/gelu.cu changes (a constant's spelling), so each call rebuilds
+#   the extension: `kwb eval --fast` (the instant loop) and plain `kwb eval` (the full evaluation),
+#   both through the daemon.
 set -eu
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kwb="${1:-$repo/build/release/app/cli/kwb}"
 device="${2:-cpu}"
 repeats="${3:-5}"
+target="${4:-pair}"
 export XDG_RUNTIME_DIR="$(mktemp -d)"
 chmod 700 "$XDG_RUNTIME_DIR"
 export KWB_RESOURCES="${KWB_RESOURCES:-$repo/resources}"
@@ -15,7 +21,7 @@ pair=("$repo/tests/data/pair/reference.py" --candidate "$repo/tests/data/pair/ca
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ), host: $(nproc) cores, kwb: $("$kwb" --version | head -n1)"
 echo "| call | serve | wall s | record total s | stages |"
 echo "|---|---|---|---|---|"
-for mode in on $(for _ in $(seq "$repeats"); do echo on; done) $(for _ in $(seq "$repeats"); do echo off; done); do
+[ "$target" = pair ] && for mode in on $(for _ in $(seq "$repeats"); do echo on; done) $(for _ in $(seq "$repeats"); do echo off; done); do
     start=$(date +%s.%N)
     "$kwb" eval "${pair[@]}" --serve "$mode" >"$XDG_RUNTIME_DIR/r.json" 2>/dev/null || true
     end=$(date +%s.%N)
@@ -25,5 +31,28 @@ r = json.load(open(sys.argv[1]))
 wall = float(sys.argv[4]) - float(sys.argv[3])
 stages = " ".join("%s %.2f" % (s["name"], s["seconds"]) for s in r["stages"])
 print("| eval | %s | %.2f | %.2f | %s |" % (sys.argv[2], wall, r["total_seconds"], stages))
+PY
+done
+
+[ "$target" = workspace ] || exit 0
+ws="$XDG_RUNTIME_DIR/gelu"
+"$kwb" workspace init "$repo/resources/tasks/01_gelu.py" "$ws" --with-solution >/dev/null
+edit=0
+for mode in fast $(for _ in $(seq "$repeats"); do echo fast; done) full $(for _ in $(seq "$repeats"); do echo full; done); do
+    # One line changes: the same constant, spelled with one more trailing zero each time.
+    edit=$((edit + 1))
+    zeros=$(printf '0%.0s' $(seq "$edit"))
+    sed -i -E "s/(kSqrt2OverPi = 0\.7978845608028654)0*f/\1${zeros}f/" "$ws/kernels/gelu.cu"
+    flag=()
+    [ "$mode" = fast ] && flag=(--fast)
+    start=$(date +%s.%N)
+    "$kwb" eval "$ws" --device "$device" --json "${flag[@]}" --serve on >"$XDG_RUNTIME_DIR/r.json" 2>/dev/null || true
+    end=$(date +%s.%N)
+    python3 - "$XDG_RUNTIME_DIR/r.json" "$mode" "$start" "$end" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+wall = float(sys.argv[4]) - float(sys.argv[3])
+stages = " ".join("%s %.2f" % (s["name"], s["seconds"]) for s in r["stages"])
+print("| %s edit | reward %s | %.2f | %.2f | %s |" % (sys.argv[2], r.get("reward"), wall, r["total_seconds"], stages))
 PY
 done

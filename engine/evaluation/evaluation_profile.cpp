@@ -40,6 +40,7 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
     options.timingBudget = defaults.timingBudget;
     options.l2Flush = defaults.l2Flush;
     options.reward.decideOnInterval = defaults.reward.decideOnInterval;
+    options.reward.statistic = defaults.reward.statistic;
     switch (profile) {
     case EvaluationProfile::CudaAgent:
         break;
@@ -53,7 +54,9 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
         options.rounds = 1;
         options.maxRounds = 1;
         options.l2Flush = true;
-        // KernelBench compares the two medians; one round has no interval to decide on.
+        // KernelBench's runtime is the mean of its trials; one round has no interval to
+        // decide on.
+        options.reward.statistic = TimingStatistic::Mean;
         options.reward.decideOnInterval = false;
         break;
     case EvaluationProfile::Rl:

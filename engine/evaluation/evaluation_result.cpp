@@ -36,6 +36,22 @@ std::string toString(FlagSeverity severity) {
     return "warning";
 }
 
+std::string toString(TimingStatistic statistic) {
+    return statistic == TimingStatistic::Mean ? "mean" : "median";
+}
+
+std::optional<TimingStatistic> timingStatisticFrom(const std::string& name) {
+    if (name == "median")
+        return TimingStatistic::Median;
+    if (name == "mean")
+        return TimingStatistic::Mean;
+    return std::nullopt;
+}
+
+double statisticOf(const TimingStats& stats, TimingStatistic statistic) {
+    return statistic == TimingStatistic::Mean ? stats.meanMs : stats.medianMs;
+}
+
 namespace {
 
 StageStatus stageStatusFrom(const std::string& text) {
@@ -239,7 +255,8 @@ json toJson(const EvaluationResult& r) {
               {"modified", r.profileModified},
               {"atol", r.atol},
               {"rtol", r.rtol},
-              {"dtype_tolerances", r.dtypeTolerances}}},
+              {"dtype_tolerances", r.dtypeTolerances},
+              {"speedup_statistic", toString(r.speedupStatistic)}}},
             {"outputs", outputs},
             {"timings",
              {{"eager", toJson(r.eager)},
@@ -316,6 +333,9 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
         r.atol = jsonField<double>(rules, "atol", 0.0);
         r.rtol = jsonField<double>(rules, "rtol", 0.0);
         r.dtypeTolerances = jsonField<std::map<std::string, double>>(rules, "dtype_tolerances", {});
+        r.speedupStatistic =
+            timingStatisticFrom(jsonField<std::string>(rules, "speedup_statistic", "median"))
+                .value_or(TimingStatistic::Median);
         for (const auto& o : j.value("outputs", json::array()))
             r.outputErrors.push_back(outputErrorFromJson(o));
         const json timings = j.value("timings", json::object());

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,12 @@ struct TimingStats {
     double spreadPercent() const { return medianMs > 0 ? 100.0 * stdevMs / medianMs : 0.0; }
 };
 
+// The statistic of a variant's timed calls that speed-ups compare.
+enum class TimingStatistic { Median, Mean };
+std::string toString(TimingStatistic statistic); // "median", "mean"
+std::optional<TimingStatistic> timingStatisticFrom(const std::string& name);
+double statisticOf(const TimingStats& stats, TimingStatistic statistic);
+
 enum class FlagSeverity { Info, Warning, Strict };
 std::string toString(FlagSeverity severity);
 
@@ -117,6 +124,7 @@ struct EvaluationResult {
     double atol = 0.0;
     double rtol = 0.0;
     std::map<std::string, double> dtypeTolerances;
+    TimingStatistic speedupStatistic = TimingStatistic::Median; // what the speed-ups compare
 
     int checksRun = 0;
     int checksPassed = 0;
@@ -126,9 +134,11 @@ struct EvaluationResult {
     TimingStats compiledBaseline; // torch.compile
     TimingStats candidate;
     bool baselinesFromCache = false;
-    double speedupVsEager = 0.0;   // eager median / candidate median; 0 when not measured
-    double speedupVsCompile = 0.0; // compile median / candidate median; 0 when unavailable
-    double intervalLevel = 0.0;    // e.g. 0.90 for the intervals below
+    // Eager's and torch.compile's time over the candidate's, by speedupStatistic; 0 when not
+    // measured or unavailable.
+    double speedupVsEager = 0.0;
+    double speedupVsCompile = 0.0;
+    double intervalLevel = 0.0; // e.g. 0.90 for the intervals below
     SpeedupInterval intervalVsEager;
     SpeedupInterval intervalVsCompile;
 

@@ -489,12 +489,14 @@ bool speedConfirmedFromOutside(const EvaluationResult& r) {
 }
 
 void computeSpeedups(EvaluationResult& r) {
-    if (!r.candidate.available || r.candidate.medianMs <= 0)
+    const TimingStatistic statistic = r.speedupStatistic;
+    const double candidate = statisticOf(r.candidate, statistic);
+    if (!r.candidate.available || candidate <= 0)
         return;
     if (r.eager.available)
-        r.speedupVsEager = r.eager.medianMs / r.candidate.medianMs;
+        r.speedupVsEager = statisticOf(r.eager, statistic) / candidate;
     if (r.compiledBaseline.available)
-        r.speedupVsCompile = r.compiledBaseline.medianMs / r.candidate.medianMs;
+        r.speedupVsCompile = statisticOf(r.compiledBaseline, statistic) / candidate;
     const bool confirmed = speedConfirmedFromOutside(r);
     if (r.speedupVsEager > kImplausibleSpeedup) {
         // Real kernels rarely beat torch by this much, exploits often do: without outside
@@ -637,6 +639,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     r.atol = options.atol;
     r.rtol = options.rtol;
     r.dtypeTolerances = options.dtypeTolerances;
+    r.speedupStatistic = options.reward.statistic;
     const bool workspaceMode =
         target.workspace == fs::path(target.referencePath).parent_path().string() &&
         fs::path(target.referencePath).filename() == "model.py" && isWorkspace(target.workspace);

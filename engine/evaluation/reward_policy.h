@@ -9,6 +9,10 @@ namespace kwb {
 // speed-up above the threshold (1.05: more than 5% faster).
 struct RewardPolicy {
     double speedupThreshold = 1.05;
+    // Which of each variant's timed calls' statistics a speed-up compares: medians (robust to
+    // the odd slow call: our default) or means (KernelBench's runtime is the mean of its
+    // trials, so its profile compares means to agree with it).
+    TimingStatistic statistic = TimingStatistic::Median;
     // A milestone counts only when the speed-up's interval (EvaluationResult::intervalVsEager,
     // intervalVsCompile) lies wholly above the threshold, and the profile stage times more rounds
     // while it straddles it: a kernel within noise of the threshold gets the same reward every

@@ -130,7 +130,8 @@ json toJson(const EvaluationOptions& o) {
             {"collect_timeline", o.collectTimeline},
             {"timeline_record_path", o.timelineRecordPath},
             {"speedup_threshold", o.reward.speedupThreshold},
-            {"decide_on_interval", o.reward.decideOnInterval}};
+            {"decide_on_interval", o.reward.decideOnInterval},
+            {"speedup_statistic", toString(o.reward.statistic)}};
 }
 
 bool targetFromJson(const json& j, EvaluationTarget& target, std::string* error) {
@@ -207,6 +208,12 @@ bool optionsFromJson(const json& j, EvaluationOptions& o, std::string* error) {
     r.text("timeline_record_path", o.timelineRecordPath);
     r.number("speedup_threshold", o.reward.speedupThreshold, 1.0, 100.0);
     r.flag("decide_on_interval", o.reward.decideOnInterval);
+    std::string statistic = toString(o.reward.statistic);
+    r.text("speedup_statistic", statistic);
+    if (const auto parsed = timingStatisticFrom(statistic))
+        o.reward.statistic = *parsed;
+    else
+        r.fail("speedup_statistic", "is not median or mean");
     return finish(r, error);
 }
 

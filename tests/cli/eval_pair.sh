@@ -19,6 +19,12 @@ assert pair["correct"] is True, pair["failure"]
 assert pair["rules"]["profile"] == "kernelbench" and pair["rules"]["modified"] is True, pair["rules"]
 assert pair["rules"]["dtype_tolerances"]["float32"] == 1e-4, pair["rules"]
 assert pair["checks"]["run"] == 2, pair["checks"]  # an explicit option beats the profile's 5
+# KernelBench's runtime is the mean of its trials: the pair's speed-up compares means.
+assert pair["rules"]["speedup_statistic"] == "mean", pair["rules"]
+t = pair["timings"]
+expected = t["eager"]["mean_ms"] / t["candidate"]["mean_ms"]
+assert abs(pair["speedup"]["vs_eager"] - expected) <= 1e-9 * expected, (pair["speedup"], expected)
+assert agent["rules"]["speedup_statistic"] == "median", agent["rules"]
 assert agent["rules"]["profile"] == "cuda-agent" and agent["rules"]["modified"] is True, agent["rules"]
 assert (agent["rules"]["atol"], agent["rules"]["rtol"], agent["rules"]["dtype_tolerances"]) == (0.01, 0.01, {})
 stages = sum(s["seconds"] for s in pair["stages"])

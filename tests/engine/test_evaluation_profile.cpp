@@ -24,6 +24,8 @@ TEST(EvaluationProfile, KernelBenchTakesItsTolerancePerPrecisionAndTrialCounts) 
     EXPECT_EQ(options.checks, 5);
     EXPECT_EQ(options.iterations * options.maxRounds, 100);
     EXPECT_TRUE(options.l2Flush);
+    // KernelBench's runtime is the mean of its trials.
+    EXPECT_EQ(options.reward.statistic, TimingStatistic::Mean);
 }
 
 TEST(EvaluationProfile, SwitchingProfilesLeavesNothingOfThePreviousOne) {
@@ -36,6 +38,7 @@ TEST(EvaluationProfile, SwitchingProfilesLeavesNothingOfThePreviousOne) {
     EXPECT_EQ(options.rtol, 1e-2);
     EXPECT_EQ(options.iterations, defaults.iterations);
     EXPECT_EQ(options.maxRounds, defaults.maxRounds);
+    EXPECT_EQ(options.reward.statistic, TimingStatistic::Median);
 }
 
 TEST(EvaluationProfile, RlKeepsTheVerdictRulesWithASmallerTimingBudget) {

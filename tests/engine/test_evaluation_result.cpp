@@ -125,6 +125,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.candidate.roundMediansMs = {1.0, 0.98, 1.01};
     r.intervalLevel = 0.9;
     r.intervalVsEager = {true, 1.9, 2.1};
+    r.speedupStatistic = TimingStatistic::Mean;
     nlohmann::json j = toJson(r);
     EvaluationResult back;
     std::string error;
@@ -147,6 +148,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     EXPECT_EQ(back.integrity.externalAllowedMs, 3.5);
     EXPECT_EQ(back.integrity.externalWaitingMs, 2.25);
     EXPECT_EQ(back.integrity.externalExcusedWaitMs, 0.75);
+    EXPECT_EQ(back.speedupStatistic, TimingStatistic::Mean);
     EXPECT_EQ(j["version"], EvaluationResult::kFormatVersion);
 }
 

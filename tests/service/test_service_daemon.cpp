@@ -42,6 +42,7 @@ TEST(EvaluationRequestJson, EveryOptionCrossesUnchanged) {
     EXPECT_EQ(received.evaluationProfile, EvaluationProfile::KernelBench);
     EXPECT_EQ(received.dtypeTolerances.at("float32"), sent.dtypeTolerances.at("float32"));
     EXPECT_EQ(received.seed, sent.seed);
+    EXPECT_EQ(received.reward.statistic, TimingStatistic::Mean);
 
     EvaluationTarget target;
     ASSERT_TRUE(
@@ -60,6 +61,7 @@ TEST(EvaluationRequestJson, AMalformedValueIsNamedNotDefaulted) {
         {{{"stage_timeout_s", 0}}, "stage_timeout_s"},
         {{{"dtype_tolerances", {{"float32", "tiny"}}}}, "dtype_tolerances.float32"},
         {{{"seed", -3}}, "seed"},
+        {{{"speedup_statistic", "mode"}}, "speedup_statistic"},
     };
     for (const auto& [options, key] : cases) {
         EvaluationOptions received;

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The evaluation service's evidence on a GPU host (issues 15 and 16), in parts that each fit one
+# device call of 10 minutes; run them back to back on one warm machine:
+#   bench/gpu_evaluation_service.sh integrity   build kwb and, meanwhile, the KernelBench pairs'
+#                                               extensions; every bundled solution evaluated
+#                                               (honest: must keep its reward); the GPU adversarial
+#                                               cases that hide work from the timer or the census
+#   bench/gpu_evaluation_service.sh agreement   the pairs against KernelBench's method
+#                                               (bench/kernelbench_agreement.py), then the edit
+#                                               latency through `kwb serve` (bench/serve_latency.sh)
+# Each part builds what it needs when the machine is fresh. Tables go to stdout, raw records to $OUT.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
+part="${1:-integrity}"
+out="${OUT:-/tmp/kwb-service}"
+mkdir -p "$out"
+# The pairs' folder must keep its path between parts: kwb's pair mode keys a candidate's
+# extension build by the candidate file's path.
+work="$build/kb-agreement"
+mkdir -p "$work"
+echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
+export KWB_RESOURCES="$repo/resources"
+kwb="$build/app/cli/kwb"
+
+build_kwb() {
+    local started=$(date +%s)
+    configure_gpu_host_build
+    cmake --build "$build" --target kwb kwb_cupti_inject kwb_adversarial_gpu_tests 2>&1 | grep -E "error|FAILED" | head -20
+    echo "build: $(($(date +%s) - started)) s"
+}
+
+# The bundled bubblewrap (tools/pack-host-deps.sh), as bench/gpu_integrity.sh uses it.
+if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
+    "$repo/.deps/sandbox/bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true 2>/dev/null; then
+    export KWB_BWRAP="$repo/.deps/sandbox/bwrap"
+fi
+echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
+
+case "$part" in
+integrity)
+    # The kwb build and the pairs' extension builds share the CPUs; nothing is timed meanwhile.
+    KWB_CACHE_DIR="$work/cache" timeout 400 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+        --out "$work" --jobs 7 --phases prebuild >"$out/prebuild.txt" 2>&1 &
+    prebuild=$!
+    build_kwb
+    wait "$prebuild"
+    tail -n 4 "$out/prebuild.txt"
+    timeout 330 python3 "$repo/bench/eval_bundled.py" --kwb "$kwb" --precompile 8 --edit-tasks 0 \
+        --iterations 40 --out "$out/bundled.json"
+    cd "$build" && timeout 150 ctest -L gpu -R "AdversarialGpu.*(side_stream|honest|report_scrub|records_|census_evasion|thread_hidden)" \
+        -j 4 --output-on-failure 2>&1 | grep -E "Passed|Failed|tests passed|failure_message|message:" ;;
+agreement)
+    [ -x "$kwb" ] || build_kwb
+    KWB_CACHE_DIR="$work/cache" timeout 470 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+        --out "$work" --phases "${KWB_PHASES:-prebuild,warm,measure,stability}" --repeats "${KWB_REPEATS:-20}"
+    cp "$work/agreement.jsonl" "$out/" 2>/dev/null
+    timeout 100 "$repo/bench/serve_latency.sh" "$kwb" cuda "${KWB_EDITS:-6}" workspace ;;
+*)
+    echo "unknown part: $part" >&2
+    exit 2 ;;
+esac

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""kwb's `kernelbench` and `rl` profiles against KernelBench's method on the same GPU, pair by
+pair: verdicts, speed-ups and evaluations per GPU-minute (issue 16's evidence).
+
+    bench/kernelbench_agreement.py --kwb build/gpu-host/app/cli/kwb --out DIR [--jobs 8]
+        [--only NAME,NAME] [--stability NAME --repeats 20] [--phases prebuild,warm,measure,stability]
+
+Phases (each appends to DIR/agreement.jsonl, the table is printed at the end):
+- prebuild: every candidate's load_inline extension is built, JOBS at a time, into the folder
+  kwb's pair mode builds it in ($KWB_CACHE_DIR/pairs/<hash of the candidate path>), which the
+  KernelBench method then shares: both sides time prebuilt extensions.
+- warm: one `kwb eval` per pair and profile, which times and caches eager and torch.compile
+  for the reference (a rollout pays that once per task); its wall time is reported apart.
+- measure: per pair, in turn, KernelBench's method in a fresh process (bench/kernelbench_method.py),
+  `kwb eval --profile kernelbench` and `kwb eval --profile rl`, each through the warm `kwb serve`;
+  wall time from the shell.
+- stability: one pair evaluated REPEATS times in each profile; the milestone each time.
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROFILES = ("kernelbench", "rl")
+
+
+def pair_dirs(root: str, only: set) -> list:
+    names = sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, "candidate.py")))
+    return [os.path.join(root, n) for n in names if not only or n in only]
+
+
+def build_dir(cache: str, candidate: str) -> str:
+    # kwb's pair mode: <cache>/pairs/<first 24 hex digits of sha256(candidate path)>.
+    return os.path.join(cache, "pairs", hashlib.sha256(candidate.encode()).hexdigest()[:24])
+
+
+def prebuild(pair: str, cache: str) -> dict:
+    candidate = os.path.join(pair, "candidate.py")
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=build_dir(cache, candidate), MAX_JOBS="2")
+    started = time.perf_counter()
+    code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('c', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m)")
+    done = subprocess.run([sys.executable, "-c", code, candidate], env=env, capture_output=True, text=True)
+    return {"phase": "prebuild", "pair": os.path.basename(pair), "ok": done.returncode == 0,
+            "seconds": time.perf_counter() - started, "error": done.stderr[-400:] if done.returncode else ""}
+
+
+def kwb_eval(kwb: str, pair: str, profile: str) -> dict:
+    started = time.perf_counter()
+    done = subprocess.run([kwb, "eval", os.path.join(pair, "reference.py"), "--candidate",
+                           os.path.join(pair, "candidate.py"), "--device", "cuda", "--profile", profile,
+                           "--json"], capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    try:
+        r = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {"wall_s": wall, "error": (done.stderr or done.stdout)[-600:]}
+    t = r.get("timings", {})
+    worst = max((o.get("max_abs_error", 0.0) for o in r.get("outputs", [])), default=None)
+    return {"wall_s": wall, "total_s": r.get("total_seconds"), "correct": r.get("correct"),
+            "reward": r.get("reward"), "verdict": r.get("verdict"),
+            "speedup": r.get("speedup", {}).get("vs_eager"),
+            "statistic": r.get("rules", {}).get("speedup_statistic"),
+            "eager_mean_ms": t.get("eager", {}).get("mean_ms"),
+            "eager_median_ms": t.get("eager", {}).get("median_ms"),
+            "candidate_mean_ms": t.get("candidate", {}).get("mean_ms"),
+            "candidate_median_ms": t.get("candidate", {}).get("median_ms"),
+            "baselines_from_cache": t.get("baselines_from_cache"),
+            "max_abs_error": worst,
+            "flags": [f"{f.get('severity', '')[:1]}:{f.get('code')}" for f in r.get("flags", [])],
+            "stages": {s["name"]: round(s["seconds"], 3) for s in r.get("stages", [])}}
+
+
+def kernelbench_method(pair: str, cache: str) -> dict:
+    candidate = os.path.join(pair, "candidate.py")
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=build_dir(cache, candidate))
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, os.path.join(HERE, "kernelbench_method.py"),
+                           os.path.join(pair, "reference.py"), candidate], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    try:
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return {"wall_s": wall, "error": done.stderr[-600:]}
+    r["wall_s"] = wall
+    return r
+
+
+def failed_builds(log: str) -> set:
+    return {e["pair"] for e in map(json.loads, open(log)) if e["phase"] == "prebuild" and not e["ok"]}
+
+
+def record(out, entry: dict) -> None:
+    out.write(json.dumps(entry) + "\n")
+    out.flush()
+
+
+def summarize(path: str) -> None:
+    entries = [json.loads(line) for line in open(path)]
+    measured = [e for e in entries if e["phase"] == "measure"]
+    if measured:
+        print("| pair | bug | KernelBench: correct, speed-up, max diff, wall s | kwb kernelbench: correct, reward, speed-up (mean), wall s | speed-up ratio | kwb rl: reward, speed-up (median), wall s |")
+        print("|---|---|---|---|---|---|")
+    agree = within = compared = 0
+    walls = {"kernelbench-method": [], "kernelbench": [], "rl": []}
+    ratios = []
+    for e in measured:
+        kb, kk, rl = e["kernelbench_method"], e["kernelbench"], e["rl"]
+        walls["kernelbench-method"].append(kb["wall_s"])
+        walls["kernelbench"].append(kk["wall_s"])
+        walls["rl"].append(rl["wall_s"])
+        same = kb.get("correct") == kk.get("correct")
+        agree += same
+        ratio = ""
+        if kb.get("speedup") and kk.get("speedup") and kb.get("correct") and kk.get("correct"):
+            r = kk["speedup"] / kb["speedup"]
+            ratios.append(r)
+            compared += 1
+            within += abs(r - 1) <= 0.05
+            ratio = f"{r:.3f}"
+
+        def num(v, fmt="{:.3f}"):
+            return fmt.format(v) if isinstance(v, (int, float)) else "-"
+        print(f"| {e['pair']} | {e['expect'].get('kind', '') if e['expect'].get('bug') else ''} "
+              f"| {kb.get('correct')}, {num(kb.get('speedup'))}, {num(kb.get('max_abs_diff'), '{:.1e}')}, {num(kb['wall_s'], '{:.1f}')} "
+              f"| {kk.get('correct')}, {kk.get('reward')}, {num(kk.get('speedup'))}, {num(kk['wall_s'], '{:.1f}')} "
+              f"| {ratio}{'' if same else ' VERDICTS DIFFER'} "
+              f"| {rl.get('reward')}, {num(rl.get('speedup'))}, {num(rl['wall_s'], '{:.1f}')} |")
+    if measured:
+        print()
+        print(f"verdicts identical: {agree} of {len(measured)}; speed-ups within 5%: {within} of {compared}"
+              + (f" (ratio kwb/KernelBench median {statistics.median(ratios):.3f}, min {min(ratios):.3f}, "
+                 f"max {max(ratios):.3f})" if ratios else ""))
+        for name, values in walls.items():
+            mean = statistics.fmean(values)
+            print(f"{name}: mean wall {mean:.2f} s per evaluation, p50 {statistics.median(values):.2f} s "
+                  f"-> {60 / mean:.1f} evaluations per GPU-minute")
+    warm = [e for e in entries if e["phase"] == "warm"]
+    if warm:
+        for profile in PROFILES:
+            values = [e["result"]["wall_s"] for e in warm if e["profile"] == profile]
+            if values:
+                print(f"first evaluation per pair ({profile}, times and caches eager and torch.compile): "
+                      f"mean {statistics.fmean(values):.1f} s")
+    builds = [e for e in entries if e["phase"] == "prebuild"]
+    if builds:
+        print(f"prebuild: {sum(b['ok'] for b in builds)} of {len(builds)} extensions built, "
+              f"mean {statistics.fmean(b['seconds'] for b in builds):.1f} s each")
+        for b in builds:
+            if not b["ok"]:
+                print(f"  {b['pair']}: {b['error'][-300:]}")
+    stable = [e for e in entries if e["phase"] == "stability"]
+    for profile in sorted({e["profile"] for e in stable}):
+        rewards = [e["result"].get("reward") for e in stable if e["profile"] == profile]
+        speedups = [e["result"].get("speedup") or 0 for e in stable if e["profile"] == profile]
+        top = max(set(rewards), key=rewards.count)
+        print(f"stability {stable[0]['pair']} {profile}: rewards {rewards}; the same milestone "
+              f"{rewards.count(top)} of {len(rewards)} times; speed-ups {min(speedups):.3f}-{max(speedups):.3f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kwb", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--phases", default="prebuild,warm,measure,stability")
+    parser.add_argument("--stability", default="gelu_tanh")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--summary-only", action="store_true")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    log = os.path.join(args.out, "agreement.jsonl")
+    if args.summary_only:
+        summarize(log)
+        return 0
+    cache = os.environ.setdefault("KWB_CACHE_DIR", os.path.join(args.out, "cache"))
+    pairs_root = os.path.join(args.out, "pairs")
+    if not os.path.isdir(pairs_root):
+        subprocess.run([sys.executable, os.path.join(HERE, "kernelbench_pairs.py"), pairs_root], check=True)
+    pairs = pair_dirs(pairs_root, set(filter(None, args.only.split(","))))
+    phases = args.phases.split(",")
+    # A part cut short by its time limit is continued by the next call: what is logged is kept.
+    done = set()
+    if os.path.exists(log):
+        for line in open(log):
+            entry = json.loads(line)
+            done.add((entry["phase"], entry["pair"], entry.get("profile", "")))
+    with open(log, "a") as out:
+        if "prebuild" in phases:
+            started = time.perf_counter()
+            # Only a failed build is tried again.
+            built = {e[1] for e in done if e[0] == "prebuild"} - failed_builds(log)
+            todo = [p for p in pairs if os.path.basename(p) not in built]
+            with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+                for entry in pool.map(lambda p: prebuild(p, cache), todo):
+                    record(out, entry)
+            print(f"prebuilt {len(pairs)} extensions in {time.perf_counter() - started:.1f} s", flush=True)
+        if "warm" in phases:
+            for pair in pairs:
+                for profile in PROFILES:
+                    if ("warm", os.path.basename(pair), profile) in done:
+                        continue
+                    record(out, {"phase": "warm", "pair": os.path.basename(pair), "profile": profile,
+                                 "result": kwb_eval(args.kwb, pair, profile)})
+            print("warmed", flush=True)
+        if "measure" in phases:
+            for pair in pairs:
+                if ("measure", os.path.basename(pair), "") in done:
+                    continue
+                expect = json.load(open(os.path.join(pair, "expect.json")))
+                record(out, {"phase": "measure", "pair": os.path.basename(pair), "expect": expect,
+                             "kernelbench_method": kernelbench_method(pair, cache),
+                             "kernelbench": kwb_eval(args.kwb, pair, "kernelbench"),
+                             "rl": kwb_eval(args.kwb, pair, "rl")})
+            print("measured", flush=True)
+        if "stability" in phases:
+            pair = os.path.join(pairs_root, args.stability)
+            for profile in ("kernelbench", "rl", "cuda-agent"):
+                for _ in range(args.repeats):
+                    record(out, {"phase": "stability", "pair": args.stability, "profile": profile,
+                                 "result": kwb_eval(args.kwb, pair, profile)})
+    summarize(log)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
