@@ -34,7 +34,9 @@ class CudaTimer:
     way): while the GPU writes the flush buffer the host queues the call, so the events measure
     the GPU's work and not the Python and launch overhead of reaching the first kernel, which
     on an idle GPU added 10-25% to kernels of tens of microseconds. The flush's own GPU time,
-    between the flush event and the start event, comes off the host time.
+    between the flush event and the start event, comes off the host time. Work a candidate
+    starts on another stream could run beside the flush, unseen by events and host clock alike;
+    the kernel census flags any kernel off the timing stream (`side_stream`, strict).
     """
 
     method = "cuda-events"
