@@ -11,12 +11,59 @@
 #                                (Debian's /usr/src/googletest works; copy it over)
 #              KWB_DEPS_PREFIX   a prefix with headers the host lacks (CLI11, nlohmann-json,
 #                                curl, SQLite), made by tools/pack-host-deps.sh on a dev machine
+#                                (default: the checkout's .deps/prefix when it exists)
+#
+# What the host lacks is found in this order: the host's own packages; with root and a reachable
+# package archive, apt-get installs them; the checkout's .deps/ (tools/pack-host-deps.sh on a dev
+# machine, then copy the checkout); otherwise the script names each missing piece and stops.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$repo/build/gpu-host}"
 python="${KWB_PYTHON:-$(command -v python3)}"
 export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# The headers the build needs, each with the Debian/Ubuntu package that has it.
+declare -A needed=(
+    [sqlite3.h]=libsqlite3-dev [CLI/CLI.hpp]=libcli11-dev [nlohmann/json.hpp]=nlohmann-json3-dev
+    [curl/curl.h]=libcurl4-openssl-dev [openssl/evp.h]=libssl-dev
+)
+missing_headers() {
+    local header dir found
+    for header in "${!needed[@]}"; do
+        found=0
+        for dir in /usr/include /usr/include/x86_64-linux-gnu /usr/local/include ${KWB_DEPS_PREFIX:+"$KWB_DEPS_PREFIX/include"}; do
+            [ -e "$dir/$header" ] && found=1 && break
+        done
+        [ "$found" = 1 ] || echo "$header"
+    done
+}
+have_gtest() {
+    [ -n "${KWB_GTEST_SOURCE:-}" ] || [ -e /usr/include/gtest/gtest.h ] || [ -d /usr/src/googletest ]
+}
+if [ -z "${KWB_DEPS_PREFIX:-}" ] && [ -n "$(missing_headers)" ] && [ -d "$repo/.deps/prefix" ]; then
+    KWB_DEPS_PREFIX="$repo/.deps/prefix"
+fi
+if [ -z "${KWB_GTEST_SOURCE:-}" ] && ! have_gtest && [ -d "$repo/.deps/googletest" ]; then
+    KWB_GTEST_SOURCE="$repo/.deps/googletest"
+fi
+if [ -n "$(missing_headers)" ] || ! have_gtest; then
+    packages=$(for h in $(missing_headers); do echo "${needed[$h]}"; done)
+    have_gtest || packages="$packages libgtest-dev"
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && timeout 120 apt-get update -qq >/dev/null 2>&1; then
+        echo "== installing what the host lacks: $packages"
+        # shellcheck disable=SC2086
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
+    fi
+fi
+if [ -n "$(missing_headers)" ] || ! have_gtest; then
+    echo "gpu-host-build: this host lacks what the build needs and cannot install it:" >&2
+    for h in $(missing_headers); do echo "  $h (package ${needed[$h]})" >&2; done
+    have_gtest || echo "  GoogleTest (package libgtest-dev)" >&2
+    echo "Either install those packages, or on a machine that has them run tools/pack-host-deps.sh" >&2
+    echo "and copy the checkout with its .deps/ folder here." >&2
+    exit 1
+fi
 
 extra=()
 if [ -n "${KWB_DEPS_PREFIX:-}" ]; then
