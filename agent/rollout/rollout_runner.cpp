@@ -3,6 +3,7 @@
 #include "agent/rollout/rollout_metrics.h"
 #include "agent/session/agent_session.h"
 #include "engine/service/evaluation_service.h"
+#include "engine/system/exclusive_file_lock.h"
 #include "engine/system/python_environment.h"
 #include "engine/tasks/parquet_task_rows.h"
 #include "engine/tasks/task_set.h"
@@ -178,7 +179,6 @@ RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std:
                     " changed since the run was made (its content hash differs)";
         return out;
     }
-    (void)opened.value()->setRunStatus(runId, "running");
     opened.value().reset();
     return execute(runId, config, set.set, observer, stop);
 }
@@ -193,16 +193,27 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
         return out;
     }
     TrajectoryStore& store = *opened.value();
+    const fs::path runDir = fs::absolute(fs::path(storePath_)).parent_path() / "runs" /
+                            ("run-" + std::to_string(runId));
+    std::error_code ec;
+    fs::create_directories(runDir, ec);
+    // One process at a time executes a run: two resuming it at once would both run its open
+    // items, and each would take the other's episodes for abandoned ones.
+    std::string lockError;
+    const std::optional<ExclusiveFileLock> lock =
+        ExclusiveFileLock::tryAcquire((runDir / "run.lock").string(), &lockError);
+    if (!lock) {
+        out.error =
+            "run " + std::to_string(runId) + " is being executed by another process: " + lockError;
+        return out;
+    }
+    (void)store.setRunStatus(runId, "running");
     // Episodes of this run whose process died (a killed rollout) are closed first: their items
     // run again.
     (void)store.closeAbandoned();
 
     // The task files the episodes read, written once per run beside the store.
-    const fs::path runDir = fs::absolute(fs::path(storePath_)).parent_path() / "runs" /
-                            ("run-" + std::to_string(runId));
     std::vector<fs::path> taskFiles;
-    std::error_code ec;
-    fs::create_directories(runDir, ec);
     for (const TaskSetEntry& task : set.tasks) {
         const std::string relative = (fs::path("tasks") / taskFileFor(task.id)).string();
         taskFiles.push_back(runDir / relative);

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -53,8 +52,6 @@ ServiceServer::~ServiceServer() {
     // service they submitted to go.
     connections_.clear();
     service_.reset();
-    if (lockFd_ >= 0)
-        ::close(lockFd_);
 }
 
 ServiceServer::Listen ServiceServer::listen(std::string* error) {
@@ -68,14 +65,15 @@ ServiceServer::Listen ServiceServer::listen(std::string* error) {
     const ServiceEndpoint& e = config_.endpoint;
     if (e.socketPath.size() >= sizeof(sockaddr_un{}.sun_path))
         return fail("the socket path " + e.socketPath + " is too long for a Unix socket");
-    lockFd_ = ::open(e.lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (lockFd_ < 0)
-        return fail("cannot open " + e.lockPath + ": " + std::strerror(errno));
-    if (::flock(lockFd_, LOCK_EX | LOCK_NB) != 0) {
-        ::close(lockFd_);
-        lockFd_ = -1;
+    std::string why;
+    bool heldByOther = false;
+    lock_ = ExclusiveFileLock::tryAcquire(e.lockPath, &why, &heldByOther);
+    if (!lock_ && !heldByOther)
+        return fail(why);
+    if (!lock_) {
         if (error)
-            *error = "another kwb serve already serves this configuration (" + e.socketPath + ")";
+            *error = "another kwb serve already serves this configuration (" + e.socketPath + ", " +
+                     why + ")";
         return Listen::AlreadyRunning;
     }
     // The lock is ours, so a socket file left behind is a dead daemon's.

@@ -2,11 +2,13 @@
 
 #include "engine/service/evaluation_service.h"
 #include "engine/service/service_endpoint.h"
+#include "engine/system/exclusive_file_lock.h"
 
 #include <atomic>
 #include <chrono>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -54,7 +56,7 @@ private:
 
     ServeConfig config_;
     std::unique_ptr<EvaluationService> service_;
-    int lockFd_ = -1;
+    std::optional<ExclusiveFileLock> lock_; // one daemon per endpoint
     int listenFd_ = -1;
     std::atomic<bool> stopRequested_{false};
     std::atomic<int> activeConnections_{0};

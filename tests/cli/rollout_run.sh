@@ -100,6 +100,16 @@ for _ in $(seq 600); do
 done
 kill -9 "$rollout_pid"; wait "$rollout_pid" 2>/dev/null || true
 [ "$settled" -ge 1 ] && [ "$settled" -lt 6 ] || { cat "$tmp/run2.out"; echo "FAIL: expected a run killed halfway (settled $settled)"; exit 1; }
+# While another process holds the run (here a stand-in holding its lock), a resume is refused.
+"$python" -c 'import fcntl, sys, time; f = open(sys.argv[1], "a+"); fcntl.flock(f, fcntl.LOCK_EX); f.write("4242\n"); f.flush(); print("held", flush=True); time.sleep(60)' \
+    "$tmp/runs/run-2/run.lock" > "$tmp/holder.out" &
+holder_pid=$!
+for _ in $(seq 100); do grep -q held "$tmp/holder.out" && break; sleep 0.1; done
+if OPENAI_API_KEY=sk-test-rollout "$kwb" rollout resume 2 --store "$tmp/store.db" > "$tmp/contested.out" 2>&1; then
+    cat "$tmp/contested.out"; echo "FAIL: a run held by another process was resumed"; exit 1
+fi
+grep -q "run 2 is being executed by another process" "$tmp/contested.out" || { cat "$tmp/contested.out"; echo "FAIL: unclear contested-resume error"; exit 1; }
+kill "$holder_pid"; wait "$holder_pid" 2>/dev/null || true
 OPENAI_API_KEY=sk-test-rollout "$kwb" rollout resume 2 --store "$tmp/store.db" --json > "$tmp/resume.json" 2> "$tmp/resume.err" \
     || { cat "$tmp/resume.err" "$tmp/resume.json"; echo "FAIL: resume exited non-zero"; exit 1; }
 "$python" - "$tmp/resume.json" "$tmp/store.db" <<'PY' || { cat "$tmp/resume.json"; echo "FAIL: resumed run"; exit 1; }
