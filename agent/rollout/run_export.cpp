@@ -97,6 +97,8 @@ std::optional<RunExportFormat> parseRunExportFormat(const std::string& name) {
         return RunExportFormat::VerlSft;
     if (name == "rft")
         return RunExportFormat::Rft;
+    if (name == "openrlhf")
+        return RunExportFormat::OpenRlhf;
     if (name == "jsonl")
         return RunExportFormat::Jsonl;
     return std::nullopt;
@@ -186,6 +188,28 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
         const Conversation c = conversationOf(events.value());
         if (options.format == RunExportFormat::Rft && (c.looped || c.invalidCall))
             continue;
+        const std::string task = e.settings.value("run_task", e.task);
+        if (options.format == RunExportFormat::OpenRlhf) {
+            // The prompt ends with the first user message; everything after is the rollout.
+            json input = json::array(), output = json::array();
+            for (const json& message : c.messages) {
+                const bool prompt =
+                    output.empty() && (input.empty() || input.back()["role"] != "user");
+                (prompt ? input : output).push_back(message);
+            }
+            const json row = {{"input", input},
+                              {"label", task},
+                              {"datasource", "kernel_workbench"},
+                              {"output", output},
+                              {"reward", reward},
+                              {"advantage", advantageOf[e.id]},
+                              {"episode", e.id},
+                              {"sample", e.settings.value("run_sample", 0)},
+                              {"run", run}};
+            out << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+            ++rows;
+            continue;
+        }
         const json row = {{"messages", c.messages},
                           {"tools", tools},
                           {"loss_mask", c.lossMask},
@@ -194,7 +218,7 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
                           {"advantage", advantageOf[e.id]},
                           {"extra_info",
                            {{"episode", e.id},
-                            {"task", e.settings.value("run_task", e.task)},
+                            {"task", task},
                             {"sample", e.settings.value("run_sample", 0)},
                             {"run", run},
                             {"model", e.model}}}};

@@ -20,8 +20,13 @@ namespace kwb::agent {
 //  - rft: verl-sft rows of the successful episodes only (reward >= min reward), without the
 //    ones that looped (a "stuck" status) or made an invalid tool call (an unknown tool or
 //    arguments that are not JSON): CUDA Agent's rejection fine-tuning set;
+//  - openrlhf: OpenRLHF rows, one per settled episode, for its prompt datasets and reinforced
+//    fine-tuning (`--input_key input --label_key label --apply_chat_template`): input (the system
+//    and first user message as chat messages), label (the task id, what a reward function keys
+//    on), datasource, output (the rest of the conversation: the model's turns, tool calls and
+//    tool results), reward and its GRPO advantage;
 //  - jsonl: the run's episodes as `kwb episodes export` writes them (replay, import).
-enum class RunExportFormat { Verl, VerlSft, Rft, Jsonl };
+enum class RunExportFormat { Verl, VerlSft, Rft, OpenRlhf, Jsonl };
 
 std::optional<RunExportFormat> parseRunExportFormat(const std::string& name);
 

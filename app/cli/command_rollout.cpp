@@ -177,7 +177,8 @@ void addRolloutCommands(CLI::App& app) {
     });
     auto* exporting = app.add_subcommand(
         "export", "A run's episodes for training: verl (RL prompts), verl-sft (multi-turn "
-                  "messages with tools and loss masks), rft (successful ones without loops or "
+                  "messages with tools and loss masks), openrlhf (prompt, label and rollout rows), "
+                  "rft (successful ones without loops or "
                   "invalid tool calls) or jsonl (for replay and import)");
     auto exportRunId = std::make_shared<agent::RunId>(0);
     auto format = std::make_shared<std::string>("jsonl");
@@ -185,8 +186,8 @@ void addRolloutCommands(CLI::App& app) {
     auto minReward = std::make_shared<double>(1.0);
     auto exportStore = std::make_shared<std::string>();
     exporting->add_option("run", *exportRunId, "Run id")->required();
-    exporting->add_option("--format", *format, "verl, verl-sft, rft or jsonl")
-        ->check(CLI::IsMember({"verl", "verl-sft", "rft", "jsonl"}));
+    exporting->add_option("--format", *format, "verl, verl-sft, openrlhf, rft or jsonl")
+        ->check(CLI::IsMember({"verl", "verl-sft", "openrlhf", "rft", "jsonl"}));
     exporting->add_option("--out", *exportOut, "Output file (default: standard output)");
     exporting->add_option("--min-reward", *minReward, "rft: the least reward kept (1)");
     exporting->add_option("--store", *exportStore, "Trajectory store (default: the state folder)");

@@ -49,7 +49,7 @@ assert sum(overall["reward_counts"].values()) == 6, overall
 PY
 "$kwb" runs --store "$tmp/store.db" metrics 1 | grep -q "^all	7	6	" || { echo "FAIL: metrics table"; exit 1; }
 # Every export format, read back.
-for f in verl verl-sft rft jsonl; do
+for f in verl verl-sft openrlhf rft jsonl; do
     "$kwb" export 1 --store "$tmp/store.db" --format "$f" --out "$tmp/export-$f.jsonl" 2> "$tmp/export.err" \
         || { cat "$tmp/export.err"; echo "FAIL: export $f"; exit 1; }
 done
@@ -75,6 +75,17 @@ for row in sft:
 rft = rows("rft")
 assert all(r["reward"] >= 1 for r in rft) and len(rft) == sum(r["reward"] >= 1 for r in sft), (len(rft), [r["reward"] for r in sft])
 assert len(rows("jsonl")) == 7  # every episode, the infrastructure error included
+openrlhf = rows("openrlhf")
+assert len(openrlhf) == 6, len(openrlhf)
+by_episode = {r["extra_info"]["episode"]: r for r in sft}
+for row in openrlhf:
+    assert [m["role"] for m in row["input"]] == ["system", "user"], row["input"]
+    twin = by_episode[row["episode"]]
+    # The prompt and the rollout together are the whole conversation, in order.
+    assert row["input"] + row["output"] == twin["messages"], row["episode"]
+    assert row["output"][0]["role"] == "assistant", row["output"][0]
+    assert row["label"] == twin["extra_info"]["task"] and row["reward"] == twin["reward"]
+    assert row["advantage"] == twin["advantage"] and row["datasource"] == "kernel_workbench"
 PY
 if "$kwb" export 99 --store "$tmp/store.db" --format verl > /dev/null 2> "$tmp/export.err"; then echo "FAIL: a missing run exported"; exit 1; fi
 grep -q "no such run" "$tmp/export.err" || { cat "$tmp/export.err"; echo "FAIL: unclear export error"; exit 1; }
