@@ -33,6 +33,8 @@ ALLOWED = {
     "engine/timeline": ENGINE_BASE + ["engine/diagnostics", "engine/system"],
     "engine/evaluation": ENGINE_BASE + ["engine/diagnostics", "engine/system",
                                         "engine/workspace", "engine/timeline"],
+    "engine/screening": ENGINE_BASE + ["engine/diagnostics", "engine/system", "engine/workspace",
+                                       "engine/tasks", "engine/timeline", "engine/evaluation"],
     "engine/service": ENGINE_BASE + ["engine/diagnostics", "engine/system", "engine/workspace",
                                      "engine/timeline", "engine/evaluation"],
     "engine/torch": ["engine/"],

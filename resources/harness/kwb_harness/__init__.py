@@ -12,4 +12,4 @@ errors, models, values, ...) sit at the top level. There is no import cycle amon
 
 PROTOCOL_VERSION = 1
 
-STAGES = ("inspect", "compile", "verify", "profile", "baseline")
+STAGES = ("inspect", "compile", "verify", "profile", "baseline", "screen", "similar")

@@ -20,7 +20,7 @@ from .timing.phase_marks import finish_timeline
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kwb_harness")
-    parser.add_argument("stage", nargs="?", default="", help="inspect | compile | verify | profile | baseline")
+    parser.add_argument("stage", nargs="?", default="", help="inspect | compile | verify | profile | baseline | screen | similar")
     parser.add_argument("--request", required=True, help="request JSON file")
     parser.add_argument("--result", required=True, help="where to write the result JSON")
     parser.add_argument("--no-capture", action="store_true", help="do not capture fds 1/2 into the log")

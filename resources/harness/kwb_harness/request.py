@@ -63,6 +63,12 @@ class Request:
     # here), against this run's baselines or baseline_rounds (the per-round medians of cached ones)
     milestone_threshold: float = 0.0
     baseline_rounds: dict = field(default_factory=dict)
+    # screen: inputs larger than this (bytes, sized before allocating) are not run; 0: no limit
+    screen_memory_bytes: int = 0
+    # similar: the task files to check, the tasks they must not resemble, and how alike is too alike
+    files: list = field(default_factory=list)
+    against: list = field(default_factory=list)
+    similarity_threshold: float = 0.9
 
 
 def _fail(message: str) -> HarnessError:
@@ -126,7 +132,7 @@ def parse(data: dict, stage: str) -> Request:
     if device not in ("cpu", "cuda"):
         raise _fail(f"field 'device' must be 'cpu' or 'cuda', got '{device}'")
 
-    needs_reference = stage in ("inspect", "verify", "profile", "baseline")
+    needs_reference = stage in ("inspect", "verify", "profile", "baseline", "screen")
     needs_candidate = stage in ("verify", "profile")
     workspace = _path(data, "workspace", required=stage == "compile")
     reference = _path(data, "reference", required=needs_reference)
@@ -193,6 +199,14 @@ def parse(data: dict, stage: str) -> Request:
         if not isinstance(values, list) or not all(type(v) in (float, int) and v > 0 for v in values):
             raise _fail(f"field 'baseline_rounds' must map variants to lists of positive times, got {name}")
     req.baseline_rounds = {str(name): [float(v) for v in values] for name, values in rounds.items()}
+    req.screen_memory_bytes = _get(data, "screen_memory_bytes", (int,), default=0)
+    if req.screen_memory_bytes < 0:
+        raise _fail("field 'screen_memory_bytes' must not be negative")
+    req.files = [os.path.abspath(p) for p in _str_list(data, "files")]
+    req.against = [os.path.abspath(p) for p in _str_list(data, "against")]
+    req.similarity_threshold = float(_get(data, "similarity_threshold", (float, int), default=0.9))
+    if not 0 < req.similarity_threshold <= 1:
+        raise _fail("field 'similarity_threshold' must be in (0, 1]")
 
     if req.checks < 1:
         raise _fail("field 'checks' must be at least 1")

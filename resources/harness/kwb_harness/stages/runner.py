@@ -44,6 +44,14 @@ def _handler(stage: str):
         from .build import run
 
         return run
+    if stage == "screen":
+        from .screen_task import run
+
+        return run
+    if stage == "similar":
+        from .similar_tasks import run
+
+        return run
     if stage == "baseline":
         from .profile import run as profile_run
 
