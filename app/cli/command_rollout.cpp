@@ -3,17 +3,21 @@
 #include "agent/session/steering.h"
 #include "agent/store/trajectory_store.h"
 #include "commands.h"
+#include "engine/system/parquet_export.h"
+#include "engine/system/python_environment.h"
 #include "episode_printer.h"
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 namespace kwb::cli {
 namespace {
+namespace fs = std::filesystem;
 
 // Ctrl+C stops the rollout: episodes running end as stopped, and `kwb rollout resume` runs them
 // again. The handler only requests the stop; the workers see it.
@@ -188,7 +192,9 @@ void addRolloutCommands(CLI::App& app) {
     exporting->add_option("run", *exportRunId, "Run id")->required();
     exporting->add_option("--format", *format, "verl, verl-sft, openrlhf, rft or jsonl")
         ->check(CLI::IsMember({"verl", "verl-sft", "openrlhf", "rft", "jsonl"}));
-    exporting->add_option("--out", *exportOut, "Output file (default: standard output)");
+    exporting->add_option("--out", *exportOut,
+                          "Output file (default: standard output); a .parquet name writes parquet "
+                          "through the task Python's pyarrow");
     exporting->add_option("--min-reward", *minReward, "rft: the least reward kept (1)");
     exporting->add_option("--store", *exportStore, "Trajectory store (default: the state folder)");
     exporting->callback([exportRunId, format, exportOut, minReward, exportStore] {
@@ -197,14 +203,28 @@ void addRolloutCommands(CLI::App& app) {
         options.format =
             agent::parseRunExportFormat(*format).value_or(agent::RunExportFormat::Jsonl);
         options.minReward = *minReward;
+        // Parquet: the rows go to JSON lines beside the target first, then pyarrow writes them.
+        const bool parquet = fs::path(*exportOut).extension() == ".parquet";
+        const std::string target = parquet ? *exportOut + ".jsonl.part" : *exportOut;
         std::ofstream file;
-        if (!exportOut->empty()) {
-            file.open(*exportOut, std::ios::binary | std::ios::trunc);
+        if (!target.empty()) {
+            file.open(target, std::ios::binary | std::ios::trunc);
             if (!file)
-                failCommand("cannot write " + *exportOut);
+                failCommand("cannot write " + target);
         }
-        const std::size_t written = orFail(agent::exportRun(*opened, *exportRunId, options,
-                                                            exportOut->empty() ? std::cout : file));
+        const std::size_t written = orFail(
+            agent::exportRun(*opened, *exportRunId, options, target.empty() ? std::cout : file));
+        file.close();
+        if (parquet) {
+            const PythonProbe python = locatePython("");
+            const std::string error =
+                python.path.empty() ? "writing parquet needs the task Python: " + python.error
+                                    : writeParquetFromJsonLines(target, *exportOut, python.path);
+            std::error_code ec;
+            fs::remove(target, ec);
+            if (!error.empty())
+                failCommand(error);
+        }
         std::cerr << "exported " << written << " row(s)\n";
     });
 

@@ -53,6 +53,35 @@ for f in verl verl-sft openrlhf rft jsonl; do
     "$kwb" export 1 --store "$tmp/store.db" --format "$f" --out "$tmp/export-$f.jsonl" 2> "$tmp/export.err" \
         || { cat "$tmp/export.err"; echo "FAIL: export $f"; exit 1; }
 done
+# Parquet (veRL reads its datasets as parquet), through the task Python's pyarrow.
+for f in verl verl-sft; do
+    "$kwb" export 1 --store "$tmp/store.db" --format "$f" --out "$tmp/export-$f.parquet" 2> "$tmp/export.err" \
+        || { cat "$tmp/export.err"; echo "FAIL: export $f to parquet"; exit 1; }
+done
+"$python" - "$tmp" <<'PY' || { echo "FAIL: parquet exports differ from their JSON lines"; exit 1; }
+import json, sys
+import pyarrow.parquet as pq
+for name in ("verl", "verl-sft"):
+    table = pq.read_table(f"{sys.argv[1]}/export-{name}.parquet")
+    as_json = json.loads(table.schema.metadata[b"kwb.json_columns"])
+    rows = [json.loads(line) for line in open(f"{sys.argv[1]}/export-{name}.jsonl")]
+    assert table.num_rows == len(rows), (name, table.num_rows, len(rows))
+    def same(got, want):
+        # Arrow gives every struct all the keys seen in its column: the ones a row lacks read as None.
+        if isinstance(want, dict):
+            return (isinstance(got, dict) and all(same(got.get(k), v) for k, v in want.items())
+                    and all(got[k] is None for k in got if k not in want))
+        if isinstance(want, list):
+            return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
+        return got == want
+    for column in rows[0]:
+        values = table.column(column).to_pylist()
+        if column in as_json:
+            values = [None if v is None else json.loads(v) for v in values]
+        for got, want in zip(values, (r.get(column) for r in rows)):
+            assert same(got, want), (name, column, got, want)
+    assert not (name == "verl" and "prompt" in as_json), as_json  # veRL reads prompt as messages
+PY
 "$python" - "$tmp" <<'PY' || { echo "FAIL: exports do not read back"; exit 1; }
 import json, sys
 def rows(name):
