@@ -31,4 +31,22 @@ std::vector<double> groupAdvantages(const std::vector<GroupSample>& samples) {
     return advantages;
 }
 
+TurnReturns turnReturns(const std::vector<double>& rewards, const std::vector<double>& values,
+                        double gamma, double lambda) {
+    const std::size_t n = rewards.size();
+    TurnReturns out{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
+    auto value = [&](std::size_t t) { return t < values.size() ? values[t] : 0.0; };
+    double future = 0.0, advantage = 0.0;
+    for (std::size_t t = n; t-- > 0;) {
+        future = rewards[t] + gamma * future;
+        out.returns[t] = future;
+        // The episode ends after its last turn: nothing follows to bootstrap from.
+        const double next = t + 1 < n ? value(t + 1) : 0.0;
+        const double delta = rewards[t] + gamma * next - value(t);
+        advantage = delta + gamma * lambda * advantage;
+        out.advantages[t] = advantage;
+    }
+    return out;
+}
+
 } // namespace kwb::agent

@@ -210,9 +210,27 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
             ++rows;
             continue;
         }
+        // PPO's returns and GAE per model turn (null for the other messages), the milestone
+        // reward on the last turn; no critic has valued these turns yet, so V = 0.
+        std::vector<double> turnRewards;
+        for (const json& trained : c.lossMask)
+            if (trained == 1)
+                turnRewards.push_back(0.0);
+        if (!turnRewards.empty())
+            turnRewards.back() = reward;
+        const TurnReturns ppo = turnReturns(turnRewards);
+        json returns = json::array(), gae = json::array();
+        for (std::size_t m = 0, turn = 0; m < c.lossMask.size(); ++m) {
+            const bool model = c.lossMask[m] == 1;
+            returns.push_back(model ? json(ppo.returns[turn]) : json(nullptr));
+            gae.push_back(model ? json(ppo.advantages[turn]) : json(nullptr));
+            turn += model ? 1 : 0;
+        }
         const json row = {{"messages", c.messages},
                           {"tools", tools},
                           {"loss_mask", c.lossMask},
+                          {"turn_returns", returns},
+                          {"turn_gae_advantages", gae},
                           {"sampled_tokens", c.sampledTokens},
                           {"reward", reward},
                           {"advantage", advantageOf[e.id]},

@@ -16,7 +16,8 @@ namespace kwb::agent {
 //    tool calls included), tools (the agent's tool schemas as functions), per message loss_mask
 //    (1 for the model's own replies, 0 for prompts and tool output) and sampled_tokens (a
 //    reply's tokens, log-probabilities and ids as the server sent them, when asked for; else
-//    null), the reward and its GRPO advantage within the task's group;
+//    null), the reward and its GRPO advantage within the task's group, and per model turn PPO's
+//    return and GAE advantage (gamma 1, lambda 0.95, no critic yet: V = 0; null elsewhere);
 //  - rft: verl-sft rows of the successful episodes only (reward >= min reward), without the
 //    ones that looped (a "stuck" status) or made an invalid tool call (an unknown tool or
 //    arguments that are not JSON): CUDA Agent's rejection fine-tuning set;

@@ -101,6 +101,12 @@ for row in sft:
     assert len(row["loss_mask"]) == len(row["messages"]) == len(row["sampled_tokens"])
     assert isinstance(row["advantage"], float) or row["advantage"] == 0, row["advantage"]
     assert all(m == (1 if msg["role"] == "assistant" else 0) for m, msg in zip(row["loss_mask"], row["messages"]))
+    # PPO's return per model turn: the reward flows back undiscounted (gamma 1); GAE decays by lambda.
+    turns = [i for i, m in enumerate(row["loss_mask"]) if m == 1]
+    assert [row["turn_returns"][i] for i in turns] == [row["reward"]] * len(turns), row["turn_returns"]
+    assert all(row["turn_returns"][i] is None for i in range(len(row["messages"])) if i not in turns)
+    last = row["turn_gae_advantages"][turns[-1]]
+    assert last == row["reward"] and (len(turns) < 2 or abs(row["turn_gae_advantages"][turns[-2]] - 0.95 * last) < 1e-9)
 rft = rows("rft")
 assert all(r["reward"] >= 1 for r in rft) and len(rft) == sum(r["reward"] >= 1 for r in sft), (len(rft), [r["reward"] for r in sft])
 assert len(rows("jsonl")) == 7  # every episode, the infrastructure error included

@@ -215,3 +215,23 @@ TEST(GroupAdvantages, AreNormalisedWithinEachGroupInInputOrder) {
     EXPECT_NEAR(a[5], 0.0, 1e-12);
     EXPECT_TRUE(groupAdvantages({}).empty());
 }
+
+TEST(TurnReturns, WithoutACriticTheFinalRewardFlowsBackDiscountedByGammaLambda) {
+    const TurnReturns r = turnReturns({0, 0, 3});
+    EXPECT_EQ(r.returns, (std::vector<double>{3, 3, 3})); // gamma 1: every turn's reward-to-go
+    EXPECT_DOUBLE_EQ(r.advantages[2], 3.0);
+    EXPECT_DOUBLE_EQ(r.advantages[1], 0.95 * 3.0);
+    EXPECT_DOUBLE_EQ(r.advantages[0], 0.95 * 0.95 * 3.0);
+    EXPECT_TRUE(turnReturns({}).returns.empty());
+}
+
+TEST(TurnReturns, ACriticsValuesAreSubtractedAndBootstrapFromTheNextTurn) {
+    // By hand: deltas (0 + 0.5*2 - 1, 0 + 0.5*0.5 - 2, 4 - 0.5) = (0, -1.75, 3.5) with gamma 0.5;
+    // advantages from the end with gamma*lambda 0.25: 3.5, -1.75 + 0.875, 0 + 0.25 * -0.875.
+    const TurnReturns r = turnReturns({0, 0, 4}, {1, 2, 0.5}, 0.5, 0.5);
+    EXPECT_DOUBLE_EQ(r.returns[0], 1.0);
+    EXPECT_DOUBLE_EQ(r.returns[1], 2.0);
+    EXPECT_DOUBLE_EQ(r.advantages[2], 3.5);
+    EXPECT_DOUBLE_EQ(r.advantages[1], -0.875);
+    EXPECT_DOUBLE_EQ(r.advantages[0], -0.21875);
+}
