@@ -14,11 +14,11 @@
 # Each part builds kwb when the machine is fresh. Everything is written to $OUT as it happens
 # ($OUT/<part>.log), so a call cut by its time limit still brings back what it measured.
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
 part="${1:-integrity}"
 out="${OUT:-/tmp/kwb-service}"
 mkdir -p "$out"
 exec > >(tee -a "$out/$part.log") 2>&1
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
 # The pairs' folder must keep its path between parts: kwb's pair mode keys a candidate's
 # extension build by the candidate file's path.
 work="$build/kb-agreement"
