@@ -125,8 +125,9 @@ void addFilterCommand(CLI::App& tasks) {
     cmd->add_option("--max-ms", o->settings.maxEagerMs, "Drop tasks slower than this eager (ms)");
     cmd->add_flag("--no-compile", o->noCompile, "Do not require torch.compile to run");
     cmd->add_option("--memory-budget", o->memoryBudgetGiB,
-                    "Skip tasks whose inputs need more (GiB; default: a quarter of what the "
-                    "machine has)");
+                    "Skip tasks whose inputs need more (GiB; default: a quarter of an "
+                    "evaluation's memory budget, at most 4 GiB)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--max-similarity", o->settings.maxSimilarity,
                     "Normalized-AST similarity at which a task is a near-duplicate")
         ->check(CLI::Range(0.01, 1.0));

@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <unistd.h>
 
 namespace kwb {
 namespace fs = std::filesystem;
@@ -39,12 +40,13 @@ TaskScreen screenFromJson(const json& j) {
     TaskScreen s;
     if (!j.is_object())
         return s;
-    s.step = j.value("step", "");
+    if (j.contains("step") && j["step"].is_string())
+        s.step = j["step"].get<std::string>();
     if (j.contains("input_bytes") && j["input_bytes"].is_number_unsigned())
         s.inputBytes = j["input_bytes"].get<std::uint64_t>();
     if (j.contains("input_bytes_from") && j["input_bytes_from"].is_string())
         s.inputBytesFrom = j["input_bytes_from"].get<std::string>();
-    s.eagerRuns = j.value("eager_runs", false);
+    s.eagerRuns = optionalBool(j, "eager_runs").value_or(false);
     s.compileRuns = optionalBool(j, "compile_runs");
     s.compileAgrees = optionalBool(j, "compile_agrees");
     s.deterministic = optionalBool(j, "deterministic");
@@ -196,11 +198,24 @@ TaskFilter::TaskFilter(std::string python, std::string cacheDirectory)
 TaskFilterReport TaskFilter::run(const TaskSet& set, const TaskFilterSettings& settings,
                                  const Progress& progress, std::stop_token stop) const {
     TaskFilterReport report;
-    const fs::path root = fs::path(cacheDirectory_) / "task-screens";
+    // Absolute and normal: the stages report files by Python's abspath, matched here by text.
+    const fs::path root =
+        (fs::absolute(fs::path(cacheDirectory_)) / "task-screens").lexically_normal();
     const fs::path taskFolder = root / "tasks";
     const std::uint64_t budget = effectiveBudget(settings);
     std::error_code ec;
     fs::create_directories(taskFolder, ec);
+    // This run's own scratch: two filters running at once must not read each other's results.
+    const fs::path runScratch =
+        root / "scratch" /
+        (std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
+    struct RemovedAtExit {
+        fs::path path;
+        ~RemovedAtExit() {
+            std::error_code ignored;
+            fs::remove_all(path, ignored);
+        }
+    } const scratchCleanup{runScratch};
     // Each task's text as a file the sandboxed stage reads, named by its content.
     std::vector<fs::path> files;
     for (const TaskSetEntry& task : set.tasks) {
@@ -223,7 +238,7 @@ TaskFilterReport TaskFilter::run(const TaskSet& set, const TaskFilterSettings& s
             verdict.screen = *screen;
             verdict.fromCache = true;
         } else {
-            const fs::path scratch = root / "scratch" / std::to_string(i);
+            const fs::path scratch = runScratch / std::to_string(i);
             fs::remove_all(scratch, ec);
             fs::create_directories(scratch, ec);
             json request = {
@@ -239,7 +254,8 @@ TaskFilterReport TaskFilter::run(const TaskSet& set, const TaskFilterSettings& s
             fs::remove_all(scratch, ec);
             if (outcome.failureKind == "cancelled")
                 break;
-            if (outcome.result.is_object() && outcome.result.contains("screen")) {
+            if (outcome.failureKind.empty() && outcome.result.is_object() &&
+                outcome.result.contains("screen")) {
                 verdict.screen = screenFromJson(outcome.result["screen"]);
                 storeCached(cached, verdict.screen);
             } else {
@@ -298,7 +314,7 @@ TaskFilterReport TaskFilter::run(const TaskSet& set, const TaskFilterSettings& s
                                                  set.tasks[indexOf.at(files[i].string())].id);
         }
     if (!candidates.empty()) {
-        const fs::path scratch = root / "scratch" / "similar";
+        const fs::path scratch = runScratch / "similar";
         fs::remove_all(scratch, ec);
         fs::create_directories(scratch, ec);
         HarnessStageSpec spec = stageSpecFor(python_, "similar",

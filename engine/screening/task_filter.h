@@ -34,8 +34,8 @@ struct TaskFilterSettings {
     bool requireCompile = true;
     double minEagerMs = 0.0; // 0: no lower bound (Ops-6K: 1 ms on its GPUs)
     double maxEagerMs = 0.0; // 0: no upper bound (Ops-6K: 100 ms)
-    // Inputs larger than this are not run, a skip with its reason; 0: a quarter of the memory
-    // the machine has available.
+    // Inputs larger than this are not run, a skip with its reason; 0: a quarter of an
+    // evaluation's memory budget (defaultMemoryBudget), so at most 4 GiB.
     std::uint64_t memoryBudgetBytes = 0;
     double maxSimilarity = 0.9; // normalized-AST similarity at or above which a task is a copy
     std::vector<std::string> decontaminateAgainst; // task sets whose tasks must not be copied

@@ -31,6 +31,14 @@ ExclusiveFileLock::tryAcquire(const std::string& path, std::string* error, bool*
         return std::nullopt;
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int why = errno;
+        if (why != EWOULDBLOCK) {
+            // No lock support here (ENOLCK, EINVAL on some file systems): not another holder.
+            ::close(fd);
+            if (error)
+                *error = "cannot lock " + path + ": " + std::strerror(why);
+            return std::nullopt;
+        }
         const std::string holder = holderOf(fd);
         ::close(fd);
         if (heldByOther)
