@@ -165,6 +165,7 @@ json baseRequest(const RunContext& c, const std::string& stage) {
     return {{"version", 1},
             {"stage", stage},
             {"workspace", c.target.workspace},
+            {"pair_mode", c.pairMode},
             {"reference", c.target.referencePath},
             {"candidate", c.target.candidatePath},
             {"device", c.device},

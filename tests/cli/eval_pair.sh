@@ -8,7 +8,13 @@ python="$2"
 data="$3"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$kwb" eval "$data/reference.py" --candidate "$data/candidate.py" --device cpu --checks 2 \
+# KernelBench keeps a problem's samples side by side: the neighbours (another sample that uses
+# torch.compile, a binary file) are not this candidate's code and must not cost it its reward.
+mkdir "$out/samples"
+cp "$data/reference.py" "$data/candidate.py" "$out/samples/"
+printf 'import torch\nf = torch.compile(lambda x: x)\n' >"$out/samples/sample_2.py"
+printf '\0\1\2' >"$out/samples/sample_2.bin"
+"$kwb" eval "$out/samples/reference.py" --candidate "$out/samples/candidate.py" --device cpu --checks 2 \
     --iterations 2 --json >"$out/pair.json"
 "$kwb" eval "$data/reference.py" --candidate "$data/candidate.py" --device cpu --checks 2 \
     --no-profile --profile cuda-agent --json >"$out/agent.json"
@@ -16,6 +22,8 @@ trap 'rm -rf "$out"' EXIT
 import json, sys
 pair, agent = (json.load(open(path)) for path in sys.argv[1:3])
 assert pair["correct"] is True, pair["failure"]
+neighbours = [f for f in pair["flags"] if f["code"] in ("torch_compile_used", "opaque_file", "hardcoded_shape")]
+assert not neighbours, neighbours  # the test's candidate is torch itself: that flag is its own
 assert pair["rules"]["profile"] == "kernelbench" and pair["rules"]["modified"] is True, pair["rules"]
 assert pair["rules"]["dtype_tolerances"]["float32"] == 1e-4, pair["rules"]
 assert pair["checks"]["run"] == 2, pair["checks"]  # an explicit option beats the profile's 5

@@ -153,7 +153,7 @@ class SourceChecksTest(unittest.TestCase):
         flags = [f for f in self.flags_of(inline) if f["code"] == "precision_downgrade"]
         self.assertEqual(len(flags), 1, flags)
         self.assertEqual(flags[0]["severity"], "strict")
-        self.assertIn("model_new.py:7:", flags[0]["reason"])  # the line of cuda_fp16.h
+        self.assertIn("model_new.py:9:", flags[0]["reason"])  # the line of the __half
         threaded = HEADER + "cpp_src = '#include <torch/extension.h>\\nvoid f() { std::thread t([]{}); }'\n"
         self.assertEqual(self.check(threaded).get("threading"), "strict")
         fallback = HEADER + "cpp_src = 'torch::Tensor f(torch::Tensor x) { return at::native::relu(x); }'\n"
@@ -162,6 +162,43 @@ class SourceChecksTest(unittest.TestCase):
         honest = HONEST + ("SRC = '__global__ void k(float* y) { y[threadIdx.x] = 2048.0f * 4096; }'\n"
                            "NAME = 'half of the work'\n")
         self.assertEqual(self.check(honest), {})
+
+    def test_a_header_alone_computes_nothing_in_half(self):
+        # Honest kernels include cuda_fp16.h by habit; only the 16-bit types and conversions count.
+        kernel = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n__global__ void k(float* y) { y[0] = 1.0f; }\n"
+        self.assertEqual(self.check(HONEST, kernel), {})
+        self.assertEqual(self.check(HONEST, kernel + "__device__ float g(float v) { return __half2float(__float2half(v)); }\n")
+                         .get("precision_downgrade"), "strict")
+
+    def test_a_pair_checks_its_own_file_and_what_it_names(self):
+        # A KernelBench pair shares its folder with its reference and other samples: their code and
+        # data are not the candidate's. A file the candidate names is, and so is one that file names.
+        def write(name, text):
+            path = os.path.join(self.dir, name)
+            with open(path, "w" if isinstance(text, str) else "wb") as f:
+                f.write(text)
+            return path
+        write("reference.py", HEADER + "def get_inputs():\n    return [torch.randn(4096, 2048)]\n")
+        write("sample_2.py", HEADER + "f = torch.compile(lambda x: x)\n")
+        write("weights.bin", b"\0\1\2")
+        candidate = write("sample_1.py", HONEST)
+        def pair_flags():
+            return {f["code"]: f["severity"]
+                    for f in check_sources(candidate, self.dir, TASK, FP32_INPUTS, named_only=True)}
+        self.assertEqual(pair_flags(), {})
+        # The same folder read as a workspace holds all of it.
+        whole = {f["code"] for f in check_sources(candidate, self.dir, TASK, FP32_INPUTS)}
+        self.assertTrue({"torch_compile_used", "opaque_file", "hardcoded_shape"} <= whole, whole)
+        # Named by load's sources, and the header that source includes.
+        write("helper.cuh", "__device__ __half h;\n")
+        write("op.cu", '#include "helper.cuh"\n__global__ void k(float* y) {}\n')
+        candidate = write("sample_1.py", HONEST + "from torch.utils.cpp_extension import load\n"
+                                                  "ext = load('op', sources=['op.cu'])\n")
+        self.assertEqual(pair_flags().get("precision_downgrade"), "strict")
+        # An imported sibling module, and an opaque file read by name.
+        candidate = write("sample_1.py", HONEST + "import sample_2\nW = open('weights.bin', 'rb').read()\n")
+        self.assertEqual(pair_flags().get("torch_compile_used"), "strict")
+        self.assertEqual(pair_flags().get("opaque_file"), "strict")
 
     def flags_of(self, python):
         with open(os.path.join(self.dir, "model_new.py"), "w") as f:

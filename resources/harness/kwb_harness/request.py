@@ -31,6 +31,8 @@ class Request:
     # The CUPTI injection library whose sealed kernel records are the GPU's kernel census
     # (integrity/kernel_records.py); empty where the engine has none
     kernel_records_library: str = ""
+    # A KernelBench pair (a candidate file in a folder it shares with others), not a workspace
+    pair_mode: bool = False
     # compile
     arch: str = ""
     extra_cflags: list = field(default_factory=list)
@@ -161,6 +163,7 @@ def parse(data: dict, stage: str) -> Request:
         or os.path.join(os.path.expanduser("~"), ".cache", "kernel-workbench"),
     )
 
+    req.pair_mode = _get(data, "pair_mode", (bool,), default=False)
     req.scratch_dir = _path(data, "scratch_dir", required=False)
     req.kernel_records_library = _path(data, "kernel_records_library", required=False)
     req.arch = _get(data, "arch", (str,), default="").strip()

@@ -47,8 +47,10 @@ _CPP_PATTERNS = [
                                "functions): torch does the work, unseen by the operator guard"),
     (re.compile(r"\bcudaStreamCreate\w*\b|\bgetStreamFromPool\b"),
      "stream_creation", WARNING, "creates its own CUDA stream; work on it is checked against the timer"),
+    # The types, conversions and PTX that compute in 16 bits, not the headers: honest kernels
+    # include cuda_fp16.h by habit, and torch/extension.h brings c10::Half along anyway.
     (re.compile(r"\b__half2?\b|\bhalf2\b|\b_Float16\b|\b__fp16\b|\b__bf16\b|\b__nv_fp8\w*\b|\b__nv_bfloat16\w*\b|\b__float2half\w*\b|\b__float2bfloat16\w*\b"
-                r"|cuda_fp16\.h|cuda_bf16\.h|\b(?:at|c10)::(?:Half|BFloat16)\b|\b(?:torch|at|c10)::k(?:Half|BFloat16)\b"
+                r"|\b(?:at|c10)::(?:Half|BFloat16)\b|\b(?:torch|at|c10)::k(?:Half|BFloat16)\b"
                 r"|ScalarType::(?:Half|BFloat16)\b"
                 r"|_FAST_TF32\b|_FAST_16F\b|_FAST_16BF\b|\bTF32_TENSOR_OP_MATH\b|precision::tf32"
                 r"|__float_to_tf32\b|\btf32\b"
@@ -354,8 +356,13 @@ def distinctive_sizes(task_module, inputs: list) -> dict:
     return sizes
 
 
-def check_sources(candidate: str, workspace: str, task_module, inputs: list) -> list:
-    """All static findings for a candidate, given the task's module and input descriptions."""
+def check_sources(candidate: str, workspace: str, task_module, inputs: list, named_only: bool = False) -> list:
+    """All static findings for a candidate, given the task's module and input descriptions.
+
+    A workspace's every file is the candidate's to write, so all of them are checked. A
+    KernelBench pair's candidate is one file in a folder it shares with others (its reference,
+    other samples, their builds): ``named_only`` checks that file and the files it names, directly
+    or through a named file, and leaves the neighbours' code and data alone."""
     floating = [d.get("dtype") for d in inputs if d.get("type") == "tensor" and
                 str(d.get("dtype", "")).startswith(("float", "bfloat", "complex"))]
     task_is_fp32 = bool(floating) and all(d in ("float32", "float64") for d in floating)
@@ -368,6 +375,8 @@ def check_sources(candidate: str, workspace: str, task_module, inputs: list) -> 
     if not workspace:
         return flags
     files, findings = _workspace_files(workspace, candidate)
+    if named_only:
+        files, findings = _named_files(files, findings, candidate_text, workspace)
     flags.extend(findings)
     texts = {}
     for path in files:
@@ -387,6 +396,31 @@ def check_sources(candidate: str, workspace: str, task_module, inputs: list) -> 
             # its name or folder.
             flags.extend(_check_cpp(text, relative, task_is_fp32, shape_literals))
     return flags
+
+
+_WORD = re.compile(r"[\w.-]+")
+
+
+def _named_files(files: list, findings: list, candidate_text: str, workspace: str) -> tuple:
+    """The files, and findings about files, that the candidate names: by file name (a source
+    handed to load, an #include), by module name (a sibling imported) or by the first folder of
+    their path, followed through the named files' own text until nothing new is named."""
+    def keys(display: str) -> set:
+        name = os.path.basename(display)
+        return {name, os.path.splitext(name)[0], display.split(os.sep)[0]}
+
+    words = set(_WORD.findall(candidate_text))
+    chosen, pending = [], list(files)
+    while True:
+        named = [path for path in pending if keys(os.path.relpath(path, workspace)) & words]
+        if not named:
+            break
+        for path in named:
+            pending.remove(path)
+            chosen.append(path)
+            words.update(_WORD.findall(_read_text(path) or ""))
+    kept = [f for f in findings if keys(f["reason"].split(":", 1)[0]) & words]
+    return sorted(chosen), kept
 
 
 def _names_in_sources(texts: list) -> set:

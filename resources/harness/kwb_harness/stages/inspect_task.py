@@ -75,6 +75,7 @@ def run(req, result: dict, prepared: InspectPreparation | None = None) -> None:
         raise prepared.error
     if req.candidate and os.path.isfile(req.candidate):
         # Source checks need the task's shapes and dtypes, which only exist once it ran.
-        result["flags"] = check_sources(req.candidate, req.workspace, prepared.module, result["inputs"])
+        result["flags"] = check_sources(req.candidate, req.workspace, prepared.module, result["inputs"],
+                                        named_only=req.pair_mode)
         for flag in result["flags"]:
             print(f"flag [{flag['severity']}] {flag['code']}: {flag['reason']}")

@@ -1,0 +1,41 @@
+"""The request's fields as the engine sends them: defaults, types, and what a wrong one says."""
+import os
+import tempfile
+import unittest
+
+from kwb_harness.errors import HarnessError
+from kwb_harness.request import parse
+
+
+class RequestTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.reference = os.path.join(self.dir, "reference.py")
+        with open(self.reference, "w") as f:
+            f.write("")
+
+    def request(self, **fields):
+        data = {"version": 1, "stage": "inspect", "device": "cpu", "reference": self.reference}
+        data.update(fields)
+        return parse(data, "inspect")
+
+    def test_a_pair_is_named_as_such(self):
+        self.assertFalse(self.request().pair_mode)
+        self.assertTrue(self.request(pair_mode=True).pair_mode)
+        self.assertFalse(self.request(pair_mode=False).pair_mode)
+        # A workspace is whatever folder holds the files when the engine names none.
+        self.assertEqual(self.request().workspace, self.dir)
+
+    def test_wrong_types_are_the_callers_mistake(self):
+        for field, value, words in (("pair_mode", "yes", "field 'pair_mode' must be bool"),
+                                    ("pair_mode", 1, "field 'pair_mode' must be bool"),
+                                    ("checks", True, "field 'checks' must be int, got bool"),
+                                    ("device", "tpu", "must be 'cpu' or 'cuda'")):
+            with self.assertRaises(HarnessError) as caught:
+                self.request(**{field: value})
+            self.assertIn(words, str(caught.exception))
+            self.assertEqual(caught.exception.kind, "bad_request")
+
+
+if __name__ == "__main__":
+    unittest.main()
