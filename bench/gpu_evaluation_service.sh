@@ -11,6 +11,9 @@
 #                                               (bench/kernelbench_agreement.py; a cut run continues
 #                                               where it stopped), then the edit latency through
 #                                               `kwb serve` (bench/serve_latency.sh)
+#   bench/gpu_evaluation_service.sh quick       prebuild and agreement (measure, throughput) on a
+#                                               few pairs in one call, for a fresh machine
+# KWB_ONLY=name,name limits the pairs of every part.
 # Each part builds kwb when the machine is fresh. Everything is written to $OUT as it happens
 # ($OUT/<part>.log), so a call cut by its time limit still brings back what it measured.
 set -uo pipefail
@@ -42,11 +45,22 @@ if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
 fi
 echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
 
+only=(--only "${KWB_ONLY:-}")
 case "$part" in
+quick)
+    only=(--only "${KWB_ONLY:-add,gelu,softmax_rows,layer_norm_rows,bug_gelu_half_intermediate,bug_relu_dropped_tail}")
+    KWB_CACHE_DIR="$work/cache" timeout 200 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+        --out "$work" --jobs 8 --phases prebuild "${only[@]}" &
+    prebuild=$!
+    build_kwb
+    wait "$prebuild"
+    KWB_CACHE_DIR="$work/cache" timeout 330 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+        --out "$work" --phases measure,throughput "${only[@]}"
+    cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
 prebuild)
     # The kwb build and the pairs' extension builds share the CPUs; nothing is timed meanwhile.
     KWB_CACHE_DIR="$work/cache" timeout 540 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
-        --out "$work" --jobs 7 --phases prebuild &
+        --out "$work" --jobs 7 --phases prebuild "${only[@]}" &
     prebuild=$!
     build_kwb
     wait "$prebuild"
@@ -60,7 +74,8 @@ integrity)
 agreement)
     [ -x "$kwb" ] || build_kwb
     KWB_CACHE_DIR="$work/cache" timeout 460 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
-        --out "$work" --phases "${KWB_PHASES:-prebuild,warm,measure,stability}" --repeats "${KWB_REPEATS:-20}"
+        --out "$work" --phases "${KWB_PHASES:-prebuild,warm,measure,throughput,stability}" \
+        --repeats "${KWB_REPEATS:-20}" "${only[@]}"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null
     timeout 100 "$repo/bench/serve_latency.sh" "$kwb" cuda "${KWB_EDITS:-6}" workspace ;;
 *)

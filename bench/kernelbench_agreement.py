@@ -15,6 +15,10 @@ Phases (each appends to DIR/agreement.jsonl, the table is printed at the end):
   `kwb eval --profile kernelbench` and `kwb eval --profile rl`, each through the warm `kwb serve`;
   wall time from the shell.
 - stability: one pair evaluated REPEATS times in each profile; the milestone each time.
+- throughput: every pair once per profile, CONCURRENCY `kwb eval` calls at a time through the one
+  `kwb serve` (its timed stages still take turns on the GPU), and KernelBench's method over the
+  same pairs one after another (it owns the GPU while it runs); evaluations per GPU-minute from
+  each run's wall time.
 """
 
 import argparse
@@ -156,6 +160,11 @@ def summarize(path: str) -> None:
         for b in builds:
             if not b["ok"]:
                 print(f"  {b['pair']}: {b['error'][-300:]}")
+    for e in (e for e in entries if e["phase"] == "throughput"):
+        correct = sum(1 for c in e["correct"] if c)
+        print(f"throughput {e['profile']} at concurrency {e['concurrency']}: {e['pairs']} pairs in "
+              f"{e['wall_s']:.1f} s -> {60 * e['pairs'] / e['wall_s']:.1f} evaluations per GPU-minute "
+              f"({correct} correct)")
     stable = [e for e in entries if e["phase"] == "stability"]
     for profile in sorted({e["profile"] for e in stable}):
         rewards = [e["result"].get("reward") for e in stable if e["profile"] == profile]
@@ -174,6 +183,7 @@ def main() -> int:
     parser.add_argument("--phases", default="prebuild,warm,measure,stability")
     parser.add_argument("--stability", default="gelu_tanh")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--summary-only", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -227,6 +237,20 @@ def main() -> int:
                 for _ in range(args.repeats):
                     record(out, {"phase": "stability", "pair": args.stability, "profile": profile,
                                  "result": kwb_eval(args.kwb, pair, profile)})
+        if "throughput" in phases:
+            runs = {"kernelbench-method": (1, lambda p: kernelbench_method(p, cache))}
+            for profile in PROFILES:
+                runs[profile] = (args.concurrency, lambda p, profile=profile: kwb_eval(args.kwb, p, profile))
+            for name, (concurrency, evaluate) in runs.items():
+                if ("throughput", "*", name) in done:
+                    continue
+                started = time.perf_counter()
+                with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+                    results = list(pool.map(evaluate, pairs))
+                record(out, {"phase": "throughput", "pair": "*", "profile": name, "concurrency": concurrency,
+                             "pairs": len(pairs), "wall_s": time.perf_counter() - started,
+                             "correct": [r.get("correct") for r in results]})
+            print("throughput measured", flush=True)
     summarize(log)
     return 0
 

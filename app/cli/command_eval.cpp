@@ -165,7 +165,8 @@ void addEvalCommand(CLI::App& app) {
                 options.targetCv = std::max(options.targetCv, 0.05);
             options.profileModified = true;
         }
-        options.warmWorker = *fast;
+        if (*fast)
+            options.warmWorker = true; // the rl profile's warm workers stay on without it
         options.reward.speedupThreshold = *threshold;
         options.profile = !*noProfile;
         options.refreshBaselines = *refresh;

@@ -41,6 +41,8 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
     options.l2Flush = defaults.l2Flush;
     options.reward.decideOnInterval = defaults.reward.decideOnInterval;
     options.reward.statistic = defaults.reward.statistic;
+    options.warmWorker = defaults.warmWorker;
+    options.standby = defaults.standby;
     switch (profile) {
     case EvaluationProfile::CudaAgent:
         break;
@@ -58,6 +60,9 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
         // decide on.
         options.reward.statistic = TimingStatistic::Mean;
         options.reward.decideOnInterval = false;
+        // Batches of pairs: warm workers as in the rl profile (below), for the same reasons.
+        options.warmWorker = true;
+        options.standby = false;
         break;
     case EvaluationProfile::Rl:
         options.checks = 3;
@@ -65,6 +70,12 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
         options.rounds = 3;
         options.maxRounds = 6;
         options.timingBudget = std::chrono::seconds(5);
+        // Rollouts evaluate thousands of candidates: the stages run in warm workers (torch
+        // imported once per worker, a fresh forked child per stage, inputs from a fresh seed
+        // each time). No standby children: a rollout's next candidate is rarely this workspace's,
+        // and each one would hold a CUDA context.
+        options.warmWorker = true;
+        options.standby = false;
         break;
     }
 }

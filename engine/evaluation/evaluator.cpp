@@ -53,6 +53,13 @@ bool warmWorkerWanted(const EvaluationOptions& options) {
     return options.warmWorker;
 }
 
+bool standbyWanted(const EvaluationOptions& options) {
+    const char* forced = std::getenv("KWB_WARM_STANDBY");
+    if (forced && *forced)
+        return std::string(forced) == "1";
+    return options.standby;
+}
+
 // One seed for every warm evaluation of this process that did not ask for one: the warm
 // worker's server then already holds the task's inputs for it (hand edits re-evaluate the same
 // task again and again). Fresh inputs per evaluation stay the rule for cold runs and RL.
@@ -109,7 +116,10 @@ RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions
     c.target = target;
     c.options = options;
     c.python = python;
-    c.seed = options.seed ? options.seed : warmWorkerWanted(options) ? sessionSeed() : freshSeed();
+    // A session seed only where standby children prepare the next evaluation's inputs with it.
+    c.seed = options.seed                                          ? options.seed
+             : warmWorkerWanted(options) && standbyWanted(options) ? sessionSeed()
+                                                                   : freshSeed();
     c.cacheDirectory = cacheDirectory();
     // The runs of one workspace share a parent of their own: a warm worker's server may write
     // the parent of every scratch folder it serves, and a candidate in it must not reach
@@ -349,13 +359,6 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     outcome.startSeconds += laneWait;
     outcome.laneWaitSeconds = laneWait;
     return outcome;
-}
-
-bool standbyWanted(const EvaluationOptions& options) {
-    const char* forced = std::getenv("KWB_WARM_STANDBY");
-    if (forced && *forced)
-        return std::string(forced) == "1";
-    return options.standby;
 }
 
 // Sets up the CUPTI recording of the profile stage: the record file (fresh, in a folder the

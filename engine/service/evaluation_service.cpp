@@ -46,7 +46,12 @@ EvaluationResult cancelledInQueue(const EvaluationRequest& request, double waite
 } // namespace
 
 EvaluationService::EvaluationService(EvaluationServiceConfig config)
-    : lanes_(detectedGpus(config.gpuCount)), warmWorkers_(config.warmWorkerCapacity),
+    // Each running evaluation holds a warm worker of its own workspace (a KernelBench pair's
+    // folder, a rollout sample's workspace): fewer workers than evaluations would evict one
+    // per request and start another, the torch import the workers exist to save.
+    : lanes_(detectedGpus(config.gpuCount)),
+      warmWorkers_(std::max<std::size_t>(config.warmWorkerCapacity,
+                                         std::size_t{config.concurrentEvaluations} + 1)),
       evaluator_(config.python, EvaluationResources{&warmWorkers_, &lanes_, &cpuTimingLane_}) {
     const unsigned count = std::max(1u, config.concurrentEvaluations);
     for (unsigned i = 0; i < count; ++i)

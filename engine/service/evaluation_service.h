@@ -47,7 +47,7 @@ struct EvaluationServiceConfig {
     unsigned concurrentEvaluations = 2;
     // GPUs with a lane each; negative: the GPUs this machine has.
     int gpuCount = -1;
-    std::size_t warmWorkerCapacity = 3;
+    std::size_t warmWorkerCapacity = 3; // at least one more than concurrentEvaluations
 };
 
 // The one owner of evaluation work in a process: requests are queued as tickets, run by a few

@@ -50,4 +50,16 @@ TEST(EvaluationProfile, RlKeepsTheVerdictRulesWithASmallerTimingBudget) {
     EXPECT_LT(rl.checks, agent.checks);
     EXPECT_LT(rl.iterations * rl.maxRounds, agent.iterations * agent.maxRounds);
     EXPECT_LT(rl.timingBudget, agent.timingBudget);
+    // Warm workers without standby children, as for KernelBench's batches of pairs; the
+    // cuda-agent profile starts each stage cold unless asked (--fast).
+    EXPECT_TRUE(rl.warmWorker);
+    EXPECT_FALSE(rl.standby);
+    EXPECT_FALSE(agent.warmWorker);
+    EvaluationOptions pairs;
+    applyEvaluationProfile(pairs, EvaluationProfile::KernelBench);
+    EXPECT_TRUE(pairs.warmWorker);
+    EXPECT_FALSE(pairs.standby);
+    applyEvaluationProfile(pairs, EvaluationProfile::CudaAgent);
+    EXPECT_FALSE(pairs.warmWorker);
+    EXPECT_TRUE(pairs.standby);
 }
