@@ -26,6 +26,7 @@ from ..integrity.namespace_guard import flags as namespace_flags
 from ..integrity.op_guard import fallback_flag, make_guard
 from ..request import Request
 from ..task_loader import load_candidate_for, load_reference
+from ..timing import output_blocks
 from ..timing.input_pool import InputPool
 from ..timing.timers import CpuTimer, CudaTimer
 from ..timing.trusted import TrustedClock, tampering_flag
@@ -226,6 +227,11 @@ class _Host:
         key = int(message["digest_key"])
         poison = bool(message.get("poison", False))
         watch = bool(message.get("watch_inputs", False))
+        if not poison and not message.get("resize"):
+            # The outputs this batch keeps get cached blocks, not cudaMalloc inside the timed
+            # calls. (A poisoned batch wants its free blocks full of poison instead, and a
+            # second shape's outputs have sizes of their own.)
+            output_blocks.reserve(req.device, self.last_output_bytes, len(message["inputs"]))
         with self._shape(message.get("resize")):
             for source in message["inputs"]:
                 with devices.one_thread(req.device):
