@@ -227,11 +227,6 @@ class _Host:
         key = int(message["digest_key"])
         poison = bool(message.get("poison", False))
         watch = bool(message.get("watch_inputs", False))
-        if not poison and not message.get("resize"):
-            # The outputs this batch keeps get cached blocks, not cudaMalloc inside the timed
-            # calls. (A poisoned batch wants its free blocks full of poison instead, and a
-            # second shape's outputs have sizes of their own.)
-            output_blocks.reserve(req.device, self.last_output_bytes, len(message["inputs"]))
         with self._shape(message.get("resize")):
             for source in message["inputs"]:
                 with devices.one_thread(req.device):
@@ -265,6 +260,11 @@ class _Host:
                 device_ms.append(device)
                 host_ms.append(host)
         return {"device_ms": device_ms, "host_ms": host_ms, "digests": digests}
+
+    def reserve(self, message: dict) -> dict:
+        """Before a timed batch of ``calls`` calls, untimed: cached blocks for the outputs it will
+        keep, the size of the last call's (timing/output_blocks.py)."""
+        return {"bytes": output_blocks.reserve(self.req.device, self.last_output_bytes, int(message["calls"]))}
 
     def _note_modified(self, given, pristine) -> None:
         import torch
@@ -339,7 +339,7 @@ class _Host:
     def handle(self, message: dict):
         op = message.get("op")
         handlers = {"prepare": self.prepare, "pool": self.pool, "load": self.load, "model": self.build_model,
-                    "calls": self.calls, "standin": self.standin, "harness_calls": self.harness_calls,
+                    "calls": self.calls, "reserve": self.reserve, "standin": self.standin, "harness_calls": self.harness_calls,
                     "flush": self.flush,
                     "census": self.census, "report": self.report, "ping": lambda m: {}}
         if op == "fetch":

