@@ -2,6 +2,7 @@
 
 #include "agent/rollout/rollout_metrics.h"
 #include "agent/session/agent_session.h"
+#include "engine/evaluation/evaluation_profile.h"
 #include "engine/service/evaluation_service.h"
 #include "engine/system/exclusive_file_lock.h"
 #include "engine/system/python_environment.h"
@@ -96,6 +97,7 @@ json rolloutSettingsToJson(const RolloutConfig& c) {
             {"python", c.python},
             {"logprobs", c.logprobs},
             {"token_ids", c.tokenIds},
+            {"evaluation_profile", toString(c.evaluation.evaluationProfile)},
             {"device", deviceChoiceName(c.evaluation.device)}};
 }
 
@@ -118,6 +120,9 @@ RolloutConfig rolloutSettingsFromJson(const json& s) {
     c.python = s.value("python", "");
     c.logprobs = s.value("logprobs", false);
     c.tokenIds = s.value("token_ids", false);
+    // Runs stored before profiles were recorded evaluated with the options' defaults.
+    const auto profile = evaluationProfileFrom(s.value("evaluation_profile", "cuda-agent"));
+    applyEvaluationProfile(c.evaluation, profile.value_or(EvaluationProfile::CudaAgent));
     c.evaluation.device = deviceChoiceFrom(s.value("device", "auto"));
     return c;
 }

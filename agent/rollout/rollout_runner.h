@@ -2,6 +2,7 @@
 
 #include "agent/llm/provider_settings.h"
 #include "agent/store/trajectory_store.h"
+#include "engine/evaluation/evaluation_profile.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/tasks/task_set.h"
 
@@ -26,7 +27,9 @@ struct RolloutConfig {
     bool logprobs = false;     // keep the sampled tokens' log-probabilities (and ids)
     bool tokenIds = false;
     std::string python;
-    EvaluationOptions evaluation;
+    // The rl profile's options unless the caller applies another (kwb rollout --profile); the
+    // profile is stored with the run, so a resume evaluates by the same rules.
+    EvaluationOptions evaluation = rlEvaluationOptions();
 };
 
 // What the observer hears after every episode.

@@ -3,6 +3,7 @@
 #include "agent/session/steering.h"
 #include "agent/store/trajectory_store.h"
 #include "commands.h"
+#include "engine/evaluation/evaluation_profile.h"
 #include "engine/system/parquet_export.h"
 #include "engine/system/python_environment.h"
 #include "episode_printer.h"
@@ -82,6 +83,7 @@ struct RolloutOptions {
     std::string model;
     std::string apiKeyEnv;
     std::string device = "auto";
+    std::string profile = "rl";
     std::string python;
     std::string store;
     bool json = false;
@@ -116,6 +118,11 @@ void addRolloutCommands(CLI::App& app) {
     cmd->add_option("--api-key-env", o->apiKeyEnv, "Environment variable holding the key");
     cmd->add_option("--device", o->device, "auto, cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    cmd->add_option(
+           "--profile", o->profile,
+           "Evaluation rules: rl (the default: CUDA Agent's verdicts with a smaller timing "
+           "budget, warm workers), cuda-agent or kernelbench")
+        ->check(CLI::IsMember({"rl", "cuda-agent", "kernelbench"}));
     cmd->add_option("--python", o->python, "Task Python (default: auto-detect)");
     cmd->add_option("--store", o->store, "Trajectory store (default: the state folder)");
     cmd->add_flag("--json", o->json, "Print the outcome as one JSON object");
@@ -160,6 +167,7 @@ void addRolloutCommands(CLI::App& app) {
         config.python = o->python;
         config.logprobs = o->logprobs || o->tokenIds;
         config.tokenIds = o->tokenIds;
+        applyEvaluationProfile(config.evaluation, *evaluationProfileFrom(o->profile));
         config.evaluation.device = deviceChoiceFrom(o->device);
         const int code = runRollout(
             [&config](agent::RolloutRunner& runner, const agent::RolloutRunner::Observer& observer,

@@ -80,4 +80,10 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
     }
 }
 
+EvaluationOptions rlEvaluationOptions() {
+    EvaluationOptions options;
+    applyEvaluationProfile(options, EvaluationProfile::Rl);
+    return options;
+}
+
 } // namespace kwb

@@ -30,5 +30,7 @@ std::optional<EvaluationProfile> evaluationProfileFrom(const std::string& name);
 // Sets what the profile decides in `options` (and records the profile there); a caller that
 // sets an option explicitly afterwards overrides the profile's value.
 void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profile);
+// Default options with the rl profile applied: what rollouts evaluate with.
+EvaluationOptions rlEvaluationOptions();
 
 } // namespace kwb
