@@ -299,6 +299,11 @@ bool timesOnTheGpu(const std::string& stage) {
     return stage == "profile" || stage == "baseline";
 }
 
+// Stages that run kernels without timing them: the reference's description, the checks.
+bool runsKernelsUntimed(const std::string& stage) {
+    return stage == "inspect" || stage == "verify";
+}
+
 // The CUDA device a lane stands for, as CUDA_VISIBLE_DEVICES names it: the lane's entry of the
 // list kwb itself was given, or its index.
 std::string visibleDevice(int lane) {
@@ -330,19 +335,25 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     // writable), so a warm worker for it would be a second server per workspace.
     const bool warm = warmWorkerWanted(c.options) && !buildsExtensions(stage);
     WarmWorkerPool& pool = warmWorkersOf(c.resources);
-    // A timed stage holds a GPU's lane while it runs: another timed stage on the same GPU would
-    // be timed together with it. The wait is part of the stage's start (laneWaitSeconds).
-    // On the CPU the cores are what a timed stage holds.
-    GpuLanes* lanes = !timesOnTheGpu(stage) ? nullptr
-                      : c.gpuAllowed        ? c.resources.gpuLanes
-                                            : c.resources.cpuTimingLane;
-    const bool timed = lanes != nullptr && lanes->count() > 0;
+    // A timed stage holds a GPU's lane alone while it runs: another evaluation's kernels on the
+    // same GPU would be timed with it. Stages that run kernels untimed share a lane, never with
+    // a timed stage. The wait is part of the stage's start (laneWaitSeconds). On the CPU the
+    // cores are what a timed stage holds; untimed stages there take no lane (CPU-mode speed-ups
+    // are provisional, and two cores shared by turns would double a rollout's wall time).
+    const bool shared = runsKernelsUntimed(stage) && c.gpuAllowed;
+    GpuLanes* lanes = shared                  ? c.resources.gpuLanes
+                      : !timesOnTheGpu(stage) ? nullptr
+                      : c.gpuAllowed          ? c.resources.gpuLanes
+                                              : c.resources.cpuTimingLane;
+    const bool holdsLane = lanes != nullptr && lanes->count() > 0;
     const auto asked = std::chrono::steady_clock::now();
-    const std::optional<GpuLanes::Hold> lane = timed ? lanes->acquire(c.stop) : std::nullopt;
+    const std::optional<GpuLanes::Hold> lane = !holdsLane ? std::nullopt
+                                               : shared   ? lanes->acquireShared(c.stop)
+                                                          : lanes->acquire(c.stop);
     const double laneWait =
-        timed ? std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count()
-              : 0.0;
-    if (timed) {
+        holdsLane ? std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count()
+                  : 0.0;
+    if (holdsLane) {
         if (!lane) {
             HarnessStageOutcome stopped;
             stopped.failureKind = "cancelled";

@@ -8,43 +8,59 @@
 
 namespace kwb {
 
-// Lanes for timed work, one per GPU (and one for the CPU's cores): a timed stage holds its lane
-// for as long as it runs, so that two timed stages never share a GPU (each would time the other's
-// kernels). Untimed stages (compiles, verification) do not take a lane.
+// Lanes for GPU work, one per GPU (and one for the CPU's cores). A timed stage holds its lane
+// alone for as long as it runs: no other evaluation's kernels may share the GPU while it times
+// (each would time the other's kernels, and a context switch to another process's kernels lands
+// inside a timed call). Stages that use the GPU without timing it (inspect, verify) share a lane
+// with each other but never with a timed stage. A timed stage that waits goes first: new shared
+// holds wait behind it, so verifications cannot keep a profile off the GPU for good. Compiles do
+// not take a lane.
 class GpuLanes {
 public:
-    // The lane held; released when destroyed.
+    // A lane held, alone or shared; released when destroyed.
     class Hold {
     public:
-        Hold(GpuLanes* lanes, int index) : lanes_(lanes), index_(index) {}
-        Hold(Hold&& other) noexcept : lanes_(other.lanes_), index_(other.index_) {
+        Hold(GpuLanes* lanes, int index, bool shared)
+            : lanes_(lanes), index_(index), shared_(shared) {}
+        Hold(Hold&& other) noexcept
+            : lanes_(other.lanes_), index_(other.index_), shared_(other.shared_) {
             other.lanes_ = nullptr;
         }
         Hold& operator=(Hold&&) = delete;
         Hold(const Hold&) = delete;
         ~Hold();
         int index() const { return index_; }
+        bool shared() const { return shared_; }
 
     private:
         GpuLanes* lanes_;
         int index_;
+        bool shared_;
     };
 
     explicit GpuLanes(int gpuCount);
 
-    int count() const { return static_cast<int>(busy_.size()); }
-    // Waits for any free lane and takes it (the one free longest ago first); nullopt when `stop`
-    // was requested first, or when there is no GPU.
+    int count() const { return static_cast<int>(lanes_.size()); }
+    // Waits for a lane that nobody holds and takes it alone (lanes are used in turn); nullopt
+    // when `stop` was requested first, or when there is no GPU.
     std::optional<Hold> acquire(std::stop_token stop);
-    int busyLanes() const;
+    // Waits until no timed stage holds or waits for a lane, then shares the least shared one.
+    std::optional<Hold> acquireShared(std::stop_token stop);
+    int busyLanes() const;   // lanes held alone
+    int sharedHolds() const; // shared holds on all lanes
 
 private:
-    void release(int index);
+    struct Lane {
+        bool alone = false;
+        int shared = 0;
+    };
+    void release(int index, bool shared);
 
     mutable std::mutex mutex_;
     std::condition_variable_any freed_;
-    std::vector<bool> busy_;
-    int next_ = 0; // where the search for a free lane starts: lanes are used in turn
+    std::vector<Lane> lanes_;
+    int next_ = 0;         // where the search for a free lane starts: lanes are used in turn
+    int waitingAlone_ = 0; // timed stages waiting for a lane
 };
 
 } // namespace kwb

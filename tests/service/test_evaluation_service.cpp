@@ -46,6 +46,58 @@ TEST(GpuLanes, LanesAreTakenInTurnAndAStopEndsTheWait) {
     EXPECT_FALSE(GpuLanes(0).acquire({}).has_value()) << "no GPU, no lane";
 }
 
+TEST(GpuLanes, UntimedStagesShareALaneButNeverWithATimedOne) {
+    GpuLanes lanes(1);
+    auto verifyA = lanes.acquireShared({});
+    auto verifyB = lanes.acquireShared({});
+    ASSERT_TRUE(verifyA && verifyB);
+    EXPECT_EQ(lanes.sharedHolds(), 2);
+    EXPECT_TRUE(verifyA->shared());
+    std::atomic<bool> timing{false};
+    std::thread profile([&] {
+        auto hold = lanes.acquire({});
+        timing = hold.has_value();
+        std::this_thread::sleep_for(100ms);
+    });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(timing.load()) << "kernels of the verifications would land in its timed calls";
+    // A verification that comes while the profile waits goes behind it.
+    std::atomic<bool> lateVerify{false};
+    std::thread late([&] {
+        auto hold = lanes.acquireShared({});
+        lateVerify = hold.has_value();
+        EXPECT_FALSE(timing.load() && lanes.busyLanes() == 1) << "shared while the profile timed";
+    });
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(lateVerify.load());
+    verifyA.reset();
+    verifyB.reset();
+    profile.join();
+    late.join();
+    EXPECT_TRUE(timing.load());
+    EXPECT_TRUE(lateVerify.load());
+    EXPECT_EQ(lanes.sharedHolds(), 0);
+    EXPECT_EQ(lanes.busyLanes(), 0);
+}
+
+TEST(GpuLanes, SharedHoldsSpreadOverTheGpusAndAStoppedTimedWaitLetsThemThrough) {
+    GpuLanes lanes(2);
+    auto a = lanes.acquireShared({});
+    auto b = lanes.acquireShared({});
+    ASSERT_TRUE(a && b);
+    EXPECT_NE(a->index(), b->index()) << "the least shared GPU first";
+    std::stop_source stop;
+    auto timed = std::async(std::launch::async, [&] { return lanes.acquire(stop.get_token()); });
+    std::this_thread::sleep_for(50ms);
+    auto shared = std::async(std::launch::async, [&] { return lanes.acquireShared({}); });
+    EXPECT_EQ(shared.wait_for(100ms), std::future_status::timeout) << "behind the waiting profile";
+    stop.request_stop();
+    EXPECT_FALSE(timed.get().has_value());
+    auto third = shared.get();
+    EXPECT_TRUE(third.has_value()) << "the stopped profile no longer holds the others back";
+    EXPECT_FALSE(GpuLanes(0).acquireShared({}).has_value()) << "no GPU, no lane";
+}
+
 class EvaluationServiceTest : public EvaluationTest {
 protected:
     EvaluationRequest request(const fs::path& workspace, const std::string& tag) {
