@@ -234,7 +234,10 @@ def main() -> int:
         if "stability" in phases:
             pair = os.path.join(pairs_root, args.stability)
             for profile in ("kernelbench", "rl", "cuda-agent"):
-                for _ in range(args.repeats):
+                # A cut run continues with the repeats it still lacks.
+                had = sum(1 for line in open(log) if json.loads(line)["phase"] == "stability"
+                          and json.loads(line).get("profile") == profile)
+                for _ in range(max(0, args.repeats - had)):
                     record(out, {"phase": "stability", "pair": args.stability, "profile": profile,
                                  "result": kwb_eval(args.kwb, pair, profile)})
         if "throughput" in phases:
