@@ -1,6 +1,6 @@
 #include "engine/system/parquet_export.h"
 
-#include "engine/process/process_runner.h"
+#include "engine/system/pyarrow_script.h"
 
 #include <filesystem>
 
@@ -8,15 +8,8 @@ namespace kwb {
 namespace {
 namespace fs = std::filesystem;
 
-// Run by the task Python: exit 3 without pyarrow, 4 for a line that is not a JSON object.
+// After runPyarrowScript's preamble: exit 4 for a line that is not a JSON object.
 constexpr const char* kWrite = R"py(
-import json, os, sys
-try:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-except ImportError as error:
-    print(f"no pyarrow: {error}", file=sys.stderr)
-    sys.exit(3)
 source, target = sys.argv[1], sys.argv[2]
 rows = []
 with open(source, encoding="utf-8") as lines:
@@ -50,24 +43,18 @@ os.replace(partial, target)
 
 std::string writeParquetFromJsonLines(const std::string& jsonlPath, const std::string& parquetPath,
                                       const std::string& python) {
-    ProcessSpec spec;
-    spec.argv = {python,
-                 "-I",
-                 "-c",
-                 kWrite,
-                 fs::absolute(jsonlPath).string(),
-                 fs::absolute(parquetPath).string()};
-    spec.timeout = std::chrono::minutes(10);
-    const ProcessResult result = runProcess(spec);
-    if (result.succeeded())
+    const std::string target = fs::absolute(parquetPath).string();
+    const PyarrowScriptOutcome run =
+        runPyarrowScript(python, kWrite, {fs::absolute(jsonlPath).string(), target});
+    if (run.ok)
         return {};
-    std::string said = result.err.text.empty() ? result.statusText() : result.err.text;
-    while (!said.empty() && said.back() == '\n')
-        said.pop_back();
-    if (result.exitedNormally && result.exitCode == 3)
+    // A write cut short leaves its partial file; nothing reads it.
+    std::error_code ignored;
+    fs::remove(target + ".part", ignored);
+    if (run.noPyarrow)
         return "writing parquet needs pyarrow in the task Python (" + python +
                "): pip install pyarrow, or export JSON lines";
-    return "the task Python could not write " + parquetPath + ": " + said;
+    return "the task Python could not write " + parquetPath + ": " + run.said;
 }
 
 } // namespace kwb

@@ -1,7 +1,7 @@
 #include "engine/tasks/parquet_task_rows.h"
 
-#include "engine/process/process_runner.h"
 #include "engine/system/content_hash.h"
+#include "engine/system/pyarrow_script.h"
 
 #include <filesystem>
 
@@ -10,14 +10,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Run by the task Python: exit 3 without pyarrow, 4 without a "code" column.
+// After runPyarrowScript's preamble: exit 4 without a "code" column.
 constexpr const char* kConvert = R"py(
-import json, os, sys
-try:
-    import pyarrow.parquet as pq
-except ImportError as error:
-    print(f"no pyarrow: {error}", file=sys.stderr)
-    sys.exit(3)
 source, target = sys.argv[1], sys.argv[2]
 table = pq.read_table(source)
 if "code" not in table.column_names:
@@ -57,24 +51,21 @@ ParquetConversion convertParquetTaskRows(const std::string& parquetPath, const s
         out.ok = true;
         return out;
     }
-    ProcessSpec spec;
-    spec.argv = {python, "-I", "-c", kConvert, fs::absolute(parquetPath).string(), out.jsonlPath};
-    spec.timeout = std::chrono::minutes(10);
-    const ProcessResult result = runProcess(spec);
-    if (result.succeeded()) {
+    const PyarrowScriptOutcome run =
+        runPyarrowScript(python, kConvert, {fs::absolute(parquetPath).string(), out.jsonlPath});
+    if (run.ok) {
         out.ok = true;
         return out;
     }
-    const std::string said = result.err.text.empty() ? result.statusText() : result.err.text;
-    if (result.exitedNormally && result.exitCode == 3)
+    std::error_code ignored;
+    fs::remove(out.jsonlPath + ".part", ignored);
+    if (run.noPyarrow)
         out.error = "reading " + parquetPath + " needs pyarrow in the task Python (" + python +
                     "): pip install pyarrow, or convert the file to JSON lines";
-    else if (result.exitedNormally && result.exitCode == 4)
-        out.error = parquetPath + " holds no task rows: " + said;
+    else if (run.exitCode == 4)
+        out.error = parquetPath + " holds no task rows: " + run.said;
     else
-        out.error = "the task Python could not read " + parquetPath + ": " + said;
-    while (!out.error.empty() && out.error.back() == '\n')
-        out.error.pop_back();
+        out.error = "the task Python could not read " + parquetPath + ": " + run.said;
     return out;
 }
 
