@@ -81,6 +81,23 @@ std::uint64_t effectiveBudget(const TaskFilterSettings& settings) {
 }
 
 // The cache entry of one task under the settings that change what is measured.
+// Each task's text as a file in `folder` that the sandboxed stages read, named by its content
+// (written once, kept between runs). Returns "" or why a file could not be written.
+std::string writeTaskFiles(const fs::path& folder, const std::vector<TaskSetEntry>& tasks,
+                           std::vector<fs::path>& files) {
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    for (const TaskSetEntry& task : tasks) {
+        const std::string name = task.contentHash.substr(0, 32) + ".py";
+        std::string error;
+        if (readFileInside(folder, name) != task.source &&
+            !writeFileInside(folder, name, task.source, &error))
+            return "cannot write " + (folder / name).string() + ": " + error;
+        files.push_back(folder / name);
+    }
+    return {};
+}
+
 fs::path cachePathFor(const fs::path& root, const TaskSetEntry& task,
                       const TaskFilterSettings& settings, std::uint64_t budget) {
     const std::string key = task.contentHash + "|" + settings.device + "|" +
@@ -216,17 +233,10 @@ TaskFilterReport TaskFilter::run(const TaskSet& set, const TaskFilterSettings& s
             fs::remove_all(path, ignored);
         }
     } const scratchCleanup{runScratch};
-    // Each task's text as a file the sandboxed stage reads, named by its content.
     std::vector<fs::path> files;
-    for (const TaskSetEntry& task : set.tasks) {
-        const std::string name = task.contentHash.substr(0, 32) + ".py";
-        std::string error;
-        if (readFileInside(taskFolder, name) != task.source &&
-            !writeFileInside(taskFolder, name, task.source, &error)) {
-            report.error = "cannot write " + (taskFolder / name).string() + ": " + error;
-            return report;
-        }
-        files.push_back(taskFolder / name);
+    if (std::string error = writeTaskFiles(taskFolder, set.tasks, files); !error.empty()) {
+        report.error = error;
+        return report;
     }
 
     for (std::size_t i = 0; i < set.tasks.size() && !stop.stop_requested(); ++i) {
@@ -287,16 +297,16 @@ TaskFilterReport TaskFilter::run(const TaskSet& set, const TaskFilterSettings& s
             report.error = "cannot read the decontamination set " + path + ": " + other.error;
             return report;
         }
-        const fs::path folder = root / "against";
-        fs::create_directories(folder, ec);
-        for (const TaskSetEntry& task : other.set.tasks) {
-            const std::string name = task.contentHash.substr(0, 32) + ".py";
-            std::string error;
-            if (readFileInside(folder, name) != task.source &&
-                !writeFileInside(folder, name, task.source, &error))
-                continue;
-            against.push_back((folder / name).string());
-            againstIds[against.back()] = path + ": " + task.id;
+        // A decontamination task left out unsaid would let its near-copies through.
+        std::vector<fs::path> written;
+        if (std::string error = writeTaskFiles(root / "against", other.set.tasks, written);
+            !error.empty()) {
+            report.error = error;
+            return report;
+        }
+        for (std::size_t k = 0; k < written.size(); ++k) {
+            against.push_back(written[k].string());
+            againstIds[against.back()] = path + ": " + other.set.tasks[k].id;
         }
     }
     std::vector<std::string> candidates;
