@@ -4,6 +4,8 @@
 #include "engine/evaluation/warm_worker.h"
 #include "tests/engine/evaluation_fixture.h"
 
+#include <random>
+
 namespace kwb::test {
 namespace {
 
@@ -166,6 +168,38 @@ TEST_F(WarmWorkerTest, NextEvaluationRunsOnStandbyChildrenPreparedInAdvance) {
     EXPECT_TRUE(other.correct) << describe(other);
     EXPECT_EQ(other.checksPassed, 3);
     EXPECT_FALSE(preparedAhead(other, "verify"));
+}
+
+TEST_F(WarmWorkerTest, TheInteractiveLoopRebuildsAnEditedKernelInAWarmBuildServer) {
+    const fs::path ws = makeWorkspace("01_gelu", true, "gelu_loop");
+    const EvaluationOptions options = warmOptions(); // standby children: the interactive loop
+    const auto target = EvaluationTarget::forWorkspace(ws.string());
+    // Workers that outlive the call, as a service's do.
+    WarmWorkerPool pool;
+    Evaluator loop({}, EvaluationResources{&pool, nullptr, nullptr});
+    EvaluationResult first = loop.evaluate(target, options);
+    ASSERT_TRUE(first.correct) << describe(first);
+    EXPECT_EQ(pool.workersStarted(), 2) << "a server for the build and one for the other stages";
+
+    // A one-line edit: rebuilt (not the cache's, which holds every source text built before:
+    // the edit is one no build has seen), in the build server already running.
+    const std::string unseen = "// edit " + std::to_string(std::random_device{}()) + "\n";
+    patchFile(ws / "kernels" / "gelu_cpu.cpp", "#include <cmath>\n", "#include <cmath>\n" + unseen);
+    EvaluationResult second = loop.evaluate(target, options);
+    EXPECT_TRUE(second.correct) << describe(second);
+    ASSERT_NE(second.stage("compile"), nullptr);
+    EXPECT_NE(second.stage("compile")->log.find("recompiled:"), std::string::npos)
+        << second.stage("compile")->log;
+    EXPECT_EQ(pool.workersStarted(), 2);
+
+    // A one-shot evaluation (the process-wide workers, gone with the call) builds cold: a
+    // server for one build would only cost its start.
+    const int before = started();
+    patchFile(ws / "kernels" / "gelu_cpu.cpp", unseen, unseen + unseen);
+    EvaluationResult once = evaluateWorkspace(ws, options);
+    EXPECT_TRUE(once.correct) << describe(once);
+    EXPECT_LE(started() - before, 1) << "at most the stages' server, no build server";
+    pool.shutdown();
 }
 
 TEST_F(WarmWorkerTest, AChangedTaskFileIsNotJudgedOnAStalePreparation) {
