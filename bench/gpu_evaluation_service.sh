@@ -12,18 +12,23 @@
 #                                               (bench/kernelbench_agreement.py; a cut run continues
 #                                               where it stopped: call it again until it summarizes)
 #   bench/gpu_evaluation_service.sh latency     the edit latency through `kwb serve`
-#                                               (bench/serve_latency.sh), then the 20-repeat
+#                                               (bench/serve_latency.sh: the plain pair's fast
+#                                               path, the CUDA-Agent layout), then the 20-repeat
 #                                               stability of one pair per profile
 #   bench/gpu_evaluation_service.sh quick       prebuild and agreement (measure, throughput) on a
 #                                               few pairs in one call, for a fresh machine
+# Several parts run in one call in the order given (bench/gpu_evaluation_service.sh prebuild
+# agreement); each part's time limit is cut to what is left of KWB_CALL_SECONDS (default 580, a
+# device call's 600 s less the copy back), so the last part stops in time to return its log.
 # KWB_ONLY=name,name limits the pairs of every part.
 # Each part builds kwb when the machine is fresh. Everything is written to $OUT as it happens
 # ($OUT/<part>.log), so a call cut by its time limit still brings back what it measured.
 set -uo pipefail
-part="${1:-integrity}"
+parts=("${@:-integrity}")
 out="${OUT:-/tmp/kwb-service}"
 mkdir -p "$out"
-exec > >(tee -a "$out/$part.log") 2>&1
+call_ends=$(($(date +%s) + ${KWB_CALL_SECONDS:-580}))
+exec > >(tee -a "$out/$(IFS=-; echo "${parts[*]}").log") 2>&1
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
 # The pairs' folder must keep its path between parts: kwb's pair mode keys a candidate's
 # extension build by the candidate file's path.
@@ -34,10 +39,11 @@ echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 export KWB_RESOURCES="$repo/resources"
 kwb="$build/app/cli/kwb"
 
+# build_kwb [TARGET...]: kwb and its CUPTI injection library, and the targets named.
 build_kwb() {
     local started=$(date +%s)
     configure_gpu_host_build
-    cmake --build "$build" --target kwb kwb_cupti_inject kwb_adversarial_gpu_tests 2>&1 | grep -E "error|FAILED" | head -20
+    cmake --build "$build" --target kwb kwb_cupti_inject "$@" 2>&1 | grep -E "error|FAILED" | head -20
     echo "build: $(($(date +%s) - started)) s"
 }
 
@@ -48,46 +54,57 @@ if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
 fi
 echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
 
+# within SECONDS: the smaller of SECONDS and what is left of the call (at least 1, so that
+# `timeout` stops a part that has no time left at once).
+within() {
+    local left=$((call_ends - $(date +%s)))
+    echo $(($1 < left ? $1 : (left > 1 ? left : 1)))
+}
+
+for part in "${parts[@]}"; do
+echo "== $part ($((call_ends - $(date +%s))) s left)"
 only=(--only "${KWB_ONLY:-}")
 case "$part" in
 quick)
     only=(--only "${KWB_ONLY:-add,gelu,softmax_rows,layer_norm_rows,bug_gelu_half_intermediate,bug_relu_dropped_tail}")
-    KWB_CACHE_DIR="$work/cache" timeout 200 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+    KWB_CACHE_DIR="$work/cache" timeout $(within 200) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
         --out "$work" --jobs 8 --phases prebuild "${only[@]}" &
     prebuild=$!
     build_kwb
     wait "$prebuild"
-    KWB_CACHE_DIR="$work/cache" timeout 330 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+    KWB_CACHE_DIR="$work/cache" timeout $(within 330) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
         --out "$work" --phases measure,throughput "${only[@]}"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
 prebuild)
     # The kwb build and the pairs' extension builds share the CPUs; nothing is timed meanwhile.
-    KWB_CACHE_DIR="$work/cache" timeout 540 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+    KWB_CACHE_DIR="$work/cache" timeout $(within 540) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
         --out "$work" --jobs 7 --phases prebuild "${only[@]}" &
     prebuild=$!
     build_kwb
     wait "$prebuild"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
 integrity)
-    [ -x "$kwb" ] || build_kwb
-    timeout 360 python3 "$repo/bench/eval_bundled.py" --kwb "$kwb" --precompile 8 --edit-tasks 0 \
+    build_kwb kwb_adversarial_gpu_tests
+    timeout $(within 360) python3 "$repo/bench/eval_bundled.py" --kwb "$kwb" --precompile 8 --edit-tasks 0 \
         --iterations 40 --out "$out/bundled.json"
-    cd "$build" && timeout 170 ctest -L gpu -R "AdversarialGpu.*(side_stream|honest|report_scrub|records_|census_evasion|thread_hidden)" \
+    cd "$build" && timeout $(within 170) ctest -L gpu -R "AdversarialGpu.*(side_stream|honest|report_scrub|records_|census_evasion|thread_hidden)" \
         -j 4 --output-on-failure 2>&1 | grep -E "Passed|Failed|tests passed|failure_message|message:" ;;
 agreement)
     [ -x "$kwb" ] || build_kwb
     # No warm phase: a pair's first evaluation in a profile (which times and caches eager and
     # torch.compile) is in the measure phase's walls; the throughput phase runs on cached ones.
-    KWB_CACHE_DIR="$work/cache" timeout 560 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+    KWB_CACHE_DIR="$work/cache" timeout $(within 560) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
         --out "$work" --phases "${KWB_PHASES:-prebuild,measure,throughput}" "${only[@]}"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
 latency)
     [ -x "$kwb" ] || build_kwb
-    timeout 200 "$repo/bench/serve_latency.sh" "$kwb" cuda "${KWB_EDITS:-6}" workspace
-    KWB_CACHE_DIR="$work/cache" timeout 340 python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
+    timeout $(within 60) "$repo/bench/serve_latency.sh" "$kwb" cuda 5 pair
+    timeout $(within 200) "$repo/bench/serve_latency.sh" "$kwb" cuda "${KWB_EDITS:-6}" workspace
+    KWB_CACHE_DIR="$work/cache" timeout $(within 340) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
         --out "$work" --phases stability --repeats "${KWB_REPEATS:-20}"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
 *)
     echo "unknown part: $part" >&2
     exit 2 ;;
 esac
+done
