@@ -46,6 +46,7 @@ ALLOWED = {
     "agent/rollout": ["engine/", "agent/llm", "agent/store", "agent/tools", "agent/session"],
     "widgets/models": ["engine/", "agent/"],
     "widgets/core": ["engine/", "agent/", "widgets/models"],
+    "widgets/rollout": ["engine/", "agent/", "widgets/models", "widgets/core"],
     "widgets/common": ["engine/", "agent/", "widgets/core", "widgets/models"],
     "widgets/diff": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
     "widgets/editors": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common",
@@ -54,9 +55,10 @@ ALLOWED = {
                             "widgets/common", "widgets/editors"],
     "widgets/result": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
     "widgets/timeline": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
-    "widgets/runs": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
+    "widgets/runs": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common",
+                     "widgets/rollout"],
     "widgets/agent": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common",
-                      "widgets/runs"],
+                      "widgets/rollout", "widgets/runs"],
     "widgets/window": ["engine/", "agent/", "widgets/"],
     "app/cli": ["engine/", "agent/"],
     "app/torch_probe": ["engine/"],
@@ -74,7 +76,7 @@ QT_WIDGETS_HEADER = re.compile(
     r"HeaderView|Frame|StackedWidget|GroupBox|AbstractScrollArea))$")
 TORCH_HEADER = re.compile(r"^(torch|ATen|c10|caffe2)/")
 QT_FREE_PREFIXES = ("engine/", "agent/", "app/cli", "app/torch_probe")
-WIDGET_FREE = ("widgets/core", "widgets/models")
+WIDGET_FREE = ("widgets/core", "widgets/models", "widgets/rollout")
 TORCH_MODULES = ("engine/torch", "app/torch_probe")
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")

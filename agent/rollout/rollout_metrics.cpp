@@ -210,4 +210,12 @@ json toJson(const RolloutMetrics& metrics) {
     return {{"overall", toJson(metrics.overall)}, {"by_level", levels}};
 }
 
+RolloutMetrics metricsOfRecords(const std::vector<EpisodeRecord>& episodes) {
+    std::vector<RolloutEpisode> summaries;
+    summaries.reserve(episodes.size());
+    for (const EpisodeRecord& e : episodes)
+        summaries.push_back(RolloutEpisode::fromRecord(e));
+    return computeMetrics(summaries);
+}
+
 } // namespace kwb::agent

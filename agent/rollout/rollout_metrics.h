@@ -79,6 +79,8 @@ struct RolloutMetrics {
 inline constexpr double kFastP[] = {1.0, 1.05, 1.5, 2.0};
 
 RolloutMetrics computeMetrics(const std::vector<RolloutEpisode>& episodes);
+// The same over stored episodes (each read with RolloutEpisode::fromRecord).
+RolloutMetrics metricsOfRecords(const std::vector<EpisodeRecord>& episodes);
 nlohmann::json toJson(const MetricsGroup& group);
 nlohmann::json toJson(const RolloutMetrics& metrics); // {"overall": ..., "by_level": {"1": ...}}
 

@@ -130,7 +130,7 @@ RolloutConfig rolloutSettingsFromJson(const json& s) {
 RolloutRunner::RolloutRunner(std::string storePath) : storePath_(std::move(storePath)) {}
 
 RolloutOutcome RolloutRunner::start(const RolloutConfig& config, const Observer& observer,
-                                    std::stop_token stop) {
+                                    std::stop_token stop, RolloutControl* control) {
     RolloutOutcome out;
     if (config.episodesPerTask < 1 || config.concurrency < 1) {
         out.error = "episodes per task and concurrency must be at least 1";
@@ -157,10 +157,11 @@ RolloutOutcome RolloutRunner::start(const RolloutConfig& config, const Observer&
         return out;
     }
     opened.value().reset();
-    return execute(created.value().id, config, set.set, observer, stop);
+    return execute(created.value().id, config, set.set, observer, stop, control);
 }
 
-RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std::stop_token stop) {
+RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std::stop_token stop,
+                                     RolloutControl* control) {
     RolloutOutcome out;
     auto opened = TrajectoryStore::open(storePath_);
     if (!opened) {
@@ -185,11 +186,12 @@ RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std:
         return out;
     }
     opened.value().reset();
-    return execute(runId, config, set.set, observer, stop);
+    return execute(runId, config, set.set, observer, stop, control);
 }
 
 RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, const TaskSet& set,
-                                      const Observer& observer, std::stop_token stop) {
+                                      const Observer& observer, std::stop_token stop,
+                                      RolloutControl* control) {
     RolloutOutcome out;
     out.run = runId;
     auto opened = TrajectoryStore::open(storePath_);
@@ -269,9 +271,13 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
     auto evaluations = std::make_shared<EvaluationService>(EvaluationServiceConfig{
         .python = config.python,
         .concurrentEvaluations = static_cast<unsigned>(config.concurrency)});
+    if (observer)
+        observer(RolloutProgress{runId, out.planned, out.done, out.gaveUp, {}});
     std::mutex mutex;
     auto worker = [&] {
         while (!stop.stop_requested()) {
+            if (control && !control->waitWhilePaused(stop))
+                return;
             Item item;
             {
                 std::lock_guard lock(mutex);
@@ -302,6 +308,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
                                     {"task_level", task.level}};
             auto steering = std::make_shared<SteeringController>();
             std::stop_callback onStop(stop, [&steering] { steering->stop(); });
+            const RolloutControl::Attachment attached(control, steering);
             std::error_code ec;
             fs::remove_all(launch.workspace, ec); // an attempt's leftovers from a killed run
             AgentSession::Prepared prepared = AgentSession::prepare(launch, steering);

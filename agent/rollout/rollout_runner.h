@@ -1,6 +1,7 @@
 #pragma once
 
 #include "agent/llm/provider_settings.h"
+#include "agent/rollout/rollout_control.h"
 #include "agent/store/trajectory_store.h"
 #include "engine/evaluation/evaluation_profile.h"
 #include "engine/evaluation/evaluator.h"
@@ -32,7 +33,8 @@ struct RolloutConfig {
     EvaluationOptions evaluation = rlEvaluationOptions();
 };
 
-// What the observer hears after every episode.
+// What the observer hears once the run is open (before its first episode: `last.id` is 0) and
+// after every episode.
 struct RolloutProgress {
     RunId run = 0;
     int planned = 0; // tasks x episodes per task
@@ -63,14 +65,16 @@ public:
 
     explicit RolloutRunner(std::string storePath);
 
+    // `control` (optional) pauses and resumes the run from another thread.
     RolloutOutcome start(const RolloutConfig& config, const Observer& observer,
-                         std::stop_token stop);
+                         std::stop_token stop, RolloutControl* control = nullptr);
     // Continues run `run` with the settings it was recorded with (the key from the environment).
-    RolloutOutcome resume(RunId run, const Observer& observer, std::stop_token stop);
+    RolloutOutcome resume(RunId run, const Observer& observer, std::stop_token stop,
+                          RolloutControl* control = nullptr);
 
 private:
     RolloutOutcome execute(RunId run, const RolloutConfig& config, const TaskSet& set,
-                           const Observer& observer, std::stop_token stop);
+                           const Observer& observer, std::stop_token stop, RolloutControl* control);
 
     std::string storePath_;
 };

@@ -45,6 +45,10 @@ int runRollout(
             std::cerr << "run " << p.run << ": " << p.done << "/" << p.planned << " done";
             if (p.gaveUp)
                 std::cerr << ", " << p.gaveUp << " given up";
+            if (p.last.id == 0) {
+                std::cerr << "; started\n";
+                return;
+            }
             std::cerr << "; episode " << p.last.id << " " << agent::episodeStatusName(p.last.status)
                       << (p.last.reward ? " reward " + std::to_string(int(*p.last.reward)) : "")
                       << " (" << p.last.task << ")\n";

@@ -112,10 +112,7 @@ void printMetricsTable(std::ostream& out, const agent::RolloutMetrics& metrics) 
 
 void printMetricsOf(std::ostream& out, const std::vector<agent::EpisodeRecord>& episodes,
                     bool asJson) {
-    std::vector<agent::RolloutEpisode> summaries;
-    for (const agent::EpisodeRecord& e : episodes)
-        summaries.push_back(agent::RolloutEpisode::fromRecord(e));
-    const agent::RolloutMetrics metrics = agent::computeMetrics(summaries);
+    const agent::RolloutMetrics metrics = agent::metricsOfRecords(episodes);
     if (asJson)
         out << agent::toJson(metrics).dump(2) << "\n";
     else

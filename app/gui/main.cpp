@@ -3,6 +3,7 @@
 #include "kwb/version.h"
 #include "widgets/agent/agent_pane.h"
 #include "widgets/agent/agent_panes.h"
+#include "widgets/agent/rollout_panes.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/models/task_list_model.h"
 #include "widgets/window/main_window.h"
@@ -76,8 +77,8 @@ int main(int argc, char** argv) {
     QCommandLineOption themeOption("theme", "Override the theme: dark or light.", "NAME");
     QCommandLineOption viewOption(
         "view",
-        "Bring this pane to the front: tasks, reference, agent, runs, timeline, rewards, log, "
-        "result, problems, assembly.",
+        "Bring this pane to the front: tasks, reference, agent, runs, rollouts, timeline, "
+        "rewards, log, result, problems, assembly.",
         "NAME");
     QCommandLineOption episodeOption(
         "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",
@@ -161,7 +162,8 @@ int main(int argc, char** argv) {
         [&] {
             return window.hasSystemReport() && window.hasTaskList() &&
                    (!window.currentTaskPath().isEmpty() || !workspace.isEmpty()) &&
-                   (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode());
+                   (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode()) &&
+                   window.rolloutPanes()->hasShownRuns();
         },
         120000);
     if (!complete)

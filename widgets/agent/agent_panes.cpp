@@ -22,9 +22,8 @@ AgentPanes::AgentPanes(EngineBridge& bridge, const QString& storePath, QWidget* 
                 listed_ = true;
                 runs_->setStatusText(
                     list->error.empty()
-                        ? tr("%n episode(s) in %1. The store records episodes only; rollout and "
-                             "training runs are not stored yet, so Aggregate treats a selection "
-                             "as a rollout.",
+                        ? tr("%n episode(s) in %1. Rollout runs and their metrics are in "
+                             "the Rollouts view; Aggregate treats any selection as a rollout.",
                              nullptr, static_cast<int>(list->episodes.size()))
                               .arg(storePath_)
                         : tr("Cannot read %1: %2")

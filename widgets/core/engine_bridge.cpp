@@ -129,6 +129,28 @@ void EngineBridge::requestEpisodeList(const QString& storePath) {
         });
 }
 
+void EngineBridge::requestRunList(const QString& storePath) {
+    const std::string path = storePath.toStdString();
+    post<std::shared_ptr<const agent::RunListSnapshot>>(
+        QStringLiteral("run-list"),
+        [path](std::stop_token) {
+            return std::make_shared<const agent::RunListSnapshot>(agent::readRunList(path));
+        },
+        [this](std::shared_ptr<const kwb::agent::RunListSnapshot> snapshot) {
+            emit runListReady(snapshot);
+        });
+}
+
+void EngineBridge::requestRun(const QString& storePath, qint64 run) {
+    const std::string path = storePath.toStdString();
+    post<agent::RunSnapshotPtr>(
+        QStringLiteral("run"),
+        [path, run](std::stop_token) {
+            return std::make_shared<const agent::RunSnapshot>(agent::readRun(path, run));
+        },
+        [this](agent::RunSnapshotPtr snapshot) { emit runReady(snapshot); });
+}
+
 void EngineBridge::requestEpisodes(const QString& storePath, const std::vector<qint64>& ids,
                                    const QString& purpose) {
     const std::string path = storePath.toStdString();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agent/rollout/run_snapshot.h"
 #include "agent/store/store_reader.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/process/job_queue.h"
@@ -41,6 +42,10 @@ public:
                          const QString& purpose);
     void requestEpisodeExport(const QString& storePath, const std::vector<qint64>& ids,
                               const QString& file);
+    // Rollout runs (run_snapshot.h): the list, and one run with its episodes and metrics (tag
+    // "run": a newer request wins, so a live view polling it never queues up reads).
+    void requestRunList(const QString& storePath);
+    void requestRun(const QString& storePath, qint64 run);
 
     // Evaluates a workspace (tag "evaluate", on a thread of its own): a newer request replaces a
     // queued one and asks a running one to stop. Returns the evaluation's id, which its progress,
@@ -62,6 +67,8 @@ signals:
     void episodesReady(std::shared_ptr<const kwb::agent::EpisodeSetSnapshot> snapshot,
                        const QString& purpose);
     void episodeExportDone(bool ok, const QString& message);
+    void runListReady(std::shared_ptr<const kwb::agent::RunListSnapshot> snapshot);
+    void runReady(kwb::agent::RunSnapshotPtr snapshot);
     void busyChanged(bool busy);
     // Only for the latest evaluation request; superseded ones go quiet.
     void evaluationProgress(quint64 evaluationId, const QString& stage);

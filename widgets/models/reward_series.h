@@ -36,8 +36,8 @@ struct RolloutAggregate {
     std::optional<double> geomeanSpeedupVsEager;
 };
 
-// Episodes aggregated the way an RL rollout is read. The store has no rollout-run record, so
-// the "run" is whatever set of episodes the user selected.
+// Episodes aggregated the way an RL rollout is read, over whatever set the user selected (a
+// stored run's own metrics are agent::computeMetrics, shown in the Rollouts view).
 struct RolloutMetrics {
     int episodes = 0;
     std::vector<RolloutAggregate> perStep;  // the n-th evaluation of every episode that has one

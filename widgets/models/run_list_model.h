@@ -7,8 +7,8 @@
 
 namespace kwb::ui {
 
-// The store's episodes as a table, newest first. The store knows episodes only (no rollout or
-// training-run records yet), so that is the one kind of run listed. Live changes arrive one
+// The store's episodes as a table, newest first, a rollout's among them (the Rollouts view
+// lists runs). Live changes arrive one
 // record at a time (upsert) and a refreshed listing is merged row by row, so selections and
 // scroll positions survive both.
 class RunListModel : public QAbstractTableModel {

@@ -10,6 +10,7 @@
 #include "kwb/version.h"
 #include "widgets/agent/agent_pane.h"
 #include "widgets/agent/agent_panes.h"
+#include "widgets/agent/rollout_panes.h"
 #include "widgets/core/selection_hub.h"
 #include "widgets/core/step_files.h"
 #include "widgets/core/step_inspection.h"
@@ -22,6 +23,7 @@
 #include "widgets/models/task_list_model.h"
 #include "widgets/result/result_panel.h"
 #include "widgets/runs/rewards_pane.h"
+#include "widgets/runs/rollouts_view.h"
 #include "widgets/runs/runs_browser.h"
 #include "widgets/timeline/timeline_pane.h"
 #include "widgets/window/edit_loop_controller.h"
@@ -71,6 +73,10 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
         addPane("dock.agent", tr("Agent"), agentPanes_->agentPane(), Qt::RightDockWidgetArea);
     runsDock_ =
         addPane("dock.runs", tr("Runs"), agentPanes_->runsBrowser(), Qt::BottomDockWidgetArea);
+    rolloutPanes_ = new RolloutPanes(
+        bridge_, *agentPanes_, [this] { return settings_.pythonInterpreter(); }, this);
+    rolloutsDock_ =
+        addPane("dock.rollouts", tr("Rollouts"), rolloutPanes_->view(), Qt::BottomDockWidgetArea);
     timelinePane_ = new TimelinePane(this);
     timelineDock_ =
         addPane("dock.timeline", tr("Timeline"), timelinePane_, Qt::BottomDockWidgetArea);
@@ -96,7 +102,12 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     connect(agentPanes_, &AgentPanes::logMessage, this, [this](const QString& text, bool problem) {
         log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
     });
+    connect(rolloutPanes_, &RolloutPanes::logMessage, this,
+            [this](const QString& text, bool problem) {
+                log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
+            });
     agentPanes_->refreshRuns();
+    rolloutPanes_->refreshRuns();
     connectSelection();
     connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
@@ -145,6 +156,7 @@ void MainWindow::placeDocksByDefault() {
     tabifyDockWidget(logDock_, problemsDock_);
     // The runs browser's action row is wide; beside the timeline it does not squeeze the editors.
     tabifyDockWidget(rewardsDock_, runsDock_);
+    tabifyDockWidget(runsDock_, rolloutsDock_);
     // One tab group on the right: stacked, the agent form and the result panel together would
     // need more height than a 1000 px window has. A finished evaluation raises its tab.
     tabifyDockWidget(agentDock_, assemblyDock_);
@@ -171,8 +183,8 @@ void MainWindow::showEvent(QShowEvent* event) {
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {tasksDock_, referenceDock_, agentDock_,  timelineDock_, rewardsDock_,
-            logDock_,   runsDock_,      resultDock_, problemsDock_, assemblyDock_};
+    return {tasksDock_, referenceDock_, agentDock_,  timelineDock_, rewardsDock_, logDock_,
+            runsDock_,  rolloutsDock_,  resultDock_, problemsDock_, assemblyDock_};
 }
 
 void MainWindow::buildMenus() {
@@ -184,6 +196,11 @@ void MainWindow::buildMenus() {
         file->addAction(tr("&Back to Workspace"), this, &MainWindow::backToWorkspace);
     backToWorkspace_->setEnabled(false);
     file->addSeparator();
+    file->addAction(tr("New &Rollout…"), this, [this] {
+        rolloutsDock_->show();
+        rolloutsDock_->raise();
+        rolloutPanes_->launchFromDialog();
+    });
     file->addAction(tr("&Settings…"), QKeySequence::Preferences, this, &MainWindow::openSettings);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);

@@ -16,6 +16,7 @@ class QDockWidget;
 namespace kwb::ui {
 
 class AgentPanes;
+class RolloutPanes;
 class CandidateDiagnostics;
 class CandidateEditors;
 class CodeEditor;
@@ -54,6 +55,7 @@ public:
     SystemStatusBar* systemStatusBar() const { return statusBar_; }
     TaskListModel* taskListModel() const { return taskModel_; }
     AgentPanes* agentPanes() const { return agentPanes_; }
+    RolloutPanes* rolloutPanes() const { return rolloutPanes_; }
     TimelinePane* timelinePane() const { return timelinePane_; }
     CandidateDiagnostics* candidateDiagnostics() const { return diagnostics_; }
     ResultPanel* resultPanel() const { return resultPanel_; }
@@ -115,6 +117,8 @@ private:
     QDockWidget* logDock_ = nullptr;
     AgentPanes* agentPanes_ = nullptr;
     QDockWidget* runsDock_ = nullptr;
+    RolloutPanes* rolloutPanes_ = nullptr;
+    QDockWidget* rolloutsDock_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     CandidateDiagnostics* diagnostics_ = nullptr;
     QDockWidget* problemsDock_ = nullptr;
