@@ -12,7 +12,7 @@ echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ), gpu: $(nvidia-smi --query-gpu=name,d
 configure_gpu_host_build() {
     mkdir -p "$prefix/lib"
     # Hosts without -dev packages still ship the runtime libraries; link names CMake can find.
-    for lib in curl sqlite3 crypto; do
+    for lib in curl sqlite3 crypto pcre2-8; do
         ls /usr/lib/x86_64-linux-gnu/lib$lib.so >/dev/null 2>&1 ||
             ln -sf "$(ls /usr/lib/x86_64-linux-gnu/lib$lib.so.* | head -n1)" "$prefix/lib/lib$lib.so"
     done

@@ -6,6 +6,14 @@ find_package(CLI11 2.0 REQUIRED)
 find_package(CURL REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+# PCRE2 (Debian's libpcre2-dev) runs the tokenizers' own split patterns, which need Unicode
+# properties (\p{L}, \p{N}) that std::regex lacks. Found by header and library, like a bare GPU
+# host's packed .deps provide them (no pkg-config there).
+find_path(KWB_PCRE2_INCLUDE_DIR pcre2.h REQUIRED)
+find_library(KWB_PCRE2_LIBRARY NAMES pcre2-8 REQUIRED)
+add_library(Kwb::PCRE2 UNKNOWN IMPORTED)
+set_target_properties(Kwb::PCRE2 PROPERTIES IMPORTED_LOCATION "${KWB_PCRE2_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${KWB_PCRE2_INCLUDE_DIR}")
 
 # CUDA: NVRTC and CUPTI are linked, cudart/cuda.h are used for headers only. libcuda is never
 # linked: the driver is dlopen'ed at run time so the app starts on machines without a GPU.

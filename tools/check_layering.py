@@ -26,6 +26,7 @@ ALLOWED = {
     "engine/cupti": [],
     "engine/process": [],
     "engine/cuda": [],
+    "engine/model": [],
     "engine/diagnostics": ENGINE_BASE,
     "engine/system": ENGINE_BASE + ["engine/diagnostics"],
     "engine/workspace": ENGINE_BASE + ["engine/system"],

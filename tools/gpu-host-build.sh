@@ -26,7 +26,7 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
 # The headers the build needs, each with the Debian/Ubuntu package that has it.
 declare -A needed=(
     [sqlite3.h]=libsqlite3-dev [CLI/CLI.hpp]=libcli11-dev [nlohmann/json.hpp]=nlohmann-json3-dev
-    [curl/curl.h]=libcurl4-openssl-dev [openssl/evp.h]=libssl-dev
+    [curl/curl.h]=libcurl4-openssl-dev [openssl/evp.h]=libssl-dev [pcre2.h]=libpcre2-dev
 )
 missing_headers() {
     local header dir found
@@ -70,7 +70,7 @@ if [ -n "${KWB_DEPS_PREFIX:-}" ]; then
     prefix="$(cd "$KWB_DEPS_PREFIX" && pwd)"
     # Hosts without -dev packages still ship the runtime libraries; link names CMake can find.
     mkdir -p "$prefix/lib"
-    for lib in curl sqlite3 crypto; do
+    for lib in curl sqlite3 crypto pcre2-8; do
         if ! ls /usr/lib/x86_64-linux-gnu/lib$lib.so >/dev/null 2>&1; then
             runtime="$(ls /usr/lib/x86_64-linux-gnu/lib$lib.so.* 2>/dev/null | head -n1 || true)"
             [ -n "$runtime" ] && ln -sf "$runtime" "$prefix/lib/lib$lib.so"

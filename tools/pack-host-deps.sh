@@ -15,6 +15,7 @@ cp -r /usr/include/x86_64-linux-gnu/curl "$out/prefix/include/"
 cp -r /usr/include/openssl "$out/prefix/include/"
 cp -r /usr/include/x86_64-linux-gnu/openssl/* "$out/prefix/include/openssl/"
 cp /usr/include/sqlite3.h /usr/include/sqlite3ext.h "$out/prefix/include/"
+cp /usr/include/pcre2.h "$out/prefix/include/"
 cp -r /usr/src/googletest "$out/googletest"
 # Debian's bubblewrap, for GPU hosts that have none (kwb finds it through KWB_BWRAP). It needs
 # only libc, libcap and libselinux, which every Ubuntu and Debian has.

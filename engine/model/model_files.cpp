@@ -1,0 +1,149 @@
+#include "engine/model/model_files.h"
+
+#include "engine/model/gguf_file.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace kwb::model {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isGguf(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[4] = {};
+    return in.read(magic, 4) && std::string(magic, 4) == "GGUF";
+}
+
+nlohmann::json tokenizerSummary(const BpeTokenizer& t) {
+    nlohmann::json special = nlohmann::json::array();
+    for (const SpecialToken& s : t.specialTokens())
+        special.push_back(s.text);
+    return {{"type", "byte-level BPE"},
+            {"vocabulary", t.vocabularySize()},
+            {"merges", t.mergeCount()},
+            {"special_tokens", special},
+            {"bos", t.bos() ? nlohmann::json(t.tokenText(*t.bos())) : nlohmann::json()},
+            {"eos", t.eos() ? nlohmann::json(t.tokenText(*t.eos())) : nlohmann::json()}};
+}
+
+nlohmann::json describeGguf(const std::string& path) {
+    const auto opened = GgufFile::open(path);
+    if (!opened)
+        return {{"error", opened.error}};
+    const GgufFile& f = *opened.file;
+    const std::string arch = f.string("general.architecture");
+    const auto key = [&](const std::string& name) { return arch + "." + name; };
+    const auto integerOrNull = [&](const std::string& k) {
+        const auto v = f.integer(k);
+        return v ? nlohmann::json(*v) : nlohmann::json();
+    };
+    nlohmann::json out{{"format", "gguf"},
+                       {"gguf_version", f.version()},
+                       {"architecture", arch},
+                       {"name", f.string("general.name")},
+                       {"layers", integerOrNull(key("block_count"))},
+                       {"heads", integerOrNull(key("attention.head_count"))},
+                       {"kv_heads", integerOrNull(key("attention.head_count_kv"))},
+                       {"width", integerOrNull(key("embedding_length"))},
+                       {"feed_forward", integerOrNull(key("feed_forward_length"))},
+                       {"context", integerOrNull(key("context_length"))}};
+    const auto number = [&](const std::string& k) {
+        const auto v = f.number(k);
+        return v ? nlohmann::json(*v) : nlohmann::json();
+    };
+    out["rope_base"] = number(key("rope.freq_base"));
+    out["rms_epsilon"] = number(key("attention.layer_norm_rms_epsilon"));
+    std::uint64_t parameters = 0;
+    nlohmann::json types = nlohmann::json::object();
+    for (const GgufTensorInfo& t : f.tensors()) {
+        parameters += t.elements();
+        const std::string name = ggmlTypeName(t.type);
+        types[name] = types.value(name, 0) + 1;
+    }
+    nlohmann::json table = nlohmann::json::array();
+    for (const GgufTensorInfo& t : f.tensors())
+        table.push_back({{"name", t.name}, {"type", ggmlTypeName(t.type)}, {"shape", t.dims}});
+    out["tensor_table"] = table;
+    out["tensors"] = f.tensors().size();
+    out["parameters"] = parameters;
+    out["tensor_types"] = types;
+    const auto tokenizer = BpeTokenizer::fromGguf(f);
+    out["tokenizer"] = tokenizer ? tokenizerSummary(*tokenizer.tokenizer)
+                                 : nlohmann::json{{"error", tokenizer.error}};
+    if (!out["tokenizer"].contains("error")) {
+        const auto vocabulary = f.integer(key("vocab_size"));
+        out["vocabulary"] =
+            vocabulary ? *vocabulary : std::int64_t(tokenizer.tokenizer->vocabularySize());
+    }
+    return out;
+}
+
+nlohmann::json describeFolder(const fs::path& dir) {
+    std::ifstream in(dir / "config.json");
+    nlohmann::json config = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+    if (!config.is_object())
+        return {{"error", (dir / "config.json").string() + " is missing or not JSON"}};
+    const auto field = [&](const char* name) {
+        return config.contains(name) ? config[name] : nlohmann::json();
+    };
+    const nlohmann::json architectures = field("architectures");
+    nlohmann::json out{{"format", "huggingface"},
+                       {"architecture", field("model_type")},
+                       {"name", architectures.is_array() && !architectures.empty()
+                                    ? architectures[0]
+                                    : nlohmann::json()},
+                       {"layers", field("num_hidden_layers")},
+                       {"heads", field("num_attention_heads")},
+                       {"kv_heads", field("num_key_value_heads")},
+                       {"width", field("hidden_size")},
+                       {"feed_forward", field("intermediate_size")},
+                       {"vocabulary", field("vocab_size")},
+                       {"context", field("max_position_embeddings")},
+                       {"rope_base", field("rope_theta")},
+                       {"rms_epsilon", field("rms_norm_eps")},
+                       {"tied_embeddings", field("tie_word_embeddings")}};
+    const auto tokenizer = loadTokenizer(dir.string());
+    out["tokenizer"] = tokenizer ? tokenizerSummary(*tokenizer.tokenizer)
+                                 : nlohmann::json{{"error", tokenizer.error}};
+    return out;
+}
+
+} // namespace
+
+BpeTokenizer::Loaded loadTokenizer(const std::string& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        const fs::path json = fs::path(path) / "tokenizer.json";
+        if (fs::exists(json, ec))
+            return BpeTokenizer::fromTokenizerJson(json.string());
+        BpeTokenizer::Loaded none;
+        none.error = path + " has no tokenizer.json";
+        return none;
+    }
+    if (isGguf(path)) {
+        const auto opened = GgufFile::open(path);
+        if (!opened) {
+            BpeTokenizer::Loaded failed;
+            failed.error = opened.error;
+            return failed;
+        }
+        return BpeTokenizer::fromGguf(*opened.file);
+    }
+    return BpeTokenizer::fromTokenizerJson(path);
+}
+
+nlohmann::json describeModel(const std::string& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        return describeFolder(path);
+    if (!fs::exists(path, ec))
+        return {{"error", "no such file or folder: " + path}};
+    if (isGguf(path))
+        return describeGguf(path);
+    return {{"error", path + " is neither a GGUF file nor a Hugging Face model folder"}};
+}
+
+} // namespace kwb::model

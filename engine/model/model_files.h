@@ -1,0 +1,22 @@
+#pragma once
+
+#include "engine/model/bpe_tokenizer.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kwb::model {
+
+// Where a model lives: a GGUF file, or a Hugging Face folder (config.json, *.safetensors,
+// tokenizer.json). These read what a model is and its tokenizer without loading any weights.
+
+// The tokenizer of a GGUF file, a Hugging Face folder, or a tokenizer.json named directly.
+BpeTokenizer::Loaded loadTokenizer(const std::string& path);
+
+// What the model is, as `kwb model info` prints it: {"format", "architecture", "name",
+// "layers", "heads", "kv_heads", "width", "feed_forward", "vocabulary", "context",
+// "rope_base", "rms_epsilon", "parameters", "tensor_types": {type: count}, "tokenizer": {...}}.
+// {"error": "..."} when the path is not a model this reads.
+nlohmann::json describeModel(const std::string& path);
+
+} // namespace kwb::model
