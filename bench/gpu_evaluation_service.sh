@@ -10,7 +10,9 @@
 #   bench/gpu_evaluation_service.sh agreement   the pairs against KernelBench's method, then
 #                                               evaluations per GPU-minute
 #                                               (bench/kernelbench_agreement.py; a cut run continues
-#                                               where it stopped: call it again until it summarizes)
+#                                               where it stopped: call it again until it summarizes;
+#                                               KWB_PHASES=census compares the kernelbench profile
+#                                               with the sealed kernel records off)
 #   bench/gpu_evaluation_service.sh latency     the edit latency through `kwb serve`
 #                                               (bench/serve_latency.sh: the plain pair's fast
 #                                               path, the CUDA-Agent layout), then the 20-repeat

@@ -15,6 +15,8 @@ Phases (each appends to DIR/agreement.jsonl, the table is printed at the end):
   `kwb eval --profile kernelbench` and `kwb eval --profile rl`, each through the warm `kwb serve`;
   wall time from the shell.
 - stability: one pair evaluated REPEATS times in each profile; the milestone each time.
+- census: the honest pairs in the kernelbench profile once more with KWB_KERNEL_CENSUS=off,
+  to compare the candidate's time with and without the sealed kernel records.
 - throughput: every pair once per profile, CONCURRENCY `kwb eval` calls at a time through the one
   `kwb serve` (its timed stages still take turns on the GPU), and KernelBench's method over the
   same pairs one after another (it owns the GPU while it runs); evaluations per GPU-minute from
@@ -56,11 +58,12 @@ def prebuild(pair: str, cache: str) -> dict:
             "seconds": time.perf_counter() - started, "error": done.stderr[-400:] if done.returncode else ""}
 
 
-def kwb_eval(kwb: str, pair: str, profile: str) -> dict:
+def kwb_eval(kwb: str, pair: str, profile: str, env: dict | None = None) -> dict:
     started = time.perf_counter()
     done = subprocess.run([kwb, "eval", os.path.join(pair, "reference.py"), "--candidate",
                            os.path.join(pair, "candidate.py"), "--device", "cuda", "--profile", profile,
-                           "--json"], capture_output=True, text=True)
+                           "--json"], capture_output=True, text=True,
+                          env=dict(os.environ, **env) if env else None)
     wall = time.perf_counter() - started
     try:
         r = json.loads(done.stdout)
@@ -165,6 +168,14 @@ def summarize(path: str) -> None:
         print(f"throughput {e['profile']} at concurrency {e['concurrency']}: {e['pairs']} pairs in "
               f"{e['wall_s']:.1f} s -> {60 * e['pairs'] / e['wall_s']:.1f} evaluations per GPU-minute "
               f"({correct} correct)")
+    census = {e["pair"]: e["result"] for e in entries if e["phase"] == "census"}
+    for e in measured:
+        off = census.get(e["pair"])
+        kb, on = e["kernelbench_method"], e["kernelbench"]
+        if off and kb.get("runtime_ms") and on.get("candidate_mean_ms") and off.get("candidate_mean_ms"):
+            print(f"census {e['pair']}: candidate / KernelBench's {on['candidate_mean_ms'] / kb['runtime_ms']:.3f} "
+                  f"with the records, {off['candidate_mean_ms'] / kb['runtime_ms']:.3f} without; "
+                  f"speed-up ratio without {off['speedup'] / kb['speedup']:.3f}")
     stable = [e for e in entries if e["phase"] == "stability"]
     for profile in sorted({e["profile"] for e in stable}):
         rewards = [e["result"].get("reward") for e in stable if e["profile"] == profile]
@@ -231,6 +242,18 @@ def main() -> int:
                              "kernelbench": kwb_eval(args.kwb, pair, "kernelbench"),
                              "rl": kwb_eval(args.kwb, pair, "rl")})
             print("measured", flush=True)
+        if "census" in phases:
+            # The kernelbench profile again with the sealed kernel records off (a daemon of its
+            # own: the variable is part of kwb serve's configuration), to see what the recording
+            # adds to a candidate's timed calls against KernelBench's method.
+            for pair in pairs:
+                expect = json.load(open(os.path.join(pair, "expect.json")))
+                if expect.get("bug") or ("census", os.path.basename(pair), "off") in done:
+                    continue
+                record(out, {"phase": "census", "pair": os.path.basename(pair), "profile": "off",
+                             "result": kwb_eval(args.kwb, pair, "kernelbench",
+                                                {"KWB_KERNEL_CENSUS": "off"})})
+            print("census variant measured", flush=True)
         if "stability" in phases:
             pair = os.path.join(pairs_root, args.stability)
             for profile in ("kernelbench", "rl", "cuda-agent"):
