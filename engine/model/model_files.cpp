@@ -1,6 +1,7 @@
 #include "engine/model/model_files.h"
 
 #include "engine/model/gguf_file.h"
+#include "engine/model/safetensors_file.h"
 
 #include <filesystem>
 #include <fstream>
@@ -105,6 +106,22 @@ nlohmann::json describeFolder(const fs::path& dir) {
                        {"rope_base", field("rope_theta")},
                        {"rms_epsilon", field("rms_norm_eps")},
                        {"tied_embeddings", field("tie_word_embeddings")}};
+    // The weights' headers only: sizes and dtypes, no data read.
+    if (const auto weights = SafetensorsModel::open(dir.string())) {
+        std::uint64_t parameters = 0;
+        nlohmann::json types = nlohmann::json::object();
+        for (const auto& file : weights.model->files())
+            for (const SafetensorsTensor& t : file->tensors()) {
+                parameters += t.elements();
+                types[t.dtype] = types.value(t.dtype, 0) + 1;
+            }
+        out["parameters"] = parameters;
+        out["tensors"] = weights.model->tensorCount();
+        out["tensor_types"] = types;
+        out["shards"] = weights.model->files().size();
+    } else {
+        out["weights_error"] = weights.error;
+    }
     const auto tokenizer = loadTokenizer(dir.string());
     out["tokenizer"] = tokenizer ? tokenizerSummary(*tokenizer.tokenizer)
                                  : nlohmann::json{{"error", tokenizer.error}};
@@ -144,6 +161,58 @@ nlohmann::json describeModel(const std::string& path) {
     if (isGguf(path))
         return describeGguf(path);
     return {{"error", path + " is neither a GGUF file nor a Hugging Face model folder"}};
+}
+
+TensorValues readTensor(const std::string& path, const std::string& name) {
+    TensorValues out;
+    std::error_code ec;
+    if (!fs::is_directory(path, ec) && isGguf(path)) {
+        const auto opened = GgufFile::open(path);
+        if (!opened) {
+            out.error = opened.error;
+            return out;
+        }
+        const GgufTensorInfo* t = opened.file->tensor(name);
+        if (!t) {
+            out.error = "no tensor " + name + " in " + path;
+            return out;
+        }
+        out.type = ggmlTypeName(t->type);
+        out.shape = t->dims;
+        out.values = opened.file->dequantize(*t, &out.error);
+        return out;
+    }
+    // A safetensors file, or a folder of them.
+    std::unique_ptr<SafetensorsFile> single;
+    std::unique_ptr<SafetensorsModel> folder;
+    const SafetensorsFile* file = nullptr;
+    const SafetensorsTensor* t = nullptr;
+    if (fs::is_directory(path, ec)) {
+        auto opened = SafetensorsModel::open(path);
+        if (!opened) {
+            out.error = opened.error;
+            return out;
+        }
+        folder = std::move(opened.model);
+        std::tie(file, t) = folder->find(name);
+    } else {
+        auto opened = SafetensorsFile::open(path);
+        if (!opened) {
+            out.error = opened.error;
+            return out;
+        }
+        single = std::move(opened.file);
+        file = single.get();
+        t = single->tensor(name);
+    }
+    if (!t) {
+        out.error = "no tensor " + name + " in " + path;
+        return out;
+    }
+    out.type = t->dtype;
+    out.shape = t->shape;
+    out.values = file->toFloat(*t, &out.error);
+    return out;
 }
 
 } // namespace kwb::model

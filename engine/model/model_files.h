@@ -19,4 +19,15 @@ BpeTokenizer::Loaded loadTokenizer(const std::string& path);
 // {"error": "..."} when the path is not a model this reads.
 nlohmann::json describeModel(const std::string& path);
 
+// One tensor of a GGUF file, a safetensors file or a Hugging Face folder, as floats (GGUF
+// dequantized), with its type and shape as the file states them (GGUF: innermost first;
+// safetensors: outermost first). Empty with `error` set when it cannot be read.
+struct TensorValues {
+    std::string type;
+    std::vector<std::uint64_t> shape;
+    std::vector<float> values;
+    std::string error;
+};
+TensorValues readTensor(const std::string& path, const std::string& name);
+
 } // namespace kwb::model

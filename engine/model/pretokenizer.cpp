@@ -49,15 +49,36 @@ bool Pretokenizer::add(const std::string& pattern, std::string* error) {
 std::optional<Pretokenizer> Pretokenizer::forGgufName(const std::string& name, std::string* error) {
     Pretokenizer p;
     bool ok = false;
+    const nlohmann::json byteLevel = {{"type", "ByteLevel"},
+                                      {"add_prefix_space", false},
+                                      {"trim_offsets", true},
+                                      {"use_regex", true}};
+    const auto splitThenBytes = [&](const char* pattern) {
+        nlohmann::json bytes = byteLevel;
+        bytes["use_regex"] = false;
+        return nlohmann::json{{"type", "Sequence"},
+                              {"pretokenizers",
+                               {{{"type", "Split"},
+                                 {"pattern", {{"Regex", pattern}}},
+                                 {"behavior", "Isolated"},
+                                 {"invert", false}},
+                                bytes}}};
+    };
     if (name.empty() || name == "default" || name == "gpt2" || name == "gpt-2") {
         ok = p.add(kGpt2SplitPattern, error);
+        p.config_ = byteLevel;
     } else if (name == "smollm") {
         // Digits one by one first (SmolLM2's tokenizer.json: Digits with individual_digits).
         ok = p.add(R"(\p{N})", error) && p.add(kGpt2SplitPattern, error);
+        p.config_ = {
+            {"type", "Sequence"},
+            {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}}, byteLevel}}};
     } else if (name == "llama-bpe" || name == "llama3") {
         ok = p.add(kLlama3Pattern, error);
+        p.config_ = splitThenBytes(kLlama3Pattern);
     } else if (name == "qwen2") {
         ok = p.add(kQwen2Pattern, error);
+        p.config_ = splitThenBytes(kQwen2Pattern);
     } else if (error) {
         *error = "unknown pre-tokenizer '" + name +
                  "' (known: gpt2, smollm, llama-bpe, qwen2); a tokenizer.json beside the model "
@@ -85,6 +106,7 @@ std::optional<Pretokenizer> Pretokenizer::fromTokenizerJson(const nlohmann::json
             flat.push_back(c);
         }
     }
+    p.config_ = config;
     for (const nlohmann::json* c : flat) {
         const std::string type = c->is_object() ? c->value("type", "") : "";
         if (type == "ByteLevel") {

@@ -23,12 +23,16 @@ public:
 
     std::vector<std::string> split(std::string_view text) const;
     std::size_t steps() const { return steps_.size(); }
+    // The same splits as a tokenizer.json "pre_tokenizer" object (with a ByteLevel step, which
+    // byte-level BPE tokenizers carry), for writing a tokenizer.json that transformers reads.
+    const nlohmann::json& tokenizerJson() const { return config_; }
 
 private:
     struct Compiled;
     bool add(const std::string& pattern, std::string* error);
 
     std::vector<std::shared_ptr<const Compiled>> steps_;
+    nlohmann::json config_;
 };
 
 // GPT-2's split pattern, which ByteLevel pre-tokenizers with use_regex apply.

