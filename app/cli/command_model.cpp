@@ -142,6 +142,52 @@ void addModelCommand(CLI::App& app) {
         std::cerr << "wrote " << *target << "\n";
     });
 
+    auto chatPath = std::make_shared<std::string>();
+    auto messagesFile = std::make_shared<std::string>();
+    auto generation = std::make_shared<bool>(false);
+    auto asIds = std::make_shared<bool>(false);
+    auto* chat = cmd->add_subcommand(
+        "chat", "Render a conversation in the model's chat format (ChatML or Llama 3): "
+                "the text, or with --ids its token ids as a JSON array");
+    chat->add_option("path", *chatPath, "GGUF file or model folder")->required();
+    chat->add_option("--messages", *messagesFile,
+                     "JSON file (- for standard input): [{\"role\": ..., \"content\": ...}]")
+        ->required();
+    chat->add_flag("--generation-prompt", *generation, "End with the opening of an assistant turn");
+    chat->add_flag("--ids", *asIds, "Print token ids instead of text");
+    chat->callback([chatPath, messagesFile, generation, asIds] {
+        std::string error;
+        const auto chatTemplate = model::loadChatTemplate(*chatPath, &error);
+        if (!chatTemplate)
+            failCommand(error);
+        std::ifstream in;
+        if (*messagesFile != "-") {
+            in.open(*messagesFile, std::ios::binary);
+            if (!in)
+                failCommand("cannot read " + *messagesFile);
+        }
+        const nlohmann::json messages =
+            nlohmann::json::parse(*messagesFile == "-" ? std::cin : in, nullptr, false);
+        if (!messages.is_array())
+            failCommand("--messages must hold a JSON array of {role, content} objects");
+        std::vector<model::ChatTurn> turns;
+        for (const nlohmann::json& m : messages) {
+            if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
+                !m.contains("content") || !m["content"].is_string())
+                failCommand("every message needs a string role and content: " + m.dump());
+            turns.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+        }
+        const std::string text = chatTemplate->render(turns, *generation);
+        if (!*asIds) {
+            std::cout << text;
+            return;
+        }
+        const auto loaded = model::loadTokenizer(*chatPath);
+        if (!loaded)
+            failCommand(loaded.error);
+        std::cout << nlohmann::json(loaded.tokenizer->encode(text)).dump() << "\n";
+    });
+
     auto ids = std::make_shared<std::vector<model::TokenId>>();
     auto detokenizerPath = std::make_shared<std::string>();
     auto* detokenize = cmd->add_subcommand("detokenize", "The text of token ids");

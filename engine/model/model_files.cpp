@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace kwb::model {
 
@@ -213,6 +214,39 @@ TensorValues readTensor(const std::string& path, const std::string& name) {
     out.shape = t->shape;
     out.values = file->toFloat(*t, &out.error);
     return out;
+}
+
+std::optional<ChatTemplate> loadChatTemplate(const std::string& path, std::string* error) {
+    std::error_code ec;
+    std::string text;
+    if (fs::is_directory(path, ec)) {
+        const fs::path dir(path);
+        if (std::ifstream jinja(dir / "chat_template.jinja"); jinja) {
+            text.assign(std::istreambuf_iterator<char>(jinja), {});
+        } else if (std::ifstream config(dir / "tokenizer_config.json"); config) {
+            const nlohmann::json doc = nlohmann::json::parse(config, nullptr, false);
+            const nlohmann::json chat =
+                doc.is_object() ? doc.value("chat_template", nlohmann::json()) : nlohmann::json();
+            if (chat.is_string()) {
+                text = chat.get<std::string>();
+            } else if (chat.is_array()) {
+                // Named templates: the "default" one.
+                for (const nlohmann::json& t : chat)
+                    if (t.is_object() && t.value("name", "") == "default" &&
+                        t.contains("template") && t["template"].is_string())
+                        text = t["template"].get<std::string>();
+            }
+        }
+    } else if (isGguf(path)) {
+        const auto opened = GgufFile::open(path);
+        if (!opened) {
+            if (error)
+                *error = opened.error;
+            return std::nullopt;
+        }
+        text = opened.file->string("tokenizer.chat_template");
+    }
+    return ChatTemplate::fromTemplateText(text, error);
 }
 
 } // namespace kwb::model

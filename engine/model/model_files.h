@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/model/bpe_tokenizer.h"
+#include "engine/model/chat_template.h"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +13,10 @@ namespace kwb::model {
 
 // The tokenizer of a GGUF file, a Hugging Face folder, or a tokenizer.json named directly.
 BpeTokenizer::Loaded loadTokenizer(const std::string& path);
+
+// The chat format of a GGUF file (tokenizer.chat_template) or a Hugging Face folder
+// (tokenizer_config.json's chat_template, or chat_template.jinja); nullopt with `error`.
+std::optional<ChatTemplate> loadChatTemplate(const std::string& path, std::string* error);
 
 // What the model is, as `kwb model info` prints it: {"format", "architecture", "name",
 // "layers", "heads", "kv_heads", "width", "feed_forward", "vocabulary", "context",

@@ -156,6 +156,26 @@ def main():
         worst = (a - b).abs().max().item()
         if worst > 1e-4:
             raise SystemExit(f"FAIL: converted logits differ from transformers' GGUF loading by {worst}")
+        conversations = [
+            [{"role": "user", "content": "Write a CUDA kernel."}],
+            [{"role": "system", "content": "You optimise kernels."},
+             {"role": "user", "content": "Make it faster:\n```cuda\n__global__ void k() {}\n```"},
+             {"role": "assistant", "content": "Done. 日本語 ok"}],
+            [{"role": "user", "content": ""}, {"role": "assistant", "content": "  spaced  "}],
+        ]
+        for path in (gguf_path, folder):
+            for messages in conversations:
+                for generation in (False, True):
+                    expected = converted.apply_chat_template(messages, tokenize=False,
+                                                             add_generation_prompt=generation)
+                    args = ["model", "chat", path, "--messages", "-"] + (["--generation-prompt"] if generation else [])
+                    got = run(*args, stdin=json.dumps(messages))
+                    if got != expected:
+                        raise SystemExit(f"FAIL: chat format of {path} differs:\n{expected!r}\n{got!r}")
+                    ids = json.loads(run(*args, "--ids", stdin=json.dumps(messages)))
+                    if ids != converted(expected, add_special_tokens=False)["input_ids"]:
+                        raise SystemExit("FAIL: chat token ids differ")
+        print(f"chat: {len(conversations) * 4} renderings equal transformers' apply_chat_template, ids too")
         print(f"convert: logits equal transformers' GGUF loading (max difference {worst:.1e} over {len(ids)} tokens), "
               "tokenizer and chat template read by transformers")
 
