@@ -63,6 +63,7 @@ ALLOWED = {
     "widgets/window": ["engine/", "agent/", "widgets/"],
     "app/cli": ["engine/", "agent/"],
     "app/torch_probe": ["engine/"],
+    "app/model_worker": ["engine/"],
     "app/gui": ["engine/", "agent/", "widgets/"],
 }
 
@@ -76,9 +77,9 @@ QT_WIDGETS_HEADER = re.compile(
     r"StatusBar|MessageBox|FileDialog|TabWidget|TextEdit|PlainTextEdit|CheckBox|SpinBox|"
     r"HeaderView|Frame|StackedWidget|GroupBox|AbstractScrollArea))$")
 TORCH_HEADER = re.compile(r"^(torch|ATen|c10|caffe2)/")
-QT_FREE_PREFIXES = ("engine/", "agent/", "app/cli", "app/torch_probe")
+QT_FREE_PREFIXES = ("engine/", "agent/", "app/cli", "app/torch_probe", "app/model_worker")
 WIDGET_FREE = ("widgets/core", "widgets/models", "widgets/rollout")
-TORCH_MODULES = ("engine/torch", "app/torch_probe")
+TORCH_MODULES = ("engine/torch", "app/torch_probe", "app/model_worker")
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc")
 SCANNED_TOPS = ("engine", "agent", "widgets", "app")

@@ -3,7 +3,7 @@
 
     tools/check_links.py ROLE=PATH [ROLE=PATH ...]
 
-Roles: kwb (the headless CLI), gui (kernel-workbench), torch-worker (kwb-libtorch), inject
+Roles: kwb (the headless CLI), gui (kernel-workbench), torch-worker (kwb-libtorch, kwb-model), inject
 (the CUPTI injection library). The rules:
 - nothing links libcuda: the driver is dlopen'ed, so every binary starts without a GPU;
 - kwb, the torch worker and the injection library load no Qt: they run on GPU servers that

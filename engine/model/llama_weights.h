@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kwb::model {
+
+// What a Llama-family decoder (Llama, SmolLM, Qwen2 without biases) is made of.
+struct LlamaConfig {
+    int layers = 0;
+    int heads = 0;
+    int kvHeads = 0;
+    int width = 0;
+    int feedForward = 0;
+    int vocabulary = 0;
+    int context = 0;
+    int headDim = 0;
+    double ropeBase = 10000.0;
+    double rmsEpsilon = 1e-5;
+    bool tiedEmbeddings = false;
+};
+
+// One weight as floats, shape outermost first (PyTorch's order).
+struct FloatTensor {
+    std::vector<std::int64_t> shape;
+    std::vector<float> values;
+};
+
+// A model's weights under Hugging Face's Llama names (model.embed_tokens.weight,
+// model.layers.N.self_attn.q_proj.weight, ..., lm_head.weight), read from a GGUF file
+// (dequantized, Q and K rows put back in Hugging Face's order) or a Hugging Face folder
+// (config.json and safetensors in F32, F16 or BF16). The model code and the converter both
+// start here, so a GGUF file and its conversion load identically.
+struct LlamaWeights {
+    LlamaConfig config;
+    std::map<std::string, FloatTensor> tensors;
+    std::string error; // set when reading failed; then the rest is empty
+};
+
+LlamaWeights readLlamaWeights(const std::string& path);
+
+// GGUF's tensor name as Hugging Face's Llama name; empty for tensors with no such weight.
+std::string huggingFaceLlamaName(const std::string& ggufName);
+
+} // namespace kwb::model
