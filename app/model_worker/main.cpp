@@ -1,6 +1,7 @@
 // kwb-model: the local model's process. libtorch never shares a process with kwb or the GUI
 // (docs/ARCHITECTURE.md, engine/torch), so generation and training run here and kwb talks to
-// this executable. Today it answers `logits`, which the tests compare with transformers.
+// this executable. It answers `logits` and `generate`, which the tests compare with
+// transformers.
 #include "engine/torch/llama_model.h"
 
 #include <CLI/CLI.hpp>
@@ -51,6 +52,45 @@ int main(int argc, char** argv) {
                                     {"model", loaded.model->describe()},
                                     {"load_seconds", seconds(started, ready)},
                                     {"forward_seconds", seconds(ready, done)}}
+                         .dump()
+                  << "\n";
+    });
+    kwb::torchnn::LlamaModel::GenerationOptions options;
+    std::string generatePath, generateDevice = "cpu";
+    std::vector<std::int32_t> prompt;
+    bool generateFloat32 = false;
+    auto* generate = app.add_subcommand(
+        "generate", "Continue a sequence of token ids (greedy, or sampled with a temperature): "
+                    "the new tokens and their log-probabilities as JSON");
+    generate->add_option("path", generatePath, "GGUF file or model folder")->required();
+    generate->add_option("--ids", prompt, "Prompt token ids")->required()->delimiter(',');
+    generate->add_option("--max-tokens", options.maxTokens, "At most this many new tokens (64)");
+    generate->add_option("--temperature", options.temperature, "0 (default): greedy");
+    generate->add_option("--top-p", options.topP, "Nucleus sampling threshold (1: off)");
+    generate->add_option("--top-k", options.topK, "Sample among the k likeliest (0: off)");
+    generate->add_option("--stop-ids", options.stopIds, "Token ids that end the generation")
+        ->delimiter(',');
+    generate->add_option("--seed", options.seed, "Sampling seed");
+    generate->add_option("--device", generateDevice, "cpu or cuda")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
+    generate->add_flag("--float32", generateFloat32, "float32 on a GPU too");
+    generate->callback([&] {
+        const auto loaded =
+            kwb::torchnn::LlamaModel::load(generatePath, generateDevice, generateFloat32);
+        if (!loaded) {
+            std::cerr << "kwb-model: " << loaded.error << "\n";
+            std::exit(1);
+        }
+        const auto g = loaded.model->generate(prompt, options);
+        std::cout << nlohmann::json{{"tokens", g.tokens},
+                                    {"logprobs", g.logprobs},
+                                    {"stop_reason", g.stopReason},
+                                    {"model", loaded.model->describe()},
+                                    {"prefill_seconds", g.prefillSeconds},
+                                    {"decode_seconds", g.decodeSeconds},
+                                    {"tokens_per_second",
+                                     g.decodeSeconds > 0 ? double(g.tokens.size()) / g.decodeSeconds
+                                                         : 0.0}}
                          .dump()
                   << "\n";
     });

@@ -2,6 +2,9 @@
 
 #include "engine/model/llama_weights.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <torch/torch.h>
 
@@ -31,22 +34,47 @@ struct LlamaModel::Impl {
         return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
     }
 
-    torch::Tensor forward(const torch::Tensor& ids) const {
+    // Keys and values of every layer for the positions seen so far, allocated once for the
+    // whole generation ([1, kv heads, capacity, head dim] per layer).
+    struct KvCache {
+        std::vector<torch::Tensor> keys, values;
+        std::int64_t length = 0;
+    };
+
+    KvCache allocateCache(std::int64_t capacity) const {
+        KvCache cache;
+        const auto options = torch::TensorOptions().dtype(dtype).device(device);
+        for (std::size_t i = 0; i < layers.size(); ++i) {
+            cache.keys.push_back(
+                torch::zeros({1, config.kvHeads, capacity, config.headDim}, options));
+            cache.values.push_back(
+                torch::zeros({1, config.kvHeads, capacity, config.headDim}, options));
+        }
+        return cache;
+    }
+
+    // Logits for `ids` ([batch, length]) following the `cache->length` positions already in
+    // the cache (none without a cache); the new keys and values are appended to it.
+    torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr) const {
         torch::NoGradGuard noGrad;
         const std::int64_t batch = ids.size(0), length = ids.size(1);
+        const std::int64_t past = cache ? cache->length : 0;
+        const std::int64_t total = past + length;
         const int D = config.headDim;
         torch::Tensor x = embed.index_select(0, ids.reshape({-1})).reshape({batch, length, -1});
-        const torch::Tensor positions =
-            torch::arange(length, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+        const torch::Tensor positions = torch::arange(
+            past, total, torch::TensorOptions().dtype(torch::kFloat32).device(device));
         const torch::Tensor angles = torch::outer(positions, inverseFrequencies);
         const torch::Tensor doubled = torch::cat({angles, angles}, -1);
         const torch::Tensor cos = doubled.cos().to(dtype).view({1, 1, length, D});
         const torch::Tensor sin = doubled.sin().to(dtype).view({1, 1, length, D});
-        const torch::Tensor mask = torch::full({length, length}, -INFINITY,
+        // New position i (absolute past + i) sees keys 0 .. past + i.
+        const torch::Tensor mask = torch::full({length, total}, -INFINITY,
                                                torch::TensorOptions().dtype(dtype).device(device))
-                                       .triu(1);
+                                       .triu(past + 1);
         const int groups = config.heads / config.kvHeads;
-        for (const Layer& l : layers) {
+        for (std::size_t index = 0; index < layers.size(); ++index) {
+            const Layer& l = layers[index];
             const torch::Tensor h = rmsNorm(x, l.attnNorm);
             torch::Tensor q =
                 torch::linear(h, l.q).view({batch, length, config.heads, D}).transpose(1, 2);
@@ -56,6 +84,12 @@ struct LlamaModel::Impl {
                 torch::linear(h, l.v).view({batch, length, config.kvHeads, D}).transpose(1, 2);
             q = q * cos + rotateHalf(q) * sin;
             k = k * cos + rotateHalf(k) * sin;
+            if (cache) {
+                cache->keys[index].narrow(2, past, length).copy_(k);
+                cache->values[index].narrow(2, past, length).copy_(v);
+                k = cache->keys[index].narrow(2, 0, total);
+                v = cache->values[index].narrow(2, 0, total);
+            }
             if (groups > 1) {
                 k = k.repeat_interleave(groups, 1);
                 v = v.repeat_interleave(groups, 1);
@@ -69,6 +103,8 @@ struct LlamaModel::Impl {
             x = x + torch::linear(torch::silu(torch::linear(g, l.gate)) * torch::linear(g, l.up),
                                   l.down);
         }
+        if (cache)
+            cache->length = total;
         return torch::linear(rmsNorm(x, norm), head);
     }
 };
@@ -145,6 +181,74 @@ std::vector<float> LlamaModel::logits(const std::vector<std::int32_t>& ids) cons
             .to(impl_->device);
     const torch::Tensor out = impl_->forward(input).to(torch::kFloat32).cpu().contiguous();
     return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+}
+
+LlamaModel::Generation LlamaModel::generate(const std::vector<std::int32_t>& prompt,
+                                            const GenerationOptions& options) const {
+    Generation out;
+    const Impl& p = *impl_;
+    if (prompt.empty())
+        return out;
+    const std::int64_t capacity = std::min<std::int64_t>(
+        std::int64_t(prompt.size()) + std::max(0, options.maxTokens),
+        std::max<std::int64_t>(p.config.context, std::int64_t(prompt.size())));
+    Impl::KvCache cache = p.allocateCache(capacity);
+    torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
+    const auto started = std::chrono::steady_clock::now();
+    torch::Tensor input =
+        torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kInt64)
+            .view({1, -1})
+            .to(p.device);
+    torch::Tensor last =
+        p.forward(input, &cache).select(1, -1).to(torch::kFloat32).cpu().squeeze(0);
+    out.prefillSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const auto decoding = std::chrono::steady_clock::now();
+    out.stopReason = "max_tokens";
+    for (int step = 0; step < options.maxTokens; ++step) {
+        const torch::Tensor scores = options.temperature > 0 ? last / options.temperature : last;
+        const torch::Tensor logprobs = torch::log_softmax(scores, -1);
+        std::int64_t token;
+        if (options.temperature <= 0) {
+            token = scores.argmax().item<std::int64_t>();
+        } else {
+            // Top-k, then top-p (the smallest set of tokens whose probability reaches p), then a
+            // draw from what is left.
+            torch::Tensor filtered = scores.clone();
+            if (options.topK > 0 && options.topK < filtered.size(0)) {
+                const torch::Tensor kth = std::get<0>(filtered.topk(options.topK)).min();
+                filtered.masked_fill_(filtered < kth, -INFINITY);
+            }
+            if (options.topP < 1.0) {
+                const auto sortedPair = filtered.sort(-1, /*descending=*/true);
+                const torch::Tensor sorted = std::get<0>(sortedPair);
+                const torch::Tensor order = std::get<1>(sortedPair);
+                const torch::Tensor probabilities = sorted.softmax(-1);
+                // Drop a token once the ones before it already reach p (the first always stays).
+                const torch::Tensor drop =
+                    (probabilities.cumsum(-1) - probabilities) >= options.topP;
+                filtered.index_put_({order.masked_select(drop)}, -INFINITY);
+            }
+            token =
+                torch::multinomial(filtered.softmax(-1), 1, false, generator).item<std::int64_t>();
+        }
+        out.tokens.push_back(std::int32_t(token));
+        out.logprobs.push_back(logprobs[token].item<float>());
+        if (std::find(options.stopIds.begin(), options.stopIds.end(), std::int32_t(token)) !=
+            options.stopIds.end()) {
+            out.stopReason = "stop_token";
+            break;
+        }
+        if (cache.length >= capacity) {
+            out.stopReason = "context";
+            break;
+        }
+        const torch::Tensor next = torch::tensor({token}, torch::kInt64).view({1, 1}).to(p.device);
+        last = p.forward(next, &cache).select(1, -1).to(torch::kFloat32).cpu().squeeze(0);
+    }
+    out.decodeSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - decoding).count();
+    return out;
 }
 
 int LlamaModel::vocabulary() const {

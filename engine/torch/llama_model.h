@@ -20,6 +20,28 @@ public:
 
     // Logits of every position of one sequence: positions x vocabulary floats, row-major.
     std::vector<float> logits(const std::vector<std::int32_t>& ids) const;
+
+    struct GenerationOptions {
+        int maxTokens = 64;
+        double temperature = 0.0; // 0: greedy
+        double topP = 1.0;
+        int topK = 0; // 0: no limit
+        std::vector<std::int32_t> stopIds;
+        std::uint64_t seed = 0;
+    };
+    struct Generation {
+        std::vector<std::int32_t> tokens; // the new tokens, a stop token included
+        // Each token's log-probability under the distribution it was drawn from (the logits
+        // divided by the temperature; plain log-softmax when greedy), as PPO needs them.
+        std::vector<float> logprobs;
+        std::string stopReason; // "stop_token", "max_tokens" or "context"
+        double prefillSeconds = 0;
+        double decodeSeconds = 0;
+    };
+    // Continues `prompt` one token at a time with a key/value cache allocated once for the
+    // prompt and every token asked for (each step attends to the cache, not the whole sequence).
+    Generation generate(const std::vector<std::int32_t>& prompt,
+                        const GenerationOptions& options) const;
     int vocabulary() const;
     std::string describe() const; // "30 layers, 9 heads (3 key/value), width 576, cpu float32"
 

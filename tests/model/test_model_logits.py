@@ -2,7 +2,9 @@
 """kwb-model's libtorch Llama against transformers on the model tools/setup.sh installs
 (SmolLM2-135M-Instruct, GGUF Q4_1, dequantized; float32 on the CPU): the logits of every
 position equal transformers' own GGUF loading within 1e-4, loading from the GGUF file and from
-the Hugging Face folder `kwb model convert` writes.
+the Hugging Face folder `kwb model convert` writes; greedy generation with the key/value cache
+gives transformers' greedy `generate` tokens (and a full forward pass's), with log-probabilities
+equal to its scores; a stop token ends it; seeded sampling repeats.
 
     test_model_logits.py KWB KWB_MODEL
 """
@@ -55,6 +57,56 @@ def main():
                   f"load {summary['load_seconds']:.2f} s, forward {summary['forward_seconds']:.3f} s")
             if worst > 1e-4 or not same_argmax:
                 raise SystemExit(f"FAIL: {label}: logits differ from transformers' by {worst}")
+
+    # Greedy generation through the cache: the same tokens as transformers' generate, and each
+    # token's log-probability equal to log_softmax of transformers' score for it.
+    with torch.no_grad():
+        # The model's own generation settings (EOS ends it); passing eos_token_id=None makes
+        # transformers 5 pick other tokens than its plain greedy search.
+        produced = reference.generate(torch.tensor([ids]), max_new_tokens=24, do_sample=False,
+                                      output_scores=True, return_dict_in_generate=True,
+                                      pad_token_id=tokenizer.eos_token_id)
+    expected_tokens = produced.sequences[0, len(ids):].tolist()
+    expected_logprobs = [torch.log_softmax(score[0].float(), -1)[t].item()
+                         for score, t in zip(produced.scores, expected_tokens)]
+    done = subprocess.run([KWB_MODEL, "generate", gguf_path, "--ids", ",".join(map(str, ids)),
+                           "--max-tokens", "24", "--stop-ids", str(tokenizer.eos_token_id)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"FAIL: kwb-model generate: {done.stderr.strip()}")
+    g = json.loads(done.stdout)
+    if g["tokens"] != expected_tokens:
+        raise SystemExit(f"FAIL: greedy tokens differ:\n  transformers {expected_tokens}\n  kwb-model    {g['tokens']}")
+    worst = max(abs(a - b) for a, b in zip(g["logprobs"], expected_logprobs))
+    if worst > 1e-4:
+        raise SystemExit(f"FAIL: log-probabilities differ by {worst}")
+    # The cache changes nothing: a full forward pass over prompt + tokens picks the same ones.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "full.f32")
+        sequence = ids + g["tokens"][:-1]
+        subprocess.run([KWB_MODEL, "logits", gguf_path, "--ids", ",".join(map(str, sequence)), "--out", out],
+                       check=True, capture_output=True)
+        full = np.fromfile(out, dtype=np.float32).reshape(len(sequence), -1)
+        if full[len(ids) - 1:].argmax(-1).tolist() != g["tokens"]:
+            raise SystemExit("FAIL: the cached generation differs from a full forward pass")
+    print(f"generate: {len(expected_tokens)} greedy tokens identical to transformers' generate, log-probabilities within "
+          f"{worst:.1e}; {g['tokens_per_second']:.1f} tokens/s decoding on this CPU ({g['stop_reason']})")
+    # A stop token ends the generation, and sampling with a seed is repeatable.
+    stop = expected_tokens[5]
+    done = subprocess.run([KWB_MODEL, "generate", gguf_path, "--ids", ",".join(map(str, ids)), "--max-tokens", "24",
+                           "--stop-ids", str(stop)], capture_output=True, text=True, check=True)
+    g = json.loads(done.stdout)
+    if g["stop_reason"] != "stop_token" or g["tokens"][-1] != stop or len(g["tokens"]) > 6:
+        raise SystemExit(f"FAIL: the stop token did not end the generation: {g}")
+    sampled = []
+    for _ in range(2):
+        done = subprocess.run([KWB_MODEL, "generate", gguf_path, "--ids", ",".join(map(str, ids)), "--max-tokens", "12",
+                               "--temperature", "0.8", "--top-p", "0.9", "--top-k", "40", "--seed", "7"],
+                              capture_output=True, text=True, check=True)
+        sampled.append(json.loads(done.stdout)["tokens"])
+    if sampled[0] != sampled[1] or len(sampled[0]) != 12:
+        raise SystemExit(f"FAIL: seeded sampling is not repeatable: {sampled}")
+    print("generate: a stop token ends it; seeded top-k/top-p sampling repeats")
 
 
 if __name__ == "__main__":
