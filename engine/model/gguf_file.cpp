@@ -3,12 +3,8 @@
 #include "engine/model/ggml_blocks.h"
 
 #include <cstring>
-#include <fcntl.h>
 #include <limits>
 #include <stdexcept>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kwb::model {
 
@@ -249,39 +245,16 @@ std::optional<std::uint64_t> ggmlTensorBytes(std::uint32_t type, std::uint64_t e
     return elements / block->elements * block->bytes;
 }
 
-GgufFile::~GgufFile() {
-    if (map_)
-        munmap(const_cast<std::uint8_t*>(map_), mapSize_);
-}
+GgufFile::~GgufFile() = default;
 
 GgufFile::Opened GgufFile::open(const std::string& path) {
     Opened out;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        out.error = "cannot open " + path + ": " + std::strerror(errno);
-        return out;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        out.error = path + " is not a regular file";
-        return out;
-    }
     std::unique_ptr<GgufFile> file(new GgufFile);
-    file->mapSize_ = std::size_t(st.st_size);
-    if (file->mapSize_ > 0) {
-        void* mapped = mmap(nullptr, file->mapSize_, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (mapped == MAP_FAILED) {
-            ::close(fd);
-            out.error = "cannot map " + path + ": " + std::strerror(errno);
-            return out;
-        }
-        file->map_ = static_cast<const std::uint8_t*>(mapped);
-    }
-    ::close(fd); // the mapping keeps the file's pages
+    if (!file->mapped_.open(path, &out.error))
+        return out;
     try {
-        Cursor c(file->map_, file->mapSize_);
-        if (file->mapSize_ < 4 || std::memcmp(file->map_, "GGUF", 4) != 0)
+        Cursor c(file->mapped_.data(), file->mapped_.size());
+        if (file->mapped_.size() < 4 || std::memcmp(file->mapped_.data(), "GGUF", 4) != 0)
             throw std::runtime_error("not a GGUF file (no GGUF magic)");
         c.read<std::uint32_t>("the magic");
         file->version_ = c.read<std::uint32_t>("the version");
@@ -291,7 +264,7 @@ GgufFile::Opened GgufFile::open(const std::string& path) {
         const std::uint64_t tensorCount = c.read<std::uint64_t>("the tensor count");
         const std::uint64_t kvCount = c.read<std::uint64_t>("the metadata count");
         // Each entry takes at least 8 bytes, so counts beyond the file's size are lies.
-        if (tensorCount > file->mapSize_ / 8 || kvCount > file->mapSize_ / 8)
+        if (tensorCount > file->mapped_.size() / 8 || kvCount > file->mapped_.size() / 8)
             throw std::runtime_error("the header claims more entries than the file holds");
         for (std::uint64_t i = 0; i < kvCount; ++i) {
             std::string key = c.readString("a metadata key");
@@ -307,7 +280,7 @@ GgufFile::Opened GgufFile::open(const std::string& path) {
                 throw std::runtime_error("tensor " + t.name + " has rank " + std::to_string(rank));
             for (std::uint32_t d = 0; d < rank; ++d) {
                 t.dims.push_back(c.read<std::uint64_t>("a tensor's shape"));
-                if (t.dims.back() == 0 || t.dims.back() > file->mapSize_ * 2)
+                if (t.dims.back() == 0 || t.dims.back() > file->mapped_.size() * 2)
                     throw std::runtime_error("tensor " + t.name + " has an impossible shape");
             }
             std::uint64_t elements = 1;
@@ -326,8 +299,8 @@ GgufFile::Opened GgufFile::open(const std::string& path) {
         for (const GgufTensorInfo& t : file->tensors_) {
             const auto bytes = ggmlTensorBytes(t.type, t.elements());
             // Each term is at most the file's size, so the sum cannot overflow.
-            if (bytes && (t.offset > file->mapSize_ || *bytes > file->mapSize_ ||
-                          file->dataOffset_ + t.offset + *bytes > file->mapSize_))
+            if (bytes && (t.offset > file->mapped_.size() || *bytes > file->mapped_.size() ||
+                          file->dataOffset_ + t.offset + *bytes > file->mapped_.size()))
                 throw std::runtime_error("tensor " + t.name + " lies beyond the end of the file");
         }
     } catch (const std::exception& e) {
@@ -367,9 +340,9 @@ const GgufTensorInfo* GgufFile::tensor(const std::string& name) const {
 
 std::span<const std::uint8_t> GgufFile::bytes(const GgufTensorInfo& tensor) const {
     const auto size = ggmlTensorBytes(tensor.type, tensor.elements());
-    if (!size || dataOffset_ + tensor.offset + *size > mapSize_)
+    if (!size || dataOffset_ + tensor.offset + *size > mapped_.size())
         return {};
-    return {map_ + dataOffset_ + tensor.offset, std::size_t(*size)};
+    return {mapped_.data() + dataOffset_ + tensor.offset, std::size_t(*size)};
 }
 
 std::vector<float> GgufFile::dequantize(const GgufTensorInfo& tensor, std::string* error) const {

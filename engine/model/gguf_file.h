@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/model/mapped_file.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -90,8 +92,7 @@ private:
     std::uint32_t version_ = 0;
     std::map<std::string, GgufValue> metadata_;
     std::vector<GgufTensorInfo> tensors_;
-    const std::uint8_t* map_ = nullptr;
-    std::size_t mapSize_ = 0;
+    MappedFile mapped_;
     std::size_t dataOffset_ = 0;
 };
 

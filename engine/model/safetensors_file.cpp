@@ -1,18 +1,14 @@
 #include "engine/model/safetensors_file.h"
 
 #include "engine/model/ggml_blocks.h"
+#include "engine/model/gguf_file.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kwb::model {
 
@@ -22,12 +18,6 @@ namespace {
 
 // A header larger than this is not a weight file (the format's own limit is 100 MB).
 constexpr std::uint64_t kMaxHeader = 100ull * 1024 * 1024;
-
-std::uint16_t readU16(const std::uint8_t* p) {
-    std::uint16_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
 
 } // namespace
 
@@ -47,45 +37,29 @@ std::uint64_t SafetensorsTensor::elements() const {
     return n;
 }
 
-SafetensorsFile::~SafetensorsFile() {
-    if (map_)
-        munmap(const_cast<std::uint8_t*>(map_), mapSize_);
-}
+SafetensorsFile::~SafetensorsFile() = default;
 
 SafetensorsFile::Opened SafetensorsFile::open(const std::string& path) {
     Opened out;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        out.error = "cannot open " + path + ": " + std::strerror(errno);
+    std::unique_ptr<SafetensorsFile> file(new SafetensorsFile);
+    file->path_ = path;
+    if (!file->mapped_.open(path, &out.error))
         return out;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 8) {
-        ::close(fd);
+    if (file->mapped_.size() < 8) {
         out.error = path + " is not a safetensors file (too short)";
         return out;
     }
-    std::unique_ptr<SafetensorsFile> file(new SafetensorsFile);
-    file->path_ = path;
-    file->mapSize_ = std::size_t(st.st_size);
-    void* mapped = mmap(nullptr, file->mapSize_, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (mapped == MAP_FAILED) {
-        out.error = "cannot map " + path + ": " + std::strerror(errno);
-        return out;
-    }
-    file->map_ = static_cast<const std::uint8_t*>(mapped);
     std::uint64_t headerSize = 0;
-    std::memcpy(&headerSize, file->map_, 8);
-    if (headerSize > kMaxHeader || headerSize > file->mapSize_ - 8) {
+    std::memcpy(&headerSize, file->mapped_.data(), 8);
+    if (headerSize > kMaxHeader || headerSize > file->mapped_.size() - 8) {
         out.error = path + ": the header length (" + std::to_string(headerSize) +
                     " bytes) does not fit the file";
         return out;
     }
     file->dataOffset_ = 8 + std::size_t(headerSize);
-    const std::uint64_t dataSize = file->mapSize_ - file->dataOffset_;
-    const nlohmann::json header =
-        nlohmann::json::parse(file->map_ + 8, file->map_ + 8 + headerSize, nullptr, false);
+    const std::uint64_t dataSize = file->mapped_.size() - file->dataOffset_;
+    const nlohmann::json header = nlohmann::json::parse(
+        file->mapped_.data() + 8, file->mapped_.data() + 8 + headerSize, nullptr, false);
     if (header.is_discarded() || !header.is_object()) {
         out.error = path + ": the header is not a JSON object";
         return out;
@@ -153,23 +127,18 @@ const SafetensorsTensor* SafetensorsFile::tensor(const std::string& name) const 
 }
 
 std::span<const std::uint8_t> SafetensorsFile::bytes(const SafetensorsTensor& tensor) const {
-    return {map_ + dataOffset_ + tensor.begin, std::size_t(tensor.end - tensor.begin)};
+    return {mapped_.data() + dataOffset_ + tensor.begin, std::size_t(tensor.end - tensor.begin)};
 }
 
 std::vector<float> SafetensorsFile::toFloat(const SafetensorsTensor& tensor,
                                             std::string* error) const {
-    const auto data = bytes(tensor);
-    const std::size_t n = std::size_t(tensor.elements());
-    std::vector<float> out(n);
-    if (tensor.dtype == "F32") {
-        std::memcpy(out.data(), data.data(), n * sizeof(float));
-    } else if (tensor.dtype == "F16") {
-        for (std::size_t i = 0; i < n; ++i)
-            out[i] = halfToFloat(readU16(data.data() + 2 * i));
-    } else if (tensor.dtype == "BF16") {
-        for (std::size_t i = 0; i < n; ++i)
-            out[i] = bfloat16ToFloat(readU16(data.data() + 2 * i));
-    } else {
+    // The same element conversions as GGUF's unquantized types.
+    static const std::map<std::string, GgmlType> asGgml{
+        {"F32", GgmlType::F32}, {"F16", GgmlType::F16}, {"BF16", GgmlType::BF16}};
+    const auto type = asGgml.find(tensor.dtype);
+    std::vector<float> out(type == asGgml.end() ? 0 : std::size_t(tensor.elements()));
+    if (type == asGgml.end() ||
+        !dequantizeBlocks(std::uint32_t(type->second), bytes(tensor), out)) {
         if (error)
             *error = "tensor " + tensor.name + " is " + tensor.dtype + ", not a float type";
         return {};

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/model/mapped_file.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -46,8 +48,7 @@ private:
     std::string path_;
     std::vector<SafetensorsTensor> tensors_;
     std::map<std::string, std::string> metadata_;
-    const std::uint8_t* map_ = nullptr;
-    std::size_t mapSize_ = 0;
+    MappedFile mapped_;
     std::size_t dataOffset_ = 0;
 };
 
