@@ -5,7 +5,7 @@
 
 namespace kwb::ui {
 
-RunListModel::RunListModel(QObject* parent) : QAbstractTableModel(parent) {}
+RunListModel::RunListModel(QObject* parent) : EpisodeTableModel(parent) {}
 
 int RunListModel::progressOf(const agent::EpisodeRecord& e) {
     if (e.status != agent::EpisodeStatus::Running)
@@ -16,55 +16,8 @@ int RunListModel::progressOf(const agent::EpisodeRecord& e) {
     return std::clamp(100 * e.turns / maxTurns, 0, 100);
 }
 
-int RunListModel::rowOf(agent::EpisodeId id) const {
-    for (std::size_t i = 0; i < rows_.size(); ++i)
-        if (rows_[i].id == id)
-            return static_cast<int>(i);
-    return -1;
-}
-
-void RunListModel::setEpisodes(const std::vector<agent::EpisodeRecord>& episodes) {
-    for (int row = rowCount() - 1; row >= 0; --row) {
-        const agent::EpisodeId id = rows_[std::size_t(row)].id;
-        if (std::none_of(episodes.begin(), episodes.end(),
-                         [id](const auto& e) { return e.id == id; })) {
-            beginRemoveRows({}, row, row);
-            rows_.erase(rows_.begin() + row);
-            endRemoveRows();
-        }
-    }
-    for (const auto& episode : episodes)
-        upsert(episode);
-}
-
-void RunListModel::upsert(const agent::EpisodeRecord& episode) {
-    if (const int row = rowOf(episode.id); row >= 0) {
-        if (rows_[std::size_t(row)] == episode)
-            return;
-        rows_[std::size_t(row)] = episode;
-        emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
-        return;
-    }
-    // Newest first: by start time, then id, as the store lists them.
-    const auto at = std::find_if(rows_.begin(), rows_.end(), [&](const auto& e) {
-        return std::tie(e.startedAt, e.id) < std::tie(episode.startedAt, episode.id);
-    });
-    const int row = static_cast<int>(at - rows_.begin());
-    beginInsertRows({}, row, row);
-    rows_.insert(at, episode);
-    endInsertRows();
-}
-
-void RunListModel::remove(agent::EpisodeId id) {
-    if (const int row = rowOf(id); row >= 0) {
-        beginRemoveRows({}, row, row);
-        rows_.erase(rows_.begin() + row);
-        endRemoveRows();
-    }
-}
-
-int RunListModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+bool RunListModel::above(const agent::EpisodeRecord& a, const agent::EpisodeRecord& b) const {
+    return std::tie(b.startedAt, b.id) < std::tie(a.startedAt, a.id);
 }
 
 int RunListModel::columnCount(const QModelIndex& parent) const {

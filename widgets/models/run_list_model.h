@@ -1,9 +1,6 @@
 #pragma once
 
-#include "agent/store/episode_record.h"
-
-#include <QAbstractTableModel>
-#include <vector>
+#include "widgets/models/episode_table_model.h"
 
 namespace kwb::ui {
 
@@ -11,7 +8,7 @@ namespace kwb::ui {
 // lists runs). Live changes arrive one
 // record at a time (upsert) and a refreshed listing is merged row by row, so selections and
 // scroll positions survive both.
-class RunListModel : public QAbstractTableModel {
+class RunListModel : public EpisodeTableModel {
     Q_OBJECT
 public:
     enum Column {
@@ -34,14 +31,6 @@ public:
 
     explicit RunListModel(QObject* parent = nullptr);
 
-    void setEpisodes(const std::vector<agent::EpisodeRecord>& episodes);
-    void upsert(const agent::EpisodeRecord& episode);
-    void remove(agent::EpisodeId id);
-
-    int rowOf(agent::EpisodeId id) const;
-    const agent::EpisodeRecord& episodeAt(int row) const { return rows_.at(std::size_t(row)); }
-
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
@@ -50,8 +39,9 @@ public:
     // Turns of max turns, 0..100; -1 when the episode is not running.
     static int progressOf(const agent::EpisodeRecord& episode);
 
-private:
-    std::vector<agent::EpisodeRecord> rows_;
+protected:
+    // Newest first: by start time, then id, as the store lists them.
+    bool above(const agent::EpisodeRecord& a, const agent::EpisodeRecord& b) const override;
 };
 
 } // namespace kwb::ui

@@ -27,7 +27,7 @@ std::optional<double> passingSpeedup(const agent::RolloutEpisode& e, bool compil
 
 } // namespace
 
-RolloutEpisodeModel::RolloutEpisodeModel(QObject* parent) : QAbstractTableModel(parent) {}
+RolloutEpisodeModel::RolloutEpisodeModel(QObject* parent) : EpisodeTableModel(parent) {}
 
 QString RolloutEpisodeModel::statusText(const agent::EpisodeRecord& e) {
     const QString status = QString::fromStdString(std::string(agent::episodeStatusName(e.status)));
@@ -37,52 +37,9 @@ QString RolloutEpisodeModel::statusText(const agent::EpisodeRecord& e) {
     return status + QStringLiteral(" (") + QString::fromStdString(e.endCause) + ')';
 }
 
-int RolloutEpisodeModel::rowOf(agent::EpisodeId id) const {
-    for (std::size_t i = 0; i < rows_.size(); ++i)
-        if (rows_[i].id == id)
-            return static_cast<int>(i);
-    return -1;
-}
-
-void RolloutEpisodeModel::clear() {
-    if (rows_.empty())
-        return;
-    beginResetModel();
-    rows_.clear();
-    endResetModel();
-}
-
-void RolloutEpisodeModel::setEpisodes(const std::vector<agent::EpisodeRecord>& episodes) {
-    for (int row = rowCount() - 1; row >= 0; --row) {
-        const agent::EpisodeId id = rows_[std::size_t(row)].id;
-        if (std::none_of(episodes.begin(), episodes.end(),
-                         [id](const auto& e) { return e.id == id; })) {
-            beginRemoveRows({}, row, row);
-            rows_.erase(rows_.begin() + row);
-            endRemoveRows();
-        }
-    }
-    for (const agent::EpisodeRecord& episode : episodes) {
-        if (const int row = rowOf(episode.id); row >= 0) {
-            if (rows_[std::size_t(row)] == episode)
-                continue;
-            rows_[std::size_t(row)] = episode;
-            emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
-            continue;
-        }
-        // In the order they began: by start time, then id.
-        const auto at = std::find_if(rows_.begin(), rows_.end(), [&](const auto& e) {
-            return std::tie(episode.startedAt, episode.id) < std::tie(e.startedAt, e.id);
-        });
-        const int row = static_cast<int>(at - rows_.begin());
-        beginInsertRows({}, row, row);
-        rows_.insert(at, episode);
-        endInsertRows();
-    }
-}
-
-int RolloutEpisodeModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+bool RolloutEpisodeModel::above(const agent::EpisodeRecord& a,
+                                const agent::EpisodeRecord& b) const {
+    return std::tie(a.startedAt, a.id) < std::tie(b.startedAt, b.id);
 }
 
 int RolloutEpisodeModel::columnCount(const QModelIndex& parent) const {

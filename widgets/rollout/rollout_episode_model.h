@@ -1,16 +1,13 @@
 #pragma once
 
-#include "agent/store/episode_record.h"
-
-#include <QAbstractTableModel>
-#include <vector>
+#include "widgets/models/episode_table_model.h"
 
 namespace kwb::ui {
 
 // A rollout run's episodes as a table, in the order they began (every attempt, retried
 // infrastructure failures included). A refreshed snapshot is merged row by row, so the live
 // view keeps its selection and scroll position while episodes progress.
-class RolloutEpisodeModel : public QAbstractTableModel {
+class RolloutEpisodeModel : public EpisodeTableModel {
     Q_OBJECT
 public:
     enum Column {
@@ -32,12 +29,6 @@ public:
 
     explicit RolloutEpisodeModel(QObject* parent = nullptr);
 
-    void setEpisodes(const std::vector<agent::EpisodeRecord>& episodes);
-    void clear();
-    int rowOf(agent::EpisodeId id) const;
-    const agent::EpisodeRecord& episodeAt(int row) const { return rows_.at(std::size_t(row)); }
-
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
@@ -46,8 +37,9 @@ public:
     // The status as the table shows it: a failure or a stop with its cause.
     static QString statusText(const agent::EpisodeRecord& episode);
 
-private:
-    std::vector<agent::EpisodeRecord> rows_;
+protected:
+    // In the order they began: by start time, then id.
+    bool above(const agent::EpisodeRecord& a, const agent::EpisodeRecord& b) const override;
 };
 
 } // namespace kwb::ui
