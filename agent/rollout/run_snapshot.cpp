@@ -1,22 +1,21 @@
 #include "agent/rollout/run_snapshot.h"
 
+#include "agent/store/store_reader.h"
+
 #include <algorithm>
-#include <filesystem>
 
 namespace kwb::agent {
 
 RunListSnapshot readRunList(const std::string& storePath) {
     RunListSnapshot out;
     out.storePath = storePath;
-    std::error_code ec;
-    if (!std::filesystem::exists(storePath, ec))
-        return out;
-    auto store = TrajectoryStore::open(storePath);
-    if (!store) {
-        out.error = store.error().message;
+    StoreForReading opened = openStoreForReading(storePath);
+    if (!opened.store) {
+        if (!opened.missing)
+            out.error = opened.error;
         return out;
     }
-    auto listed = store.value()->listRuns();
+    auto listed = opened.store->listRuns();
     if (!listed)
         out.error = listed.error().message;
     else
@@ -27,17 +26,12 @@ RunListSnapshot readRunList(const std::string& storePath) {
 RunSnapshot readRun(const std::string& storePath, RunId run) {
     RunSnapshot out;
     out.storePath = storePath;
-    std::error_code ec;
-    if (!std::filesystem::exists(storePath, ec)) {
-        out.error = "no trajectory store at " + storePath;
+    StoreForReading opened = openStoreForReading(storePath);
+    if (!opened.store) {
+        out.error = opened.error;
         return out;
     }
-    auto store = TrajectoryStore::open(storePath);
-    if (!store) {
-        out.error = store.error().message;
-        return out;
-    }
-    auto loaded = store.value()->loadRun(run);
+    auto loaded = opened.store->loadRun(run);
     if (!loaded) {
         out.error = loaded.error().message;
         return out;
@@ -46,7 +40,7 @@ RunSnapshot readRun(const std::string& storePath, RunId run) {
     EpisodeFilter mine;
     mine.runId = run;
     mine.limit = 0;
-    auto episodes = store.value()->listEpisodes(mine);
+    auto episodes = opened.store->listEpisodes(mine);
     if (!episodes) {
         out.error = episodes.error().message;
         return out;

@@ -2,6 +2,7 @@
 
 #include "agent/store/episode_record.h"
 #include "agent/store/episode_snapshot.h"
+#include "agent/store/trajectory_store.h"
 
 #include <memory>
 #include <string>
@@ -23,6 +24,15 @@ struct EpisodeSetSnapshot {
     std::vector<EpisodeSnapshotPtr> episodes; // in the order asked for
     std::string error;
 };
+
+// Opens an existing store for a read: nullptr when the file is missing (`missing` set, `error`
+// "no trajectory store at PATH") or cannot be opened (`error`); it never creates one.
+struct StoreForReading {
+    std::unique_ptr<TrajectoryStore> store;
+    bool missing = false;
+    std::string error;
+};
+StoreForReading openStoreForReading(const std::string& storePath);
 
 // A missing file is an empty list, not an error: browsing must not create a store.
 EpisodeListSnapshot readEpisodeList(const std::string& storePath);
