@@ -133,8 +133,7 @@ void RolloutPanes::requestSelectedRun() {
 
 void RolloutPanes::updateExecution() {
     if (view_)
-        view_->setExecution(controller_->isRunning(), controller_->isPaused(),
-                            controller_->currentRun());
+        view_->setExecution(controller_->isRunning(), controller_->isPaused());
 }
 
 void RolloutPanes::launchFromDialog(const QString& taskSet) {

@@ -23,8 +23,6 @@ public:
     const QString& storePath() const { return storePath_; }
     bool isRunning() const { return running_ != nullptr; }
     bool isPaused() const { return paused_; }
-    // The run being executed; 0 before the runner has opened it, and when none runs.
-    qint64 currentRun() const { return run_; }
 
     // False (and runFailed) while a rollout runs. The config's store is this controller's.
     bool start(agent::RolloutConfig config);
@@ -53,7 +51,7 @@ private:
 
     QString storePath_;
     std::shared_ptr<Running> running_;
-    qint64 run_ = 0;
+    qint64 run_ = 0; // the run being executed, once the runner has opened it
     bool paused_ = false;
 };
 

@@ -190,10 +190,9 @@ void RolloutsView::showRun(const agent::RunSnapshot& snapshot) {
     updateButtons();
 }
 
-void RolloutsView::setExecution(bool running, bool paused, qint64 run) {
+void RolloutsView::setExecution(bool running, bool paused) {
     running_ = running;
     paused_ = paused;
-    runningRun_ = run;
     updateButtons();
 }
 

@@ -34,9 +34,8 @@ public:
     void selectRun(qint64 run);
     // The selected run as read from the store: metrics, distribution, episodes and status.
     void showRun(const agent::RunSnapshot& snapshot);
-    // What this process is executing, for the buttons: `run` 0 while none runs (or before the
-    // runner has opened it).
-    void setExecution(bool running, bool paused, qint64 run);
+    // Whether this process is executing a rollout and has paused it, for the buttons.
+    void setExecution(bool running, bool paused);
     void setStatusText(const QString& text);
 
     QComboBox* runBox() const { return runs_; }
@@ -80,7 +79,6 @@ private:
     QPushButton* refresh_;
     bool running_ = false;
     bool paused_ = false;
-    qint64 runningRun_ = 0;
     std::map<qint64, std::string> statuses_; // each listed run's stored status
 };
 
