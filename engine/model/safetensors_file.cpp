@@ -72,8 +72,10 @@ SafetensorsFile::Opened SafetensorsFile::open(const std::string& path) {
                         file->metadata_[key] = value.get<std::string>();
             continue;
         }
+        // A named copy: lambdas may not capture structured bindings before C++20's P1091 in clang.
+        const std::string tensorName = name;
         const auto bad = [&](const std::string& why) {
-            out.error = path + ": tensor " + name + " " + why;
+            out.error = path + ": tensor " + tensorName + " " + why;
         };
         if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() ||
             !entry.contains("shape") || !entry["shape"].is_array() ||
