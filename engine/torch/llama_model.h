@@ -7,6 +7,8 @@
 
 namespace kwb::torchnn {
 
+struct LlamaNetwork;
+
 // A Llama-family decoder in libtorch (RMSNorm, rotary positions as Hugging Face applies them,
 // SwiGLU, grouped-query attention, tied or untied embeddings), built from
 // model::readLlamaWeights: a GGUF file or a Hugging Face folder. This header names no torch
@@ -16,7 +18,13 @@ public:
     struct Loaded;
     // device: "cpu" or "cuda"; float32 on the CPU, bfloat16 on a GPU unless `float32` is set.
     static Loaded load(const std::string& path, const std::string& device, bool float32 = false);
+    // Around a network built otherwise (initialised from scratch, or being trained).
+    static std::unique_ptr<LlamaModel> fromNetwork(std::unique_ptr<LlamaNetwork> network);
     ~LlamaModel();
+
+    // The tensors and the forward pass, for training (PolicyTrainer) and export.
+    LlamaNetwork& network();
+    const LlamaNetwork& network() const;
 
     // Logits of every position of one sequence: positions x vocabulary floats, row-major.
     std::vector<float> logits(const std::vector<std::int32_t>& ids) const;

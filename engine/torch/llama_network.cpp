@@ -1,0 +1,270 @@
+#include "engine/torch/llama_network.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <torch/torch.h>
+
+namespace kwb::torchnn {
+namespace {
+
+torch::Tensor rotateHalf(const torch::Tensor& x) {
+    const std::int64_t half = x.size(-1) / 2;
+    return torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+std::string layerPrefix(std::size_t index) {
+    return "model.layers." + std::to_string(index) + ".";
+}
+
+// Where each projection lives under Hugging Face's names.
+std::string projectionName(std::size_t layer, int which) {
+    const std::string module = which < 4 ? "self_attn." : "mlp.";
+    return layerPrefix(layer) + module + LlamaNetwork::kProjections[which] + ".weight";
+}
+
+} // namespace
+
+torch::Tensor LlamaNetwork::rmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const {
+    // In float32, as Hugging Face's LlamaRMSNorm computes it, then back to the weights' type.
+    const torch::Tensor x32 = x.to(torch::kFloat32);
+    const torch::Tensor scaled = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + config.rmsEpsilon);
+    return weight * scaled.to(dtype);
+}
+
+torch::Tensor LlamaNetwork::project(const Layer& layer, int which, const torch::Tensor& x,
+                                    bool withoutAdapters) const {
+    if (const auto& adapter = layer.adapters[which]; adapter && !withoutAdapters)
+        return adapter->forward(x);
+    return torch::linear(x, layer.projections[which]);
+}
+
+LlamaNetwork::KvCache LlamaNetwork::allocateCache(std::int64_t batch, std::int64_t capacity) const {
+    KvCache cache;
+    const auto options = torch::TensorOptions().dtype(dtype).device(device);
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        cache.keys.push_back(
+            torch::zeros({batch, config.kvHeads, capacity, config.headDim}, options));
+        cache.values.push_back(
+            torch::zeros({batch, config.kvHeads, capacity, config.headDim}, options));
+    }
+    return cache;
+}
+
+torch::Tensor LlamaNetwork::forward(const torch::Tensor& ids, KvCache* cache, bool withGrad,
+                                    bool withoutAdapters) const {
+    std::optional<torch::NoGradGuard> noGrad;
+    if (!withGrad)
+        noGrad.emplace();
+    const std::int64_t batch = ids.size(0), length = ids.size(1);
+    const std::int64_t past = cache ? cache->length : 0;
+    const std::int64_t total = past + length;
+    const int D = config.headDim;
+    torch::Tensor x = embed.index_select(0, ids.reshape({-1})).reshape({batch, length, -1});
+    const torch::Tensor positions =
+        torch::arange(past, total, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+    const torch::Tensor angles = torch::outer(positions, inverseFrequencies);
+    const torch::Tensor doubled = torch::cat({angles, angles}, -1);
+    const torch::Tensor cos = doubled.cos().to(dtype).view({1, 1, length, D});
+    const torch::Tensor sin = doubled.sin().to(dtype).view({1, 1, length, D});
+    // New position i (absolute past + i) sees keys 0 .. past + i.
+    const torch::Tensor mask =
+        torch::full({length, total}, -INFINITY, torch::TensorOptions().dtype(dtype).device(device))
+            .triu(past + 1);
+    const int groups = config.heads / config.kvHeads;
+    for (std::size_t index = 0; index < layers.size(); ++index) {
+        const Layer& l = layers[index];
+        const torch::Tensor h = rmsNorm(x, l.attnNorm);
+        torch::Tensor q = project(l, 0, h, withoutAdapters)
+                              .view({batch, length, config.heads, D})
+                              .transpose(1, 2);
+        torch::Tensor k = project(l, 1, h, withoutAdapters)
+                              .view({batch, length, config.kvHeads, D})
+                              .transpose(1, 2);
+        torch::Tensor v = project(l, 2, h, withoutAdapters)
+                              .view({batch, length, config.kvHeads, D})
+                              .transpose(1, 2);
+        q = q * cos + rotateHalf(q) * sin;
+        k = k * cos + rotateHalf(k) * sin;
+        if (cache) {
+            cache->keys[index].narrow(2, past, length).copy_(k);
+            cache->values[index].narrow(2, past, length).copy_(v);
+            k = cache->keys[index].narrow(2, 0, total);
+            v = cache->values[index].narrow(2, 0, total);
+        }
+        if (groups > 1) {
+            k = k.repeat_interleave(groups, 1);
+            v = v.repeat_interleave(groups, 1);
+        }
+        torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D));
+        scores = (scores + mask).to(torch::kFloat32).softmax(-1).to(dtype);
+        const torch::Tensor attended =
+            torch::matmul(scores, v).transpose(1, 2).reshape({batch, length, config.heads * D});
+        x = x + project(l, 3, attended, withoutAdapters);
+        const torch::Tensor g = rmsNorm(x, l.ffnNorm);
+        const torch::Tensor gated =
+            torch::silu(project(l, 4, g, withoutAdapters)) * project(l, 5, g, withoutAdapters);
+        x = x + project(l, 6, gated, withoutAdapters);
+    }
+    if (cache)
+        cache->length = total;
+    return torch::linear(rmsNorm(x, norm), head);
+}
+
+std::vector<torch::Tensor> LlamaNetwork::attachLora(int rank, double alpha,
+                                                    const std::vector<std::string>& targets,
+                                                    std::uint64_t seed, std::string& error) {
+    std::vector<int> chosen;
+    for (const auto& target : targets) {
+        const auto found = std::find_if(kProjections.begin(), kProjections.end(),
+                                        [&](const char* name) { return target == name; });
+        if (found == kProjections.end()) {
+            error = "unknown LoRA target " + target +
+                    " (q_proj, k_proj, v_proj, o_proj, "
+                    "gate_proj, up_proj, down_proj)";
+            return {};
+        }
+        chosen.push_back(int(found - kProjections.begin()));
+    }
+    if (rank <= 0) {
+        error = "the LoRA rank must be positive";
+        return {};
+    }
+    std::uint64_t next = seed;
+    for (auto& layer : layers)
+        for (int which : chosen)
+            layer.adapters[which] =
+                std::make_shared<LoraLinear>(layer.projections[which], rank, alpha, next++);
+    return adapterParameters();
+}
+
+std::vector<torch::Tensor> LlamaNetwork::adapterParameters() const {
+    std::vector<torch::Tensor> parameters;
+    for (const auto& layer : layers)
+        for (const auto& adapter : layer.adapters)
+            if (adapter)
+                for (const auto& p : adapter->parameters())
+                    parameters.push_back(p);
+    return parameters;
+}
+
+void LlamaNetwork::mergeAdapters() {
+    for (auto& layer : layers)
+        for (int which = 0; which < 7; ++which)
+            if (auto& adapter = layer.adapters[which]) {
+                layer.projections[which] = adapter->merged();
+                adapter.reset();
+            }
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> LlamaNetwork::namedWeights() const {
+    torch::NoGradGuard noGrad;
+    const auto host = [](const torch::Tensor& t) {
+        return t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    };
+    std::vector<std::pair<std::string, torch::Tensor>> out;
+    out.emplace_back("model.embed_tokens.weight", host(embed));
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const Layer& l = layers[i];
+        out.emplace_back(layerPrefix(i) + "input_layernorm.weight", host(l.attnNorm));
+        out.emplace_back(layerPrefix(i) + "post_attention_layernorm.weight", host(l.ffnNorm));
+        for (int which = 0; which < 7; ++which)
+            out.emplace_back(
+                projectionName(i, which),
+                host(l.adapters[which] ? l.adapters[which]->merged() : l.projections[which]));
+    }
+    out.emplace_back("model.norm.weight", host(norm));
+    if (!config.tiedEmbeddings)
+        out.emplace_back("lm_head.weight", host(head));
+    return out;
+}
+
+void LlamaNetwork::prepareRotary() {
+    const int D = config.headDim;
+    inverseFrequencies =
+        (1.0 / torch::pow(config.ropeBase,
+                          torch::arange(0, D, 2, torch::TensorOptions().dtype(torch::kFloat32)) /
+                              double(D)))
+            .to(device);
+}
+
+std::unique_ptr<LlamaNetwork> LlamaNetwork::fromWeights(model::LlamaWeights& weights,
+                                                        torch::Device device, torch::Dtype dtype,
+                                                        std::string& error) {
+    auto net = std::make_unique<LlamaNetwork>();
+    net->config = weights.config;
+    net->device = device;
+    net->dtype = dtype;
+    std::string missing;
+    const auto take = [&](const std::string& name) -> torch::Tensor {
+        auto found = weights.tensors.find(name);
+        if (found == weights.tensors.end()) {
+            if (missing.empty())
+                missing = name;
+            return {};
+        }
+        model::FloatTensor& w = found->second;
+        torch::Tensor t = torch::from_blob(w.values.data(), w.shape, torch::kFloat32)
+                              .to(device, dtype, /*non_blocking=*/false, /*copy=*/true);
+        std::vector<float>().swap(w.values); // the host copy goes once the device has it
+        return t;
+    };
+    net->embed = take("model.embed_tokens.weight");
+    net->norm = take("model.norm.weight");
+    net->head = weights.config.tiedEmbeddings || !weights.tensors.count("lm_head.weight")
+                    ? net->embed
+                    : take("lm_head.weight");
+    for (int i = 0; i < net->config.layers; ++i) {
+        Layer layer;
+        layer.attnNorm = take(layerPrefix(i) + "input_layernorm.weight");
+        layer.ffnNorm = take(layerPrefix(i) + "post_attention_layernorm.weight");
+        for (int which = 0; which < 7; ++which)
+            layer.projections[which] = take(projectionName(i, which));
+        net->layers.push_back(std::move(layer));
+    }
+    if (!missing.empty()) {
+        error = "no weight " + missing;
+        return nullptr;
+    }
+    net->prepareRotary();
+    return net;
+}
+
+std::unique_ptr<LlamaNetwork> LlamaNetwork::randomlyInitialised(const model::LlamaConfig& config,
+                                                                std::uint64_t seed,
+                                                                torch::Device device,
+                                                                torch::Dtype dtype, double std) {
+    auto net = std::make_unique<LlamaNetwork>();
+    net->config = config;
+    net->device = device;
+    net->dtype = dtype;
+    torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    const auto normal = [&](std::vector<std::int64_t> shape) {
+        return torch::empty(shape, torch::kFloat32).normal_(0.0, std, generator).to(device, dtype);
+    };
+    const auto ones = [&](std::int64_t n) {
+        return torch::ones({n}, torch::TensorOptions().dtype(dtype).device(device));
+    };
+    const std::int64_t W = config.width, F = config.feedForward, D = config.headDim;
+    net->embed = normal({config.vocabulary, W});
+    net->norm = ones(W);
+    net->head = config.tiedEmbeddings ? net->embed : normal({config.vocabulary, W});
+    for (int i = 0; i < config.layers; ++i) {
+        Layer layer;
+        layer.attnNorm = ones(W);
+        layer.ffnNorm = ones(W);
+        layer.projections = {normal({config.heads * D, W}),
+                             normal({config.kvHeads * D, W}),
+                             normal({config.kvHeads * D, W}),
+                             normal({W, config.heads * D}),
+                             normal({F, W}),
+                             normal({F, W}),
+                             normal({W, F})};
+        net->layers.push_back(std::move(layer));
+    }
+    net->prepareRotary();
+    return net;
+}
+
+} // namespace kwb::torchnn

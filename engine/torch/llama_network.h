@@ -1,0 +1,79 @@
+#pragma once
+
+#include "engine/model/llama_weights.h"
+#include "engine/torch/lora_linear.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <torch/types.h>
+#include <vector>
+
+namespace kwb::torchnn {
+
+// The tensors and the forward pass of a Llama-family decoder: what LlamaModel generates with and
+// PolicyTrainer trains. Base weights never take gradients; LoRA adapters, where attached, do.
+struct LlamaNetwork {
+    // The seven projections of a layer, in Hugging Face's names (LoRA's target modules).
+    static constexpr std::array<const char*, 7> kProjections = {
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+
+    model::LlamaConfig config;
+    torch::Device device{torch::kCPU};
+    torch::Dtype dtype = torch::kFloat32;
+    torch::Tensor embed, norm, head;
+    struct Layer {
+        torch::Tensor attnNorm, ffnNorm;
+        std::array<torch::Tensor, 7> projections; // in kProjections' order
+        std::array<std::shared_ptr<LoraLinear>, 7> adapters;
+    };
+    std::vector<Layer> layers;
+    torch::Tensor inverseFrequencies; // [headDim / 2], float32
+
+    // Keys and values of every layer for the positions seen so far, allocated once for the
+    // whole generation ([batch, kv heads, capacity, head dim] per layer).
+    struct KvCache {
+        std::vector<torch::Tensor> keys, values;
+        std::int64_t length = 0;
+    };
+    KvCache allocateCache(std::int64_t batch, std::int64_t capacity) const;
+
+    // Logits for `ids` ([batch, length]) following the `cache->length` positions already in the
+    // cache (none without one); the new keys and values are appended to it. Attention is causal,
+    // so right-padded sequences of a batch see only their own earlier tokens. With `withGrad`
+    // the adapters' gradients flow (training); otherwise no graph is built.
+    // `withoutAdapters` runs the base weights alone (the reference policy of a LoRA run).
+    torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr, bool withGrad = false,
+                          bool withoutAdapters = false) const;
+
+    // Attaches a fresh LoRA adapter (rank, alpha) to each named projection of every layer,
+    // replacing any there; returns the adapters' parameters. Unknown names are an error.
+    std::vector<torch::Tensor> attachLora(int rank, double alpha,
+                                          const std::vector<std::string>& targets,
+                                          std::uint64_t seed, std::string& error);
+    std::vector<torch::Tensor> adapterParameters() const;
+    // Folds every adapter into its projection and removes it (for export and fast inference).
+    void mergeAdapters();
+    // The weights under Hugging Face's names, adapters merged in, as float32 on the CPU.
+    std::vector<std::pair<std::string, torch::Tensor>> namedWeights() const;
+
+    // From read weights (the host copies are released as the device takes them).
+    static std::unique_ptr<LlamaNetwork> fromWeights(model::LlamaWeights& weights,
+                                                     torch::Device device, torch::Dtype dtype,
+                                                     std::string& error);
+    // Freshly initialised (normal with `std`, 0.02 as Llama's recipe; norms 1): a small model
+    // trained from scratch. A very narrow model needs larger weights to tell tokens apart.
+    static std::unique_ptr<LlamaNetwork> randomlyInitialised(const model::LlamaConfig& config,
+                                                             std::uint64_t seed,
+                                                             torch::Device device,
+                                                             torch::Dtype dtype, double std = 0.02);
+
+private:
+    torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
+    torch::Tensor project(const Layer& layer, int which, const torch::Tensor& x,
+                          bool withoutAdapters) const;
+    void prepareRotary();
+};
+
+} // namespace kwb::torchnn

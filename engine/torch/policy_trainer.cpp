@@ -1,0 +1,258 @@
+#include "engine/torch/policy_trainer.h"
+
+#include "engine/torch/advantages.h"
+#include "engine/torch/llama_model.h"
+#include "engine/torch/llama_network.h"
+#include "engine/torch/policy_losses.h"
+
+#include <chrono>
+#include <sys/resource.h>
+#include <torch/torch.h>
+
+namespace kwb::torchnn {
+namespace {
+
+// A batch as tensors: right-padded tokens [B, T], which tokens are real, which are trained.
+struct Collated {
+    torch::Tensor ids, valid, trained, sampled;
+    bool hasSampled = true;
+};
+
+Collated collate(const std::vector<TrainingSequence>& batch, torch::Device device) {
+    std::size_t length = 0;
+    for (const auto& s : batch)
+        length = std::max(length, s.tokens.size());
+    const auto B = static_cast<std::int64_t>(batch.size());
+    const auto T = static_cast<std::int64_t>(length);
+    Collated c;
+    c.ids = torch::zeros({B, T}, torch::kInt64);
+    c.valid = torch::zeros({B, T}, torch::kFloat32);
+    c.trained = torch::zeros({B, T}, torch::kFloat32);
+    c.sampled = torch::zeros({B, T}, torch::kFloat32);
+    auto ids = c.ids.accessor<std::int64_t, 2>();
+    auto valid = c.valid.accessor<float, 2>();
+    auto trained = c.trained.accessor<float, 2>();
+    auto sampled = c.sampled.accessor<float, 2>();
+    for (std::int64_t b = 0; b < B; ++b) {
+        const TrainingSequence& s = batch[b];
+        c.hasSampled = c.hasSampled && s.sampledLogprobs.size() == s.tokens.size();
+        for (std::size_t t = 0; t < s.tokens.size(); ++t) {
+            ids[b][t] = s.tokens[t];
+            valid[b][t] = 1.0F;
+            trained[b][t] = t < s.trained.size() && s.trained[t] ? 1.0F : 0.0F;
+            if (t < s.sampledLogprobs.size())
+                sampled[b][t] = s.sampledLogprobs[t];
+        }
+    }
+    c.ids = c.ids.to(device);
+    c.valid = c.valid.to(device);
+    c.trained = c.trained.to(device);
+    c.sampled = c.sampled.to(device);
+    return c;
+}
+
+std::int64_t peakMemory(torch::Device device) {
+    // The CPU's high-water mark of this process (the GPU's would come from the caching
+    // allocator's statistics).
+    if (device.is_cpu()) {
+        rusage usage{};
+        getrusage(RUSAGE_SELF, &usage);
+        return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
+    }
+    return 0;
+}
+
+} // namespace
+
+struct PolicyTrainer::Impl {
+    LlamaNetwork* net = nullptr;
+    bool lora = true;
+    OptimiserSettings settings;
+    std::vector<torch::Tensor> parameters;
+    std::unique_ptr<torch::optim::AdamW> optimiser;
+    std::string error;
+    int steps = 0;
+
+    double learningRateAt(int step) const {
+        if (settings.warmupSteps <= 0 || step >= settings.warmupSteps)
+            return settings.learningRate;
+        return settings.learningRate * double(step + 1) / double(settings.warmupSteps);
+    }
+
+    // Predictions of tokens 1..T-1 from positions 0..T-2: log-probabilities and entropy.
+    TokenLogprobs predict(const Collated& c, bool withGrad, bool withoutAdapters = false) const {
+        const std::int64_t T = c.ids.size(1);
+        const torch::Tensor logits = net->forward(c.ids, nullptr, withGrad, withoutAdapters);
+        return tokenLogprobs(logits.narrow(1, 0, T - 1), c.ids.narrow(1, 1, T - 1));
+    }
+
+    // Zero gradients, backward, clip, the scheduled step; fills the step's common fields.
+    void optimise(const torch::Tensor& loss, TrainingStep& out) {
+        const double rate = learningRateAt(steps);
+        for (auto& group : optimiser->param_groups())
+            static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rate);
+        optimiser->zero_grad();
+        loss.backward();
+        out.gradNorm = torch::nn::utils::clip_grad_norm_(
+            parameters, settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
+        optimiser->step();
+        out.learningRate = rate;
+        out.step = ++steps;
+    }
+};
+
+PolicyTrainer::PolicyTrainer(LlamaModel& model, const LoraSettings& lora,
+                             const OptimiserSettings& optimiser)
+    : impl_(std::make_unique<Impl>()) {
+    Impl& p = *impl_;
+    p.net = &model.network();
+    p.lora = lora.enabled;
+    p.settings = optimiser;
+    if (lora.enabled) {
+        p.parameters = p.net->attachLora(lora.rank, lora.alpha, lora.targets, lora.seed, p.error);
+    } else {
+        // Full fine-tuning: every weight learns (the head too when it is not the embedding).
+        LlamaNetwork& n = *p.net;
+        std::vector<torch::Tensor*> all = {&n.embed, &n.norm};
+        if (!n.config.tiedEmbeddings)
+            all.push_back(&n.head);
+        for (auto& layer : n.layers) {
+            all.push_back(&layer.attnNorm);
+            all.push_back(&layer.ffnNorm);
+            for (auto& projection : layer.projections)
+                all.push_back(&projection);
+        }
+        for (torch::Tensor* t : all) {
+            *t = t->detach().to(torch::kFloat32).set_requires_grad(true);
+            p.parameters.push_back(*t);
+        }
+        if (n.config.tiedEmbeddings)
+            n.head = n.embed;
+        n.dtype = torch::kFloat32; // trained weights stay in float32
+    }
+    if (p.error.empty() && p.parameters.empty())
+        p.error = "nothing to train";
+    if (!p.error.empty())
+        return;
+    p.optimiser = std::make_unique<torch::optim::AdamW>(
+        p.parameters,
+        torch::optim::AdamWOptions(optimiser.learningRate).weight_decay(optimiser.weightDecay));
+}
+
+PolicyTrainer::~PolicyTrainer() = default;
+
+const std::string& PolicyTrainer::error() const {
+    return impl_->error;
+}
+
+std::int64_t PolicyTrainer::trainableParameters() const {
+    std::int64_t n = 0;
+    for (const auto& t : impl_->parameters)
+        n += t.numel();
+    return n;
+}
+
+int PolicyTrainer::steps() const {
+    return impl_->steps;
+}
+
+TrainingStep PolicyTrainer::supervisedStep(const std::vector<TrainingSequence>& batch) {
+    Impl& p = *impl_;
+    TrainingStep out;
+    if (!p.error.empty() || batch.empty())
+        return out;
+    const auto started = std::chrono::steady_clock::now();
+    const Collated c = collate(batch, p.net->device);
+    const std::int64_t T = c.ids.size(1);
+    if (T < 2)
+        return out;
+    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    const TokenLogprobs predicted = p.predict(c, true);
+    const torch::Tensor loss = -maskedMean(predicted.logprobs, mask);
+    p.optimise(loss, out);
+    out.loss = loss.item<double>();
+    out.entropy = maskedMean(predicted.entropy.detach(), mask).item<double>();
+    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    out.tokensPerSecond = out.seconds > 0 ? c.valid.sum().item<double>() / out.seconds : 0;
+    out.peakMemoryBytes = peakMemory(p.net->device);
+    return out;
+}
+
+TrainingStep PolicyTrainer::groupPolicyStep(const std::vector<TrainingSequence>& batch,
+                                            const PolicyUpdateSettings& settings) {
+    Impl& p = *impl_;
+    TrainingStep out;
+    if (!p.error.empty() || batch.empty())
+        return out;
+    if (settings.klCoefficient != 0.0 && !p.lora) {
+        p.error = "a KL term needs the LoRA reference (the base weights); full fine-tuning "
+                  "keeps no copy of them";
+        return out;
+    }
+    const auto started = std::chrono::steady_clock::now();
+    const Collated c = collate(batch, p.net->device);
+    const std::int64_t T = c.ids.size(1);
+    if (T < 2)
+        return out;
+    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    std::vector<double> rewardValues;
+    std::vector<std::int64_t> groupValues;
+    for (const auto& s : batch) {
+        rewardValues.push_back(s.reward);
+        groupValues.push_back(s.group);
+    }
+    const torch::Tensor rewards = torch::tensor(rewardValues, torch::kFloat32);
+    const torch::Tensor advantages =
+        groupRelativeAdvantages(rewards, torch::tensor(groupValues, torch::kInt64), mask.cpu())
+            .to(p.net->device);
+    const torch::Tensor old =
+        c.hasSampled ? c.sampled.narrow(1, 1, T - 1) : p.predict(c, false).logprobs.detach();
+    torch::Tensor reference;
+    if (settings.klCoefficient != 0.0)
+        reference = p.predict(c, false, /*withoutAdapters=*/true).logprobs.detach();
+    PolicyLossOptions options;
+    options.clipLow = settings.clipLow;
+    options.clipHigh = settings.clipHigh;
+    options.klCoefficient = settings.klCoefficient;
+    options.entropyCoefficient = settings.entropyCoefficient;
+    for (int epoch = 0; epoch < std::max(1, settings.epochs); ++epoch) {
+        const TokenLogprobs predicted = p.predict(c, true);
+        const PolicyLoss loss = clippedPolicyLoss(predicted.logprobs, old, advantages, mask,
+                                                  options, reference, predicted.entropy);
+        p.optimise(loss.loss, out);
+        out.loss = loss.loss.item<double>();
+        out.clipFraction = loss.clipFraction;
+        out.approximateKl = loss.approximateKl;
+        out.referenceKl = loss.referenceKl;
+        out.entropy = loss.entropy;
+    }
+    out.meanReward = rewards.mean().item<double>();
+    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    out.tokensPerSecond =
+        out.seconds > 0 ? c.valid.sum().item<double>() * std::max(1, settings.epochs) / out.seconds
+                        : 0;
+    out.peakMemoryBytes = peakMemory(p.net->device);
+    return out;
+}
+
+std::vector<std::vector<float>>
+PolicyTrainer::logprobs(const std::vector<TrainingSequence>& batch) const {
+    std::vector<std::vector<float>> out;
+    if (batch.empty())
+        return out;
+    const Collated c = collate(batch, impl_->net->device);
+    const std::int64_t T = c.ids.size(1);
+    torch::Tensor values = torch::zeros({c.ids.size(0), T}, torch::kFloat32);
+    if (T >= 2)
+        values.narrow(1, 1, T - 1).copy_(impl_->predict(c, false).logprobs.cpu());
+    for (std::size_t b = 0; b < batch.size(); ++b) {
+        const torch::Tensor row = values[static_cast<std::int64_t>(b)].contiguous();
+        const float* first = row.data_ptr<float>();
+        out.emplace_back(first, first + batch[b].tokens.size());
+    }
+    return out;
+}
+
+} // namespace kwb::torchnn
