@@ -1,8 +1,9 @@
 // kwb-model: the local model's process. libtorch never shares a process with kwb or the GUI
 // (docs/ARCHITECTURE.md, engine/torch), so generation and training run here and kwb talks to
 // this executable. It answers `logits` and `generate`, which the tests compare with
-// transformers.
+// transformers, and `train sft`.
 #include "engine/torch/llama_model.h"
+#include "train_command.h"
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -94,6 +95,7 @@ int main(int argc, char** argv) {
                          .dump()
                   << "\n";
     });
+    kwb::modelworker::addTrainCommand(app);
     CLI11_PARSE(app, argc, argv);
     return 0;
 }

@@ -216,7 +216,7 @@ TensorValues readTensor(const std::string& path, const std::string& name) {
     return out;
 }
 
-std::optional<ChatTemplate> loadChatTemplate(const std::string& path, std::string* error) {
+std::string readChatTemplateText(const std::string& path, std::string* error) {
     std::error_code ec;
     std::string text;
     if (fs::is_directory(path, ec)) {
@@ -242,9 +242,20 @@ std::optional<ChatTemplate> loadChatTemplate(const std::string& path, std::strin
         if (!opened) {
             if (error)
                 *error = opened.error;
-            return std::nullopt;
+            return {};
         }
         text = opened.file->string("tokenizer.chat_template");
+    }
+    return text;
+}
+
+std::optional<ChatTemplate> loadChatTemplate(const std::string& path, std::string* error) {
+    std::string readError;
+    const std::string text = readChatTemplateText(path, &readError);
+    if (!readError.empty()) {
+        if (error)
+            *error = readError;
+        return std::nullopt;
     }
     return ChatTemplate::fromTemplateText(text, error);
 }

@@ -17,6 +17,8 @@ BpeTokenizer::Loaded loadTokenizer(const std::string& path);
 // The chat format of a GGUF file (tokenizer.chat_template) or a Hugging Face folder
 // (tokenizer_config.json's chat_template, or chat_template.jinja); nullopt with `error`.
 std::optional<ChatTemplate> loadChatTemplate(const std::string& path, std::string* error);
+// The template's own text ("" when the model has none; `error` set when the file cannot be read).
+std::string readChatTemplateText(const std::string& path, std::string* error);
 
 // What the model is, as `kwb model info` prints it: {"format", "architecture", "name",
 // "layers", "heads", "kv_heads", "width", "feed_forward", "vocabulary", "context",

@@ -135,6 +135,21 @@ LlamaModel::Generation LlamaModel::generate(const std::vector<std::int32_t>& pro
     return out;
 }
 
+std::vector<std::pair<std::string, model::FloatTensor>> LlamaModel::exportWeights() const {
+    std::vector<std::pair<std::string, model::FloatTensor>> out;
+    for (const auto& [name, tensor] : impl_->net->namedWeights()) {
+        model::FloatTensor host;
+        host.shape.assign(tensor.sizes().begin(), tensor.sizes().end());
+        host.values.assign(tensor.data_ptr<float>(), tensor.data_ptr<float>() + tensor.numel());
+        out.emplace_back(name, std::move(host));
+    }
+    return out;
+}
+
+const model::LlamaConfig& LlamaModel::config() const {
+    return impl_->net->config;
+}
+
 int LlamaModel::vocabulary() const {
     return int(impl_->net->head.size(0));
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "engine/model/llama_weights.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,6 +53,10 @@ public:
     Generation generate(const std::vector<std::int32_t>& prompt,
                         const GenerationOptions& options) const;
     int vocabulary() const;
+    // Every weight under Hugging Face's names, adapters merged in, as float32 host copies: what
+    // a trained model's folder stores.
+    std::vector<std::pair<std::string, model::FloatTensor>> exportWeights() const;
+    const model::LlamaConfig& config() const;
     std::string describe() const; // "30 layers, 9 heads (3 key/value), width 576, cpu float32"
 
 private:

@@ -1,0 +1,96 @@
+#include "engine/model/huggingface_folder.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace kwb::model {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool writeJson(const fs::path& path, const nlohmann::json& doc, std::string* error) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << doc.dump(2) << "\n";
+    if (!out.flush()) {
+        *error = "cannot write " + path.string();
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+nlohmann::json huggingFaceLlamaConfig(const LlamaConfig& c) {
+    return {{"architectures", {"LlamaForCausalLM"}},
+            {"model_type", "llama"},
+            {"hidden_size", c.width},
+            {"intermediate_size", c.feedForward},
+            {"num_hidden_layers", c.layers},
+            {"num_attention_heads", c.heads},
+            {"num_key_value_heads", c.kvHeads},
+            {"head_dim", c.headDim},
+            {"max_position_embeddings", c.context},
+            {"rms_norm_eps", c.rmsEpsilon},
+            {"rope_theta", c.ropeBase},
+            {"vocab_size", c.vocabulary},
+            {"hidden_act", "silu"},
+            {"attention_bias", false},
+            {"mlp_bias", false},
+            {"tie_word_embeddings", c.tiedEmbeddings},
+            {"torch_dtype", "float32"}};
+}
+
+bool writeHuggingFaceFolder(const std::string& folder, const LlamaConfig& llama,
+                            std::vector<SafetensorsWrite> tensors, const BpeTokenizer& tok,
+                            const std::string& chatTemplate, const std::string& source,
+                            std::string* error) {
+    nlohmann::json config = huggingFaceLlamaConfig(llama);
+    if (tok.bos())
+        config["bos_token_id"] = *tok.bos();
+    if (tok.eos())
+        config["eos_token_id"] = *tok.eos();
+    nlohmann::json tokenizerConfig{{"tokenizer_class", "PreTrainedTokenizerFast"},
+                                   {"model_max_length", config["max_position_embeddings"]},
+                                   {"clean_up_tokenization_spaces", false}};
+    if (tok.bos())
+        tokenizerConfig["bos_token"] = tok.tokenText(*tok.bos());
+    if (tok.eos())
+        tokenizerConfig["eos_token"] = tok.tokenText(*tok.eos());
+    if (!chatTemplate.empty())
+        tokenizerConfig["chat_template"] = chatTemplate;
+
+    // Everything goes into a fresh folder beside the target, renamed into place at the end.
+    const fs::path target(folder);
+    const fs::path staging = target.string() + ".part";
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    if (!fs::create_directories(staging, ec) && ec) {
+        *error = "cannot create " + staging.string() + ": " + ec.message();
+        return false;
+    }
+    const bool written = writeSafetensors((staging / "model.safetensors").string(), tensors,
+                                          {{"format", "pt"}, {"source", source}}, error) &&
+                         writeJson(staging / "config.json", config, error) &&
+                         writeJson(staging / "tokenizer.json", tok.toTokenizerJson(), error) &&
+                         writeJson(staging / "tokenizer_config.json", tokenizerConfig, error);
+    if (!written) {
+        fs::remove_all(staging, ec);
+        return false;
+    }
+    if (fs::exists(target, ec) && !fs::is_empty(target, ec)) {
+        fs::remove_all(staging, ec);
+        *error = folder + " exists and is not empty";
+        return false;
+    }
+    fs::remove(target, ec);
+    fs::rename(staging, target, ec);
+    if (ec) {
+        *error = "cannot rename " + staging.string() + ": " + ec.message();
+        fs::remove_all(staging, ec);
+        return false;
+    }
+    return true;
+}
+
+} // namespace kwb::model

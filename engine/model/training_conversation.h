@@ -1,0 +1,34 @@
+#pragma once
+
+#include "engine/model/bpe_tokenizer.h"
+#include "engine/model/chat_template.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kwb::model {
+
+// One exported episode (a row of `kwb export rft` or `verl-sft`: OpenAI-style "messages" and a
+// per-message "loss_mask") as the tokens a model was shown and which of them it wrote.
+struct TokenizedConversation {
+    std::vector<TokenId> tokens;
+    std::vector<std::uint8_t> trained; // 1: a token of a trained (assistant) turn's own text
+    std::string error;                 // set when the row cannot be used; the rest is empty
+};
+
+// Renders the conversation with the model's chat template, turn by turn (every template the
+// workbench renders is prefix-stable), and marks as trained the tokens of each assistant turn
+// the mask selects: its content and the end-of-turn marker, not the role header the prompt
+// supplies. Tool calls are written into the assistant's text as Hermes-style
+// "<tool_call>\n{"name":...,"arguments":{...}}\n</tool_call>" blocks (compact JSON) (the convention
+// Qwen2.5 and most tool-tuned ChatML models follow); tool results are turns of role "tool". A row
+// without "loss_mask" trains every assistant turn.
+TokenizedConversation tokenizeConversation(const nlohmann::json& row, const BpeTokenizer& tokenizer,
+                                           const ChatTemplate& chat);
+
+// The text of an assistant message with its tool calls appended as above.
+std::string assistantText(const nlohmann::json& message);
+
+} // namespace kwb::model

@@ -1,0 +1,94 @@
+// An exported episode as training tokens: the chat template's text, token for token, with only
+// the trained assistant turns' own tokens marked (tiny.gguf's tokenizer knows ChatML's markers).
+#include "engine/model/gguf_file.h"
+#include "engine/model/training_conversation.h"
+
+#include <gtest/gtest.h>
+
+namespace kwb::model {
+namespace {
+
+std::unique_ptr<BpeTokenizer> tiny() {
+    const auto file = GgufFile::open(std::string(KWB_TEST_DATA_DIR) + "/model/tiny.gguf");
+    EXPECT_TRUE(file) << file.error;
+    auto loaded = BpeTokenizer::fromGguf(*file.file);
+    EXPECT_TRUE(loaded) << loaded.error;
+    return std::move(loaded.tokenizer);
+}
+
+nlohmann::json episode() {
+    return nlohmann::json::parse(R"({
+      "messages": [
+        {"role": "system", "content": "You write CUDA kernels."},
+        {"role": "user", "content": "Make the GELU faster."},
+        {"role": "assistant", "content": "First I look.",
+         "tool_calls": [{"id": "c1", "type": "function",
+                         "function": {"name": "read_file", "arguments": "{\"path\": \"model.py\"}"}}]},
+        {"role": "tool", "content": "import torch", "tool_call_id": "c1"},
+        {"role": "assistant", "content": "Done."}
+      ],
+      "loss_mask": [0, 0, 1, 0, 1]})");
+}
+
+// The text of the tokens whose flag is `wanted`, run by run.
+std::vector<std::string> runs(const BpeTokenizer& tok, const TokenizedConversation& c) {
+    std::vector<std::string> out;
+    std::vector<TokenId> current;
+    for (std::size_t i = 0; i <= c.tokens.size(); ++i) {
+        if (i < c.tokens.size() && c.trained[i]) {
+            current.push_back(c.tokens[i]);
+        } else if (!current.empty()) {
+            out.push_back(tok.decode(current));
+            current.clear();
+        }
+    }
+    return out;
+}
+
+TEST(TrainingConversation, TrainsExactlyTheAssistantsTurnsThroughTheirEndMarker) {
+    const auto tok = tiny();
+    const ChatTemplate chat = ChatTemplate::chatMl("You are helpful.");
+    const TokenizedConversation c = tokenizeConversation(episode(), *tok, chat);
+    ASSERT_EQ(c.error, "");
+    ASSERT_EQ(c.tokens.size(), c.trained.size());
+    const nlohmann::json row = episode();
+    const auto& m = row["messages"];
+    std::vector<ChatTurn> turns;
+    for (const auto& message : m)
+        turns.push_back({message["role"], message["role"] == "assistant"
+                                              ? assistantText(message)
+                                              : message["content"].get<std::string>()});
+    EXPECT_EQ(tok->decode(c.tokens), chat.render(turns, false));
+    EXPECT_EQ(runs(*tok, c),
+              (std::vector<std::string>{
+                  "First I look.\n<tool_call>\n{\"name\":\"read_file\",\"arguments\":{\"path\":"
+                  "\"model.py\"}}\n</tool_call><|im_end|>",
+                  "Done.<|im_end|>"}));
+}
+
+TEST(TrainingConversation, TheMaskChoosesTurnsAndBadRowsAreExplained) {
+    const auto tok = tiny();
+    const ChatTemplate chat = ChatTemplate::chatMl();
+    nlohmann::json row = episode();
+    row["loss_mask"] = {0, 0, 0, 0, 1};
+    EXPECT_EQ(runs(*tok, tokenizeConversation(row, *tok, chat)),
+              (std::vector<std::string>{"Done.<|im_end|>"}));
+    row.erase("loss_mask");
+    EXPECT_EQ(runs(*tok, tokenizeConversation(row, *tok, chat)).size(), 2u)
+        << "without a mask every assistant turn trains";
+
+    row["loss_mask"] = {0, 1};
+    EXPECT_NE(tokenizeConversation(row, *tok, chat).error.find("2 entries for 5 messages"),
+              std::string::npos);
+    row["loss_mask"] = {0, 0, 0, 0, 0};
+    EXPECT_EQ(tokenizeConversation(row, *tok, chat).error, "no assistant turn is trained");
+    EXPECT_EQ(tokenizeConversation(nlohmann::json::array(), *tok, chat).error,
+              "the row has no \"messages\" array");
+    nlohmann::json roleless = episode();
+    roleless["messages"][1].erase("role");
+    EXPECT_EQ(tokenizeConversation(roleless, *tok, chat).error, "message 1 has no role");
+    EXPECT_TRUE(tokenizeConversation(roleless, *tok, chat).tokens.empty());
+}
+
+} // namespace
+} // namespace kwb::model
