@@ -186,9 +186,40 @@ json baseRequest(const RunContext& c, const std::string& stage) {
             {"kernel_records_library", kernelRecordsLibrary(c)}};
 }
 
+// The folders a warm worker may bind for every workspace like this one (WarmWorkerPlan): the
+// workspace's parent, where a rollout's episodes or a set of KernelBench pairs sit side by side,
+// and the folder of every workspace's runs. Not a parent that holds far more than workspaces
+// (the file system's root, a home folder, the shared /tmp), and not kwb's own trees.
+std::vector<std::string> sharedWorkerRoots(const RunContext& c) {
+    const fs::path parent = fs::path(c.target.workspace).lexically_normal().parent_path();
+    if (parent.empty())
+        return {};
+    const auto resolved = [](const fs::path& path) {
+        std::error_code ec;
+        return fs::weakly_canonical(path, ec).lexically_normal().string();
+    };
+    const std::string root = resolved(parent);
+    std::vector<std::string> tooBroad = {"/", "/tmp", "/var/tmp", "/home", "/root", "/dev/shm"};
+    if (const char* home = std::getenv("HOME"))
+        tooBroad.push_back(resolved(home));
+    for (const auto& broad : tooBroad)
+        if (root == resolved(broad))
+            return {};
+    // Nothing the server would then bind writable may hold the engine's cache or kwb's trees.
+    std::vector<std::string> mustStayOutside = kwbOwnTrees();
+    mustStayOutside.push_back(c.cacheDirectory);
+    for (const auto& tree : mustStayOutside) {
+        const std::string inside = resolved(tree);
+        if (inside == root || inside.rfind(root + "/", 0) == 0 || root.rfind(inside + "/", 0) == 0)
+            return {};
+    }
+    return {parent.string(), (fs::path(c.cacheDirectory) / "runs").string()};
+}
+
 // What one stage needs beyond the common set-up (the profile stage's timeline recording).
 struct StageExtras {
     std::map<std::string, std::string> environment;
+    std::map<std::string, std::string> workspaceEnvironment;
     std::vector<std::string> writablePaths;
     std::vector<std::string> readOnlyPaths;
 };
@@ -273,15 +304,19 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
             // A pair candidate's load_inline build may use the cache, not fill it (ccache's
             // temporary files, by default in the cache, go beside the build).
             spec.environment["CCACHE_READONLY"] = "1";
-            spec.environment["CCACHE_TEMPDIR"] = extensionBuildDirectory(c, stage) + "/ccache-tmp";
+            spec.workspaceEnvironment["CCACHE_TEMPDIR"] =
+                extensionBuildDirectory(c, stage) + "/ccache-tmp";
             if (fs::is_directory(compilerCache))
                 spec.sandbox.readOnlyPaths.push_back(compilerCache.string());
         }
         spec.environment["CCACHE_NOHASHDIR"] = "1";
-        spec.environment["CCACHE_BASEDIR"] = c.target.workspace;
+        spec.workspaceEnvironment["CCACHE_BASEDIR"] = c.target.workspace;
     }
     for (const auto& [name, value] : extras.environment)
         spec.environment[name] = value;
+    for (const auto& [name, value] : extras.workspaceEnvironment)
+        spec.workspaceEnvironment[name] = value;
+    spec.sharedRoots = sharedWorkerRoots(c);
     spec.sandbox.writablePaths.insert(spec.sandbox.writablePaths.end(),
                                       extras.writablePaths.begin(), extras.writablePaths.end());
     spec.sandbox.readOnlyPaths.insert(spec.sandbox.readOnlyPaths.end(),
@@ -402,6 +437,11 @@ std::string prepareTimeline(const RunContext& c, StageExtras& extras, Evaluation
     if (!writeFileInside(anchored.root, anchored.relative, "", &why))
         return "cannot create the timeline record file " + records.string() + ": " + why;
     extras.environment = timeline::timelineEnvironment(library, records.string());
+    // The record file is this workspace's: the injection library reads its name when the
+    // stage's CUDA starts, in the stage child. The library paths stay with the server: NVTX looks
+    // for its injection the first time it is called, which may be before the fork.
+    extras.workspaceEnvironment["KWB_TIMELINE_OUT"] = extras.environment["KWB_TIMELINE_OUT"];
+    extras.environment.erase("KWB_TIMELINE_OUT");
     extras.writablePaths.push_back(records.parent_path().string());
     extras.readOnlyPaths.push_back(fs::path(library).parent_path().string());
     r.timelineRecordPath = records.string();

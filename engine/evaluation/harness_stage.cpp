@@ -208,6 +208,8 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     outcome.sandboxDescription = command.description;
     outcome.sandboxWarning = command.warning;
 
+    for (const auto& [name, value] : spec.workspaceEnvironment)
+        command.spec.environmentOverrides[name] = value;
     command.spec.stop = spec.stop;
     ProcessResult process = runProcess(command.spec);
     outcome.log = process.out.text;

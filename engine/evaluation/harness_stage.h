@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 namespace kwb {
 
@@ -24,6 +25,15 @@ struct HarnessStageSpec {
     SandboxPolicy sandbox;
     std::chrono::seconds timeout{300};
     std::map<std::string, std::string> environment;
+    // Variables that name this workspace's own folders (the compiler cache's base, the timeline's
+    // record file). A cold stage gets them like `environment`; a warm worker's stage child sets
+    // them itself, so that they do not decide which server serves the stage.
+    std::map<std::string, std::string> workspaceEnvironment;
+    // Folders holding many workspaces' files (the workspaces' common parent, the folder of every
+    // workspace's runs). A warm worker may bind these instead of this workspace's own folders,
+    // so that one server serves every workspace below them; its stage child then confines its
+    // writes to this stage's own writable paths (WarmWorkerPlan). Empty: a server of its own.
+    std::vector<std::string> sharedRoots;
     // A stop request ends the running stage (its process tree, or a warm worker's stage child)
     // at once; the outcome's failureKind is "cancelled".
     std::stop_token stop;

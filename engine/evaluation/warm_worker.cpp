@@ -1,5 +1,6 @@
 #include "engine/evaluation/warm_worker.h"
 
+#include "engine/evaluation/warm_worker_plan.h"
 #include "engine/process/head_tail_capper.h"
 #include "engine/process/line_process.h"
 #include "engine/process/tree_watchdog.h"
@@ -27,13 +28,6 @@ std::string readCapped(const fs::path& path) {
     return capFileHeadTail(path.string(), kLogKeepBytes).text;
 }
 
-SandboxedCommand serverCommand(const HarnessStageSpec& spec) {
-    // Every evaluation's scratch folder sits in the same parent, which the server may write.
-    // Requests and replies on descriptor 3 (LineProcess says why not stdin and stdout).
-    return harnessCommand(spec, {"-m", "kwb_harness.fork_server", "--channel-fd", "3"},
-                          fs::path(spec.scratchDirectory).parent_path().string());
-}
-
 std::string keyFor(const SandboxedCommand& command) {
     json key = {{"argv", command.spec.argv},
                 {"cwd", command.spec.workingDirectory},
@@ -57,6 +51,7 @@ struct WarmWorkerPool::Worker {
     std::size_t maxDescendants = 0; // the cold path's process limit, enforced by the server
     std::string sandboxDescription;
     bool broken = false;
+    bool shared = false; // serves every workspace below the stage's shared roots
 };
 
 // The server's reply, read in short waits so the engine can watch the server's tree (the stage
@@ -141,8 +136,8 @@ int WarmWorkerPool::workersStarted() const {
 }
 
 std::shared_ptr<WarmWorkerPool::Worker>
-WarmWorkerPool::workerFor(const HarnessStageSpec& spec, std::string& error, bool& started) {
-    SandboxedCommand command = serverCommand(spec);
+WarmWorkerPool::workerFor(const WarmWorkerPlan& plan, std::string& error, bool& started) {
+    const SandboxedCommand& command = plan.server;
     const std::string key = keyFor(command);
     std::shared_ptr<Worker> evicted;
     {
@@ -162,6 +157,7 @@ WarmWorkerPool::workerFor(const HarnessStageSpec& spec, std::string& error, bool
     }
     auto worker = std::make_shared<Worker>();
     worker->key = key;
+    worker->shared = plan.shared;
     worker->sandboxed = command.isolated;
     worker->sandboxWarning = command.warning;
     worker->maxDescendants = command.spec.treeBudget.maxProcesses;
@@ -198,7 +194,7 @@ WarmWorkerPool::workerFor(const HarnessStageSpec& spec, std::string& error, bool
 }
 
 void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
-    const std::string key = keyFor(serverCommand(spec));
+    const std::string key = keyFor(planWarmWorker(spec).server);
     std::shared_ptr<Worker> worker;
     {
         std::lock_guard lock(mutex_);
@@ -230,7 +226,8 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
 
 HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bool& workerStarted) {
     std::string error;
-    std::shared_ptr<Worker> worker = workerFor(spec, error, workerStarted);
+    const WarmWorkerPlan plan = planWarmWorker(spec);
+    std::shared_ptr<Worker> worker = workerFor(plan, error, workerStarted);
     if (!worker)
         return runHarnessStage(spec); // reports the real problem (no torch, no Python, ...)
 
@@ -254,7 +251,8 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
                           {"log", logFile.string()},
                           {"timeout_s", spec.timeout.count()},
                           {"log_limit_bytes", 64 << 20},
-                          {"max_descendants", worker->maxDescendants}};
+                          {"max_descendants", worker->maxDescendants},
+                          {"confine", plan.confinement}};
     const auto sent = std::chrono::steady_clock::now();
     std::optional<std::string> line;
     std::string limitExceeded;

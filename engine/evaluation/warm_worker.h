@@ -14,13 +14,15 @@
 namespace kwb {
 
 class LineProcess;
+struct WarmWorkerPlan;
 
 // A warm evaluation worker: `python -m kwb_harness.fork_server` with torch imported, forking one
 // child per stage. Each child is the process a cold stage would be (fresh CUDA context, the
 // candidate imported after the trusted state is captured, the same guards); only Python's
 // start-up and the torch import are shared. Workers are keyed by everything that shapes the
-// stage process (interpreter, workspace, sandbox, environment), so a request never runs under
-// another request's policy.
+// server (interpreter, sandbox, environment, limits), so a request never runs under another
+// request's policy; where the kernel lets a stage child confine itself, one server serves every
+// workspace below the same shared roots (WarmWorkerPlan says how).
 class WarmWorkerPool {
 public:
     explicit WarmWorkerPool(std::size_t capacity = 3);
@@ -48,7 +50,7 @@ public:
 private:
     struct Worker;
     HarnessStageOutcome runOnWorker(const HarnessStageSpec& spec, bool& workerStarted);
-    std::shared_ptr<Worker> workerFor(const HarnessStageSpec& spec, std::string& error,
+    std::shared_ptr<Worker> workerFor(const WarmWorkerPlan& plan, std::string& error,
                                       bool& started);
     static std::optional<std::string> awaitReply(Worker& worker, long long id,
                                                  std::chrono::milliseconds timeout,

@@ -2,6 +2,9 @@
 // must give the same outcomes as cold stage processes, and nothing a candidate does may reach
 // the next evaluation through the shared server.
 #include "engine/evaluation/warm_worker.h"
+#include "engine/process/landlock.h"
+#include "engine/process/sandbox.h"
+#include "engine/system/user_directories.h"
 #include "tests/engine/evaluation_fixture.h"
 
 #include <random>
@@ -199,6 +202,68 @@ TEST_F(WarmWorkerTest, TheInteractiveLoopRebuildsAnEditedKernelInAWarmBuildServe
     EvaluationResult once = evaluateWorkspace(ws, options);
     EXPECT_TRUE(once.correct) << describe(once);
     EXPECT_LE(started() - before, 1) << "at most the stages' server, no build server";
+    pool.shutdown();
+}
+
+TEST_F(WarmWorkerTest, OneServerServesEveryWorkspaceBelowOneFolderAndNoneWritesAnothers) {
+    // Rollout episodes and KernelBench pairs sit side by side: where the kernel lets the stage
+    // child confine itself (Landlock under bubblewrap), they share one server. The candidate of
+    // the first workspace tries to plant files in its sibling and in every other workspace's runs
+    // folder, and to overwrite its own reference; then shows that its own folders still work.
+    const std::string planter = R"(import glob
+import os
+
+_home = os.environ["HOME"]
+for target in glob.glob(os.path.join(os.path.dirname(os.getcwd()), "*", "model_new.py")) + \
+        [os.path.join(d, "planted-by-a") for d in glob.glob(os.path.join(os.path.dirname(_home), "*"))
+         if os.path.realpath(d) != os.path.realpath(_home)] + [os.path.join(os.getcwd(), "model.py")]:
+    if os.path.realpath(os.path.dirname(target)) == os.path.realpath(os.getcwd()) and \
+            target.endswith("model_new.py"):
+        continue
+    try:
+        with open(target, "a") as f:
+            f.write("\n# planted by a\n")
+        print("PLANTED", target)
+    except OSError as exc:
+        print("REFUSED", target, type(exc).__name__)
+with open(os.path.join(_home, "own-file"), "w") as f:
+    f.write("a stage writes its own runs folder")
+)";
+    const fs::path a =
+        makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward, planter), "episode_a");
+    const fs::path b = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward), "episode_b");
+    const std::string referenceA = readText(a / "model.py");
+    const std::string referenceB = readText(b / "model.py");
+    const std::string candidateB = readText(b / "model_new.py");
+
+    WarmWorkerPool pool;
+    Evaluator service({}, EvaluationResources{&pool, nullptr, nullptr});
+    const EvaluationOptions options = warmOptions();
+    // b first: its runs folder exists when a's candidate looks for others'.
+    const EvaluationResult first =
+        service.evaluate(EvaluationTarget::forWorkspace(b.string()), options);
+    ASSERT_TRUE(first.correct) << describe(first);
+    const EvaluationResult planted =
+        service.evaluate(EvaluationTarget::forWorkspace(a.string()), options);
+    EXPECT_TRUE(planted.correct) << describe(planted);
+    const EvaluationResult again =
+        service.evaluate(EvaluationTarget::forWorkspace(b.string()), options);
+    EXPECT_TRUE(again.correct) << describe(again);
+
+    const bool shareable = landlockAbi() >= 1 && bubblewrapUsable();
+    // The interactive loop's two servers (builds, other stages; see above), each workspace's own
+    // where they cannot be shared.
+    EXPECT_EQ(pool.workersStarted(), shareable ? 2 : 4);
+    ASSERT_NE(planted.stage("verify"), nullptr);
+    const std::string& log = planted.stage("verify")->log;
+    EXPECT_EQ(log.find("PLANTED"), std::string::npos) << log;
+    EXPECT_NE(log.find("REFUSED"), std::string::npos) << "the candidate's attempts ran: " << log;
+    EXPECT_EQ(readText(b / "model.py"), referenceB);
+    EXPECT_EQ(readText(b / "model_new.py"), candidateB);
+    EXPECT_EQ(readText(a / "model.py"), referenceA);
+    for (const auto& entry : fs::recursive_directory_iterator(
+             fs::path(cacheDirectory()) / "runs", fs::directory_options::skip_permission_denied))
+        EXPECT_NE(entry.path().filename(), "planted-by-a") << entry.path();
     pool.shutdown();
 }
 

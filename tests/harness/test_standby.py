@@ -70,10 +70,12 @@ class StandbyTest(unittest.TestCase):
         self.assertFalse(prepared.fits(parse(self.data, "verify")))
 
     def test_a_standby_child_runs_the_stage_on_its_preparation(self):
-        standby = Standby("verify", self.data, [])
+        standby = Standby("verify", self.data, None, [])
         message = self.message("go")
         self.assertTrue(standby.fits("verify", self.data))
         self.assertFalse(standby.fits("verify", dict(self.data, checks=4)))
+        # Another workspace's request, confined otherwise, gets a fresh child.
+        self.assertFalse(standby.fits("verify", self.data, {"cwd": "/elsewhere"}))
         self.assertTrue(standby.start(message))
         _, status = os.waitpid(standby.pid, 0)
         self.assertEqual(os.waitstatus_to_exitcode(status), 0)
@@ -93,7 +95,7 @@ class StandbyTest(unittest.TestCase):
             self.assertNotIn("prepared before the request", f.read())
 
     def test_a_go_message_without_the_secret_ends_the_child_unused(self):
-        standby = Standby("verify", self.data, [])
+        standby = Standby("verify", self.data, None, [])
         message = self.message("forged")
         os.write(standby.go_fd, (json.dumps(message) + "\n").encode())
         _, status = os.waitpid(standby.pid, 0)
@@ -104,7 +106,7 @@ class StandbyTest(unittest.TestCase):
         standby.discard(lambda pid: None)
 
     def test_a_stale_preparation_is_not_used(self):
-        standby = Standby("verify", self.data, [])
+        standby = Standby("verify", self.data, None, [])
         # The task changes after the standby prepared (or while it did): the run starts afresh
         # and judges the candidate against the new task.
         with open(self.reference, "w") as f:

@@ -18,7 +18,7 @@ the sandbox, bubblewrap's init (PID 1) keeps descriptors 0-2 open for anyone to 
 /proc/1/fd; it closes 3, and the server is not dumpable, so no stage's code can write a reply or
 read a request. The server writes ``{"ready": true, ...}`` once. Each
 request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_bytes",
-"max_descendants"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
+"max_descendants", "confine"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
 "limit" | "cancelled", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. A line
 ``{"cancel": id}`` while request ``id`` runs ends it: its child's tree is killed and the reply
 says "cancelled" (the engine's stop token; the server keeps serving). Only the engine writes the
@@ -27,6 +27,11 @@ channel, so only the engine can cancel; a cancel for a request already answered 
 children that prepare the next inspect, verify and profile (stages/standby.py). A stage counts as
 finished when its child reports the result written; the child is then killed and reaped later.
 End of input stops the server.
+
+``confine`` (isolation/confinement.py) makes a child one workspace's stage: its working folder,
+the variables naming that workspace's folders, and, where the engine shares this server between
+workspaces, writes limited to that workspace's own folders. A standby child is confined as the
+request it was forked from, and serves only a request confined the same way.
 """
 
 import json
@@ -34,7 +39,7 @@ import os
 import sys
 import time
 
-from .isolation import candidate_process, process_tree
+from .isolation import candidate_process, confinement, process_tree
 from .stages import stage_child
 from .stages.warm_inputs import warm_inputs
 
@@ -120,6 +125,8 @@ def _child(message: dict, close_fds: list, done_fd: int) -> None:
         process_tree.set_dumpable(True)
         stage_child.enter()
         stage_child.become_stage_process(message)
+        # After the log is open (a refusal is reported there), before any task or candidate code.
+        confinement.enter(message.get("confine"))
         return stage_child.run_stage(message, done_fd=done_fd)
 
     process_tree.exit_after("fork child", body)
@@ -227,7 +234,8 @@ class _Server:
         done_fd = -1
         standby = self._standby.pop(stage, None)
         if standby is not None:
-            if data is not None and standby.fits(stage, data) and standby.start(message):
+            if (data is not None and standby.fits(stage, data, message.get("confine"))
+                    and standby.start(message)):
                 pid, done_fd = standby.pid, standby.take_done_fd()
             else:
                 standby.discard(_kill_tree)
@@ -250,7 +258,7 @@ class _Server:
         reply.update(outcome)
         reply["seconds"] = time.perf_counter() - started
         if data is not None and preparable(stage):
-            self._last[stage] = data
+            self._last[stage] = (data, message.get("confine"))
         return reply
 
     def stand_by(self) -> dict:
@@ -258,7 +266,7 @@ class _Server:
         from .stages.standby import Standby
 
         started = []
-        for stage, data in self._last.items():
+        for stage, (data, confine) in self._last.items():
             current = self._standby.get(stage)
             if current is not None and current.alive():
                 continue
@@ -272,7 +280,7 @@ class _Server:
                 warm_inputs(data, stage)
             except Exception:  # noqa: BLE001 - the standby meets it too and runs from scratch
                 pass
-            self._standby[stage] = Standby(stage, data, self._go_fds() + [_channel])
+            self._standby[stage] = Standby(stage, data, confine, self._go_fds() + [_channel])
             started.append(stage)
         return {"standby": started}
 

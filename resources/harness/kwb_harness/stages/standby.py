@@ -19,7 +19,7 @@ import secrets
 import signal
 import time
 
-from ..isolation import process_tree
+from ..isolation import confinement, process_tree
 from . import preparation, stage_child
 
 # A standby child holds a CUDA context and the task's tensors; one that is not used for this
@@ -30,9 +30,10 @@ IDLE_LIMIT_S = 600.0
 class Standby:
     """The server's handle on one standby child."""
 
-    def __init__(self, stage: str, data: dict, close_in_child: list):
+    def __init__(self, stage: str, data: dict, confine, close_in_child: list):
         self.stage = stage
         self.key = preparation.request_key(data)
+        self.confine = confine
         self.secret = secrets.token_hex(16)
         self.forked_at = time.monotonic()
         read_end, write_end = os.pipe()
@@ -46,15 +47,16 @@ class Standby:
                     os.close(fd)
                 except OSError:
                     pass
-            _child(stage, data, read_end, done_write, self.secret)
+            _child(stage, data, confine, read_end, done_write, self.secret)
         os.close(read_end)
         os.close(done_write)
         self.pid = pid
         self.go_fd = write_end
         self.done_fd = done_read
 
-    def fits(self, stage: str, data: dict) -> bool:
-        return stage == self.stage and preparation.request_key(data) == self.key
+    def fits(self, stage: str, data: dict, confine=None) -> bool:
+        return (stage == self.stage and preparation.request_key(data) == self.key
+                and confine == self.confine)
 
     def alive(self) -> bool:
         try:
@@ -104,7 +106,7 @@ def _read_line(fd: int) -> bytes:
     return data
 
 
-def _child(stage: str, data: dict, go_fd: int, done_fd: int, secret: str) -> None:
+def _child(stage: str, data: dict, confine, go_fd: int, done_fd: int, secret: str) -> None:
     """Prepares, waits for the go message, runs the stage; never returns."""
 
     def body() -> int:
@@ -117,6 +119,8 @@ def _child(stage: str, data: dict, go_fd: int, done_fd: int, secret: str) -> Non
         os.dup2(2, 1)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # Before the task's code runs in the preparation (a refusal goes to the server's log).
+        confinement.enter(confine)
         from . import runner
 
         prepared = runner.prepare(stage, data)
