@@ -49,6 +49,7 @@ public:
         return s;
     }
     std::size_t at() const { return at_; }
+    std::size_t remaining() const { return size_ - at_; }
 
 private:
     void need(std::uint64_t bytes, const char* what) const {
@@ -121,9 +122,16 @@ GgufValue readValue(Cursor& c, std::uint32_t kind, const std::string& key) {
     case ArrayKind: {
         const std::uint32_t element = c.read<std::uint32_t>(what);
         const std::uint64_t count = c.read<std::uint64_t>(what);
-        if (count > kMaxArray)
+        // Every element takes at least its smallest encoding in the file (a string its 8-byte
+        // length), so a count the rest of the file cannot hold is a lie: refused before anything
+        // is reserved for it.
+        const std::uint64_t smallest = element == U8 || element == I8 || element == Bool    ? 1
+                                       : element == U16 || element == I16                   ? 2
+                                       : element == U32 || element == I32 || element == F32 ? 4
+                                                                                            : 8;
+        if (count > kMaxArray || count > c.remaining() / smallest)
             throw std::runtime_error("array " + key + " claims " + std::to_string(count) +
-                                     " elements");
+                                     " elements, more than the file holds");
         if (element == String) {
             std::vector<std::string> items;
             items.reserve(count);

@@ -117,6 +117,29 @@ TEST(GgufFile, LiesInTheHeaderAreNamed) {
         EXPECT_NE(opened.error.find("more entries than the file"), std::string::npos)
             << opened.error;
     }
+    {
+        // An array that claims far more elements than the rest of the file could hold (found by
+        // the fuzzer: reserving for the claim took gigabytes). Header: magic, version 3, no
+        // tensors, one entry "k", an array (9) of strings (8) claiming 2^31 elements.
+        std::string lie = "GGUF";
+        const auto put = [&](std::uint64_t value, int bytes) {
+            for (int i = 0; i < bytes; ++i)
+                lie += char((value >> (8 * i)) & 0xFF);
+        };
+        put(3, 4);
+        put(0, 8);
+        put(1, 8);
+        put(1, 8);
+        lie += "k";
+        put(9, 4);
+        put(8, 4);
+        put(std::uint64_t(1) << 31, 8);
+        lie += std::string(64, '\0');
+        const auto opened = GgufFile::open(ScratchFile(lie).path());
+        EXPECT_NE(opened.error.find("claims 2147483648 elements, more than the file holds"),
+                  std::string::npos)
+            << opened.error;
+    }
     EXPECT_NE(GgufFile::open("/no/such/file.gguf").error.find("cannot open"), std::string::npos);
 }
 
