@@ -57,6 +57,14 @@ torch::Tensor LlamaNetwork::forward(const torch::Tensor& ids, KvCache* cache, bo
     std::optional<torch::NoGradGuard> noGrad;
     if (!withGrad)
         noGrad.emplace();
+    return torch::linear(hiddenStates(ids, cache, withGrad, withoutAdapters), head);
+}
+
+torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cache, bool withGrad,
+                                         bool withoutAdapters) const {
+    std::optional<torch::NoGradGuard> noGrad;
+    if (!withGrad)
+        noGrad.emplace();
     const std::int64_t batch = ids.size(0), length = ids.size(1);
     const std::int64_t past = cache ? cache->length : 0;
     const std::int64_t total = past + length;
@@ -109,7 +117,7 @@ torch::Tensor LlamaNetwork::forward(const torch::Tensor& ids, KvCache* cache, bo
     }
     if (cache)
         cache->length = total;
-    return torch::linear(rmsNorm(x, norm), head);
+    return rmsNorm(x, norm);
 }
 
 std::vector<torch::Tensor> LlamaNetwork::attachLora(int rank, double alpha,

@@ -46,6 +46,10 @@ struct LlamaNetwork {
     // `withoutAdapters` runs the base weights alone (the reference policy of a LoRA run).
     torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr, bool withGrad = false,
                           bool withoutAdapters = false) const;
+    // The final normalised hidden states [batch, length, width] that the head reads: a critic's
+    // value head reads them too.
+    torch::Tensor hiddenStates(const torch::Tensor& ids, KvCache* cache = nullptr,
+                               bool withGrad = false, bool withoutAdapters = false) const;
 
     // Attaches a fresh LoRA adapter (rank, alpha) to each named projection of every layer,
     // replacing any there; returns the adapters' parameters. Unknown names are an error.

@@ -6,6 +6,7 @@
 #include "engine/torch/policy_losses.h"
 
 #include <chrono>
+#include <optional>
 #include <sys/resource.h>
 #include <torch/torch.h>
 
@@ -72,6 +73,47 @@ struct PolicyTrainer::Impl {
     std::unique_ptr<torch::optim::AdamW> optimiser;
     std::string error;
     int steps = 0;
+
+    // PPO's critic (enableCritic): its own network (the policy's base weights, adapters of its
+    // own), a value head, an optimiser.
+    std::unique_ptr<LlamaNetwork> critic;
+    torch::Tensor valueWeight, valueBias;
+    std::vector<torch::Tensor> criticParameters;
+    std::unique_ptr<torch::optim::AdamW> criticOptimiser;
+    CriticSettings criticSettings;
+
+    // The critic's value of the state before each predicted token: [B, T - 1].
+    torch::Tensor values(const Collated& c, bool withGrad) const {
+        std::optional<torch::NoGradGuard> noGrad;
+        if (!withGrad)
+            noGrad.emplace();
+        const std::int64_t T = c.ids.size(1);
+        const torch::Tensor hidden =
+            critic->hiddenStates(c.ids, nullptr, withGrad).narrow(1, 0, T - 1);
+        return torch::linear(hidden.to(torch::kFloat32), valueWeight, valueBias).squeeze(-1);
+    }
+
+    // The episode's reward on its last trained token (in the predicted-token frame).
+    static torch::Tensor terminalRewards(const std::vector<TrainingSequence>& batch,
+                                         const torch::Tensor& mask) {
+        torch::Tensor rewards = torch::zeros(mask.sizes(), torch::kFloat32);
+        const torch::Tensor m = mask.cpu();
+        for (std::size_t b = 0; b < batch.size(); ++b) {
+            const auto row = static_cast<std::int64_t>(b);
+            const torch::Tensor trained = m[row].nonzero();
+            if (trained.size(0) > 0)
+                rewards[row][trained[-1][0].item<std::int64_t>()] = batch[b].reward;
+        }
+        return rewards.to(mask.device());
+    }
+
+    void optimiseCritic(const torch::Tensor& loss) {
+        criticOptimiser->zero_grad();
+        loss.backward();
+        torch::nn::utils::clip_grad_norm_(criticParameters,
+                                          settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
+        criticOptimiser->step();
+    }
 
     double learningRateAt(int step) const {
         if (settings.warmupSteps <= 0 || step >= settings.warmupSteps)
@@ -228,6 +270,149 @@ TrainingStep PolicyTrainer::groupPolicyStep(const std::vector<TrainingSequence>&
         out.entropy = loss.entropy;
     }
     out.meanReward = rewards.mean().item<double>();
+    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    out.tokensPerSecond =
+        out.seconds > 0 ? c.valid.sum().item<double>() * std::max(1, settings.epochs) / out.seconds
+                        : 0;
+    out.peakMemoryBytes = peakMemory(p.net->device);
+    return out;
+}
+
+std::string PolicyTrainer::enableCritic(const CriticSettings& settings) {
+    Impl& p = *impl_;
+    if (!p.error.empty())
+        return p.error;
+    auto critic = std::make_unique<LlamaNetwork>(*p.net);
+    for (auto& layer : critic->layers)
+        for (auto& adapter : layer.adapters)
+            adapter.reset(); // the policy's stay the policy's
+    if (!p.lora) {
+        // Full fine-tuning changes the policy's weights in place: the critic keeps a copy of
+        // its own, frozen under its adapters.
+        const auto frozen = [](torch::Tensor& t) { t = t.detach().clone(); };
+        frozen(critic->embed);
+        frozen(critic->norm);
+        critic->head =
+            critic->config.tiedEmbeddings ? critic->embed : critic->head.detach().clone();
+        for (auto& layer : critic->layers) {
+            frozen(layer.attnNorm);
+            frozen(layer.ffnNorm);
+            for (auto& projection : layer.projections)
+                frozen(projection);
+        }
+    }
+    std::string error;
+    std::vector<torch::Tensor> parameters = critic->attachLora(
+        settings.rank, settings.alpha,
+        {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
+        settings.seed, error);
+    if (!error.empty())
+        return error;
+    const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(critic->device);
+    p.valueWeight = torch::zeros({1, critic->config.width}, options).set_requires_grad(true);
+    p.valueBias = torch::zeros({1}, options).set_requires_grad(true);
+    parameters.push_back(p.valueWeight);
+    parameters.push_back(p.valueBias);
+    p.criticParameters = parameters;
+    p.criticOptimiser = std::make_unique<torch::optim::AdamW>(
+        parameters, torch::optim::AdamWOptions(settings.learningRate).weight_decay(0.0));
+    p.criticSettings = settings;
+    p.critic = std::move(critic);
+    return {};
+}
+
+TrainingStep PolicyTrainer::valueStep(const std::vector<TrainingSequence>& batch) {
+    Impl& p = *impl_;
+    TrainingStep out;
+    if (!p.critic) {
+        p.error = p.error.empty() ? "value steps need a critic (enableCritic)" : p.error;
+        return out;
+    }
+    if (batch.empty())
+        return out;
+    const auto started = std::chrono::steady_clock::now();
+    const Collated c = collate(batch, p.net->device);
+    const std::int64_t T = c.ids.size(1);
+    if (T < 2)
+        return out;
+    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    // Zero values and lambda 1 make GAE's returns the discounted reward-to-go.
+    const AdvantageEstimate target =
+        generalisedAdvantages(Impl::terminalRewards(batch, mask), torch::zeros_like(mask), mask,
+                              p.criticSettings.gamma, 1.0);
+    const torch::Tensor values = p.values(c, true);
+    const torch::Tensor loss = clippedValueLoss(values, values.detach(), target.returns, mask, 0.0);
+    p.optimiseCritic(loss);
+    out.valueLoss = loss.item<double>();
+    out.meanValue = maskedMean(values.detach(), mask).item<double>();
+    out.meanReturn = maskedMean(target.returns, mask).item<double>();
+    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    out.tokensPerSecond = out.seconds > 0 ? c.valid.sum().item<double>() / out.seconds : 0;
+    out.peakMemoryBytes = peakMemory(p.net->device);
+    out.step = p.steps;
+    return out;
+}
+
+TrainingStep PolicyTrainer::ppoStep(const std::vector<TrainingSequence>& batch,
+                                    const PolicyUpdateSettings& settings) {
+    Impl& p = *impl_;
+    TrainingStep out;
+    if (!p.critic) {
+        p.error = p.error.empty() ? "PPO steps need a critic (enableCritic)" : p.error;
+        return out;
+    }
+    if (settings.klCoefficient != 0.0 && !p.lora) {
+        p.error = "a KL term needs the LoRA reference (the base weights); full fine-tuning "
+                  "keeps no copy of them";
+        return out;
+    }
+    if (batch.empty())
+        return out;
+    const auto started = std::chrono::steady_clock::now();
+    const Collated c = collate(batch, p.net->device);
+    const std::int64_t T = c.ids.size(1);
+    if (T < 2)
+        return out;
+    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    const torch::Tensor rewards = Impl::terminalRewards(batch, mask);
+    const torch::Tensor oldValues = p.values(c, false);
+    const AdvantageEstimate estimate = generalisedAdvantages(
+        rewards, oldValues, mask, p.criticSettings.gamma, p.criticSettings.lambda);
+    const torch::Tensor advantages = maskedWhiten(estimate.advantages, mask);
+    const torch::Tensor old =
+        c.hasSampled ? c.sampled.narrow(1, 1, T - 1) : p.predict(c, false).logprobs.detach();
+    torch::Tensor reference;
+    if (settings.klCoefficient != 0.0)
+        reference = p.predict(c, false, /*withoutAdapters=*/true).logprobs.detach();
+    PolicyLossOptions options;
+    options.clipLow = settings.clipLow;
+    options.clipHigh = settings.clipHigh;
+    options.klCoefficient = settings.klCoefficient;
+    options.entropyCoefficient = settings.entropyCoefficient;
+    for (int epoch = 0; epoch < std::max(1, settings.epochs); ++epoch) {
+        const TokenLogprobs predicted = p.predict(c, true);
+        const PolicyLoss loss = clippedPolicyLoss(predicted.logprobs, old, advantages, mask,
+                                                  options, reference, predicted.entropy);
+        p.optimise(loss.loss, out);
+        const torch::Tensor values = p.values(c, true);
+        const torch::Tensor valueLoss =
+            clippedValueLoss(values, oldValues, estimate.returns, mask, p.criticSettings.valueClip);
+        p.optimiseCritic(valueLoss);
+        out.loss = loss.loss.item<double>();
+        out.valueLoss = valueLoss.item<double>();
+        out.clipFraction = loss.clipFraction;
+        out.approximateKl = loss.approximateKl;
+        out.referenceKl = loss.referenceKl;
+        out.entropy = loss.entropy;
+    }
+    double total = 0;
+    for (const auto& s : batch)
+        total += s.reward;
+    out.meanReward = total / double(batch.size());
+    out.meanValue = maskedMean(oldValues, mask).item<double>();
+    out.meanReturn = maskedMean(estimate.returns, mask).item<double>();
     out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     out.tokensPerSecond =

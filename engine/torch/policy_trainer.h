@@ -37,6 +37,18 @@ struct PolicyUpdateSettings {
     int epochs = 1; // passes over the batch with the same samples
 };
 
+// PPO's critic: a copy of the policy's network (sharing its frozen base weights under LoRA) with
+// adapters of its own and a value head on the final hidden state, trained by its own optimiser.
+struct CriticSettings {
+    int rank = 16;
+    double alpha = 32.0;
+    double learningRate = 1e-4;
+    double valueClip = 0.2; // in PPO steps; 0: off
+    double gamma = 1.0;     // CUDA Agent's defaults
+    double lambda = 0.95;
+    std::uint64_t seed = 2;
+};
+
 // One episode as the trainer sees it: every token, which of them the policy wrote (the loss
 // applies there; the prompt and tool output are context only), and for RL the log-probability
 // each written token had when it was sampled, the episode's reward and its group (the episodes
@@ -60,6 +72,9 @@ struct TrainingStep {
     double referenceKl = 0;
     double entropy = 0;
     double meanReward = 0;
+    double valueLoss = 0;    // the critic's, in value and PPO steps
+    double meanValue = 0;    // the critic's estimate over the trained tokens
+    double meanReturn = 0;   // its target
     std::int64_t tokens = 0; // trained tokens in the batch
     double seconds = 0;
     double tokensPerSecond = 0; // every token the forward and backward passes processed
@@ -85,6 +100,16 @@ public:
     // trained tokens, `epochs` optimiser steps.
     TrainingStep groupPolicyStep(const std::vector<TrainingSequence>& batch,
                                  const PolicyUpdateSettings& settings);
+    // Gives the trainer a critic (PPO); empty when done, else why not.
+    std::string enableCritic(const CriticSettings& settings);
+    // Value pretraining: the critic regresses each trained token's return (the episode's reward,
+    // discounted by gamma from its last trained token) with the policy untouched.
+    TrainingStep valueStep(const std::vector<TrainingSequence>& batch);
+    // PPO: the reward on each episode's last trained token, GAE over the trained tokens with the
+    // critic's values (whitened advantages), then `epochs` steps of the clipped policy loss and
+    // the clipped value loss.
+    TrainingStep ppoStep(const std::vector<TrainingSequence>& batch,
+                         const PolicyUpdateSettings& settings);
     // Each token's log-probability under the current policy (0 for the first, which nothing
     // predicts), as the sampler would have recorded it at temperature 1.
     std::vector<std::vector<float>> logprobs(const std::vector<TrainingSequence>& batch) const;

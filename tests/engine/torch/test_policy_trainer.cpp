@@ -1,7 +1,7 @@
 // Local training on a small Llama initialised from scratch (the same code trains SmolLM2): a
 // fresh LoRA adapter changes nothing, supervised steps learn a sequence while the base weights
-// stay as they were, merging gives the adapted model's logits, and GRPO steps on the model's own
-// samples raise the reward.
+// stay as they were, merging gives the adapted model's logits, GRPO and PPO steps on the model's
+// own samples raise the reward, and value pretraining fits the critic to the returns.
 #include "engine/torch/llama_model.h"
 #include "engine/torch/llama_network.h"
 #include "engine/torch/policy_trainer.h"
@@ -46,6 +46,35 @@ double maxDifference(const std::vector<float>& a, const std::vector<float>& b) {
     for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
         worst = std::max(worst, double(std::abs(a[i] - b[i])));
     return worst;
+}
+
+// Episodes of the prompt with sampled two-token completions, rewarded when both tokens are from
+// the lower half of the vocabulary (what GRPO and PPO are asked to learn).
+std::vector<TrainingSequence> sampledEpisodes(LlamaModel& model, int round, int count = 32) {
+    const std::vector<std::int32_t> prompt = {3, 1, 4, 1};
+    std::vector<TrainingSequence> batch;
+    LlamaModel::GenerationOptions sampling;
+    sampling.maxTokens = 2;
+    sampling.temperature = 1.0;
+    for (int i = 0; i < count; ++i) {
+        sampling.seed = std::uint64_t(round) * 1000 + std::uint64_t(i);
+        const auto g = model.generate(prompt, sampling);
+        std::vector<std::int32_t> tokens = prompt;
+        tokens.insert(tokens.end(), g.tokens.begin(), g.tokens.end());
+        TrainingSequence s = sequence(tokens, prompt.size());
+        s.sampledLogprobs.assign(prompt.size(), 0.0F);
+        s.sampledLogprobs.insert(s.sampledLogprobs.end(), g.logprobs.begin(), g.logprobs.end());
+        s.reward = g.tokens.size() == 2 && g.tokens[0] < 8 && g.tokens[1] < 8 ? 1.0 : 0.0;
+        batch.push_back(std::move(s));
+    }
+    return batch;
+}
+
+double meanRewardOf(const std::vector<TrainingSequence>& batch) {
+    double total = 0;
+    for (const auto& s : batch)
+        total += s.reward;
+    return total / double(batch.size());
 }
 
 TEST(PolicyTrainer, SupervisedStepsLearnTheCompletionAndLeaveTheBaseWeights) {
@@ -105,52 +134,74 @@ TEST(PolicyTrainer, GroupPolicyStepsOnTheModelsOwnSamplesRaiseTheReward) {
     optimiser.learningRate = 2e-2;
     PolicyTrainer trainer(*model, lora, optimiser);
     ASSERT_EQ(trainer.error(), "");
-    const std::vector<std::int32_t> prompt = {3, 1, 4, 1};
-    // Reward: the completion's two tokens are both from the lower half of the vocabulary.
-    const auto rewardOf = [](const std::vector<std::int32_t>& completion) {
-        return completion.size() == 2 && completion[0] < 8 && completion[1] < 8 ? 1.0 : 0.0;
-    };
-    const auto sampleBatch = [&](int round) {
-        std::vector<TrainingSequence> batch;
-        LlamaModel::GenerationOptions sampling;
-        sampling.maxTokens = 2;
-        sampling.temperature = 1.0;
-        for (int i = 0; i < 32; ++i) {
-            sampling.seed = std::uint64_t(round) * 1000 + std::uint64_t(i);
-            const auto g = model->generate(prompt, sampling);
-            std::vector<std::int32_t> tokens = prompt;
-            tokens.insert(tokens.end(), g.tokens.begin(), g.tokens.end());
-            TrainingSequence s = sequence(tokens, prompt.size());
-            // The sampler's own log-probabilities, as a rollout records them.
-            s.sampledLogprobs.assign(prompt.size(), 0.0F);
-            s.sampledLogprobs.insert(s.sampledLogprobs.end(), g.logprobs.begin(), g.logprobs.end());
-            s.reward = rewardOf(g.tokens);
-            s.group = 0;
-            batch.push_back(std::move(s));
-        }
-        return batch;
-    };
-    const auto meanReward = [](const std::vector<TrainingSequence>& batch) {
-        double total = 0;
-        for (const auto& s : batch)
-            total += s.reward;
-        return total / double(batch.size());
-    };
     // The sampler and the trainer agree on what the policy gave each token.
-    const auto probe = sampleBatch(0);
+    const auto probe = sampledEpisodes(*model, 0);
     const auto recomputed = trainer.logprobs(probe);
-    for (std::size_t i = prompt.size(); i < probe[0].tokens.size(); ++i)
+    for (std::size_t i = 4; i < probe[0].tokens.size(); ++i)
         EXPECT_NEAR(recomputed[0][i], probe[0].sampledLogprobs[i], 1e-4);
 
-    const double start = meanReward(sampleBatch(1000));
+    const double start = meanRewardOf(sampledEpisodes(*model, 1000));
     PolicyUpdateSettings update;
     update.epochs = 2;
     TrainingStep step;
     for (int round = 1; round <= 12; ++round)
-        step = trainer.groupPolicyStep(sampleBatch(round), update);
+        step = trainer.groupPolicyStep(sampledEpisodes(*model, round), update);
     EXPECT_EQ(step.step, 24);
     EXPECT_GT(step.clipFraction + step.approximateKl + std::abs(step.loss), 0.0);
-    const double end = meanReward(sampleBatch(2000));
+    const double end = meanRewardOf(sampledEpisodes(*model, 2000));
+    EXPECT_GT(end, start + 0.2) << "mean reward from " << start << " to " << end;
+}
+
+TEST(PolicyTrainer, ValuePretrainingLearnsTheReturnAndLeavesThePolicy) {
+    auto model = tinyModel(13);
+    PolicyTrainer trainer(*model, LoraSettings{true, 4, 8.0, LoraSettings{}.targets, 1},
+                          OptimiserSettings{});
+    CriticSettings critic;
+    critic.rank = 4;
+    critic.learningRate = 1e-2;
+    ASSERT_EQ(trainer.enableCritic(critic), "");
+    const auto batch = sampledEpisodes(*model, 1);
+    const std::vector<float> before = model->logits(batch[0].tokens);
+    const TrainingStep first = trainer.valueStep(batch);
+    // The head starts at zero: the first loss is half the mean squared return.
+    EXPECT_NEAR(first.meanValue, 0.0, 1e-6);
+    EXPECT_NEAR(first.valueLoss, 0.5 * first.meanReturn, 1e-5) << "returns are 0 or 1";
+    TrainingStep last = first;
+    for (int i = 0; i < 80; ++i)
+        last = trainer.valueStep(batch);
+    // The outcome is not known before the last token is drawn, so no critic reaches zero; the
+    // best constant (the mean return p) leaves 0.5 p (1 - p). A critic that reads the tokens
+    // drawn so far does better than that.
+    const double p = first.meanReturn;
+    EXPECT_LT(last.valueLoss, 0.5 * p * (1 - p)) << "from " << first.valueLoss;
+    EXPECT_NEAR(last.meanValue, last.meanReturn, 0.05);
+    EXPECT_EQ(trainer.steps(), 0) << "no policy step";
+    EXPECT_LT(maxDifference(model->logits(batch[0].tokens), before), 1e-6);
+}
+
+TEST(PolicyTrainer, PpoStepsWithTheCriticRaiseTheReward) {
+    auto model = tinyModel(11);
+    LoraSettings lora;
+    lora.rank = 4;
+    OptimiserSettings optimiser;
+    optimiser.learningRate = 2e-2;
+    PolicyTrainer trainer(*model, lora, optimiser);
+    CriticSettings critic;
+    critic.rank = 4;
+    critic.learningRate = 1e-2;
+    ASSERT_EQ(trainer.enableCritic(critic), "");
+    for (int i = 0; i < 5; ++i)
+        trainer.valueStep(sampledEpisodes(*model, 100 + i));
+    const double start = meanRewardOf(sampledEpisodes(*model, 1000));
+    PolicyUpdateSettings update;
+    update.epochs = 2;
+    TrainingStep step;
+    for (int round = 1; round <= 12; ++round)
+        step = trainer.ppoStep(sampledEpisodes(*model, round), update);
+    ASSERT_EQ(trainer.error(), "");
+    EXPECT_EQ(step.step, 24);
+    EXPECT_GT(step.valueLoss, 0.0);
+    const double end = meanRewardOf(sampledEpisodes(*model, 2000));
     EXPECT_GT(end, start + 0.2) << "mean reward from " << start << " to " << end;
 }
 
@@ -173,6 +224,12 @@ TEST(PolicyTrainer, BadSettingsAreRefusedWithAReason) {
     TrainingSequence s = sequence({1, 2, 3}, 1);
     fullTrainer.groupPolicyStep({s, s}, withKl);
     EXPECT_NE(fullTrainer.error().find("KL"), std::string::npos) << fullTrainer.error();
+
+    auto noCritic = tinyModel();
+    PolicyTrainer withoutCritic(*noCritic, LoraSettings{}, {});
+    EXPECT_EQ(withoutCritic.valueStep({s}).tokens, 0);
+    EXPECT_NE(withoutCritic.error().find("need a critic"), std::string::npos)
+        << withoutCritic.error();
 }
 
 } // namespace
