@@ -8,10 +8,13 @@
 #include "engine/system/user_directories.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -51,7 +54,8 @@ struct WarmWorkerPool::Worker {
     std::size_t maxDescendants = 0; // the cold path's process limit, enforced by the server
     std::string sandboxDescription;
     bool broken = false;
-    bool shared = false; // serves every workspace below the stage's shared roots
+    bool shared = false;       // serves every workspace below the stage's shared roots
+    std::string lastWorkspace; // whose stages it ran last (its standby children are theirs)
 };
 
 // The server's reply, read in short waits so the engine can watch the server's tree (the stage
@@ -135,28 +139,53 @@ int WarmWorkerPool::workersStarted() const {
     return started_;
 }
 
-std::shared_ptr<WarmWorkerPool::Worker>
-WarmWorkerPool::workerFor(const WarmWorkerPlan& plan, std::string& error, bool& started) {
+WarmWorkerPool::Lease WarmWorkerPool::workerFor(const WarmWorkerPlan& plan,
+                                                const std::string& workspace, std::string& error,
+                                                bool& started) {
     const SandboxedCommand& command = plan.server;
     const std::string key = keyFor(command);
     std::shared_ptr<Worker> evicted;
+    std::shared_ptr<Worker> busiest; // a matching server to wait for when no other may start
     {
         std::lock_guard lock(mutex_);
-        for (auto it = workers_.begin(); it != workers_.end(); ++it) {
-            if ((*it)->key != key)
-                continue;
-            if ((*it)->broken || !(*it)->process.running()) {
-                workers_.erase(it);
-                break;
+        std::erase_if(workers_, [&](const std::shared_ptr<Worker>& w) {
+            return w->key == key && (w->broken || !w->process.running());
+        });
+        // An idle server that last served this workspace (its standby children may fit the
+        // request), else any idle one; a server serving another evaluation is left to it.
+        std::size_t matching = 0;
+        for (const bool sameWorkspace : {true, false})
+            for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) {
+                const std::shared_ptr<Worker> candidate = *it;
+                if (candidate->key != key)
+                    continue;
+                if (sameWorkspace)
+                    ++matching;
+                if (sameWorkspace && candidate->lastWorkspace != workspace)
+                    continue;
+                std::unique_lock busy(candidate->busy, std::try_to_lock);
+                if (!busy.owns_lock()) {
+                    busiest = busiest ? busiest : candidate;
+                    continue;
+                }
+                candidate->lastWorkspace = workspace;
+                workers_.erase(std::next(it).base());
+                workers_.push_back(candidate); // most recently used last
+                return {candidate, std::move(busy)};
             }
-            auto worker = *it;
-            workers_.erase(it);
-            workers_.push_back(worker); // most recently used last
-            return worker;
-        }
+        // Every matching server is busy: evaluations of other workspaces run beside it in a
+        // server of their own, up to the pool's capacity.
+        if (busiest && matching >= capacity_)
+            busiest->lastWorkspace = workspace;
+        else
+            busiest.reset();
     }
+    if (busiest) // waited for outside the pool's lock
+        return {busiest, std::unique_lock(busiest->busy)};
     auto worker = std::make_shared<Worker>();
+    std::unique_lock busy(worker->busy); // ours until the stage is done
     worker->key = key;
+    worker->lastWorkspace = workspace;
     worker->shared = plan.shared;
     worker->sandboxed = command.isolated;
     worker->sandboxWarning = command.warning;
@@ -165,17 +194,20 @@ WarmWorkerPool::workerFor(const WarmWorkerPlan& plan, std::string& error, bool& 
     const fs::path logDirectory = fs::path(cacheDirectory()) / "workers";
     std::error_code ec;
     fs::create_directories(logDirectory, ec);
+    // One log per server: several may serve the same key at once.
+    static std::atomic<unsigned> serial{0};
     const fs::path serverLog =
-        logDirectory / ("server-" + std::to_string(std::hash<std::string>{}(key)) + ".log");
+        logDirectory / ("server-" + std::to_string(std::hash<std::string>{}(key)) + "-" +
+                        std::to_string(getpid()) + "-" + std::to_string(serial++) + ".log");
     started = true;
     if (!worker->process.start(command.spec, serverLog.string(), &error))
-        return nullptr;
+        return {};
     const auto ready = worker->process.readLine(kStartTimeout);
     json hello = ready ? parseBoundedJson(*ready) : json();
     if (!hello.is_object() || !hello.value("ready", false)) {
         error = "the warm worker did not start: " + readCapped(serverLog);
         worker->process.kill();
-        return nullptr;
+        return {};
     }
     {
         std::lock_guard lock(mutex_);
@@ -187,19 +219,21 @@ WarmWorkerPool::workerFor(const WarmWorkerPlan& plan, std::string& error, bool& 
         }
     }
     if (evicted) {
-        std::lock_guard busy(evicted->busy);
+        std::lock_guard evictedBusy(evicted->busy);
         evicted->process.kill();
     }
-    return worker;
+    return {worker, std::move(busy)};
 }
 
 void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
     const std::string key = keyFor(planWarmWorker(spec).server);
     std::shared_ptr<Worker> worker;
     {
+        // The server that served this workspace last: what it prepares is that evaluation's.
         std::lock_guard lock(mutex_);
         for (const auto& candidate : workers_)
-            if (candidate->key == key && !candidate->broken)
+            if (candidate->key == key && !candidate->broken &&
+                candidate->lastWorkspace == spec.workingDirectory)
                 worker = candidate;
     }
     if (!worker)
@@ -227,9 +261,11 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
 HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bool& workerStarted) {
     std::string error;
     const WarmWorkerPlan plan = planWarmWorker(spec);
-    std::shared_ptr<Worker> worker = workerFor(plan, error, workerStarted);
-    if (!worker)
+    Lease lease = workerFor(plan, spec.workingDirectory, error, workerStarted);
+    if (!lease.worker)
         return runHarnessStage(spec); // reports the real problem (no torch, no Python, ...)
+    const std::shared_ptr<Worker> worker = lease.worker;
+    std::unique_lock busy = std::move(lease.busy);
 
     HarnessStageOutcome outcome;
     fs::path requestFile, resultFile;
@@ -242,7 +278,6 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     outcome.sandboxWarning = worker->sandboxWarning;
     outcome.sandboxDescription = worker->sandboxDescription;
 
-    std::unique_lock busy(worker->busy);
     const long long id = worker->nextId++;
     const json message = {{"id", id},
                           {"stage", spec.stage},

@@ -49,9 +49,15 @@ public:
 
 private:
     struct Worker;
+    // A server for one stage, its `busy` lock held: an idle matching server, a new one while
+    // the matching ones are busy and the pool has room, else the wait for a busy one.
+    struct Lease {
+        std::shared_ptr<Worker> worker;
+        std::unique_lock<std::mutex> busy;
+    };
     HarnessStageOutcome runOnWorker(const HarnessStageSpec& spec, bool& workerStarted);
-    std::shared_ptr<Worker> workerFor(const WarmWorkerPlan& plan, std::string& error,
-                                      bool& started);
+    Lease workerFor(const WarmWorkerPlan& plan, const std::string& workspace, std::string& error,
+                    bool& started);
     static std::optional<std::string> awaitReply(Worker& worker, long long id,
                                                  std::chrono::milliseconds timeout,
                                                  const SandboxPolicy& policy,

@@ -7,6 +7,7 @@
 #include "engine/system/user_directories.h"
 #include "tests/engine/evaluation_fixture.h"
 
+#include <latch>
 #include <random>
 
 namespace kwb::test {
@@ -264,6 +265,56 @@ with open(os.path.join(_home, "own-file"), "w") as f:
     for (const auto& entry : fs::recursive_directory_iterator(
              fs::path(cacheDirectory()) / "runs", fs::directory_options::skip_permission_denied))
         EXPECT_NE(entry.path().filename(), "planted-by-a") << entry.path();
+    pool.shutdown();
+}
+
+TEST_F(WarmWorkerTest, EvaluationsOfSiblingWorkspacesAtOnceGetServersOfTheirOwn) {
+    // A rollout evaluates several episodes at once: one busy shared server must not make the
+    // others wait while the pool has room for more.
+    const fs::path a = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward), "at_once_a");
+    const fs::path b = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward), "at_once_b");
+    WarmWorkerPool pool(4);
+    Evaluator service({}, EvaluationResources{&pool, nullptr, nullptr});
+    EvaluationOptions options = warmOptions();
+    options.standby = false; // no build server: only the stages' servers are counted
+    // Threads that live through the whole test, as a service's do: a server dies with the
+    // thread that started it (bubblewrap's parent-death signal follows the thread).
+    EvaluationResult first, second, firstAgain, secondAgain;
+    int startedAtOnce = 0;
+    std::latch bothDone(2), counted(1), firstAgainDone(1), allDone(3);
+    {
+        const auto evaluate = [&](const fs::path& ws) {
+            return service.evaluate(EvaluationTarget::forWorkspace(ws.string()), options);
+        };
+        std::jthread one([&] {
+            first = evaluate(a);
+            bothDone.count_down();
+            counted.wait();
+            firstAgain = evaluate(b); // the other workspace, on an idle server
+            firstAgainDone.count_down();
+            allDone.arrive_and_wait();
+        });
+        std::jthread two([&] {
+            second = evaluate(b);
+            bothDone.count_down();
+            firstAgainDone.wait();
+            secondAgain = evaluate(a);
+            allDone.arrive_and_wait();
+        });
+        bothDone.wait();
+        startedAtOnce = pool.workersStarted();
+        counted.count_down();
+        allDone.arrive_and_wait();
+    }
+    EXPECT_TRUE(first.correct) << describe(first);
+    EXPECT_TRUE(second.correct) << describe(second);
+    // Both started at once: the second found the first's server busy starting (seconds) and
+    // started its own.
+    EXPECT_EQ(startedAtOnce, 2);
+    // One after the other, the idle servers serve again, whichever workspace: no third start.
+    EXPECT_TRUE(firstAgain.correct) << describe(firstAgain);
+    EXPECT_TRUE(secondAgain.correct) << describe(secondAgain);
+    EXPECT_EQ(pool.workersStarted(), 2);
     pool.shutdown();
 }
 
