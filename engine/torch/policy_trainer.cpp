@@ -74,6 +74,66 @@ struct PolicyTrainer::Impl {
     std::string error;
     int steps = 0;
 
+    // The trained tokens in the predicted-token frame (positions 1..T-1).
+    static torch::Tensor predictedMask(const Collated& c) {
+        const std::int64_t T = c.ids.size(1);
+        return c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    }
+
+    // Why a policy update cannot run with these settings, or "".
+    std::string updateProblem(const PolicyUpdateSettings& settings) const {
+        if (settings.klCoefficient != 0.0 && !lora)
+            return "a KL term needs the LoRA reference (the base weights); full fine-tuning "
+                   "keeps no copy of them";
+        return {};
+    }
+
+    // What the clipped policy loss compares against: the sampler's log-probabilities (or the
+    // policy's before the update), the reference's for a KL term, and the loss's options.
+    struct PolicyBaseline {
+        torch::Tensor old, reference;
+        PolicyLossOptions options;
+    };
+    PolicyBaseline policyBaseline(const Collated& c, const PolicyUpdateSettings& settings) const {
+        const std::int64_t T = c.ids.size(1);
+        PolicyBaseline b;
+        b.old = c.hasSampled ? c.sampled.narrow(1, 1, T - 1) : predict(c, false).logprobs.detach();
+        if (settings.klCoefficient != 0.0)
+            b.reference = predict(c, false, /*withoutAdapters=*/true).logprobs.detach();
+        b.options.clipLow = settings.clipLow;
+        b.options.clipHigh = settings.clipHigh;
+        b.options.klCoefficient = settings.klCoefficient;
+        b.options.entropyCoefficient = settings.entropyCoefficient;
+        return b;
+    }
+
+    // One optimiser step on the clipped policy loss; its figures go into `out`.
+    void policyUpdate(const Collated& c, const torch::Tensor& advantages, const torch::Tensor& mask,
+                      const PolicyBaseline& baseline, TrainingStep& out) {
+        const TokenLogprobs predicted = predict(c, true);
+        const PolicyLoss loss =
+            clippedPolicyLoss(predicted.logprobs, baseline.old, advantages, mask, baseline.options,
+                              baseline.reference, predicted.entropy);
+        optimise(loss.loss, out);
+        out.loss = loss.loss.item<double>();
+        out.clipFraction = loss.clipFraction;
+        out.approximateKl = loss.approximateKl;
+        out.referenceKl = loss.referenceKl;
+        out.entropy = loss.entropy;
+    }
+
+    // The figures every step ends with: trained tokens, time, throughput over `passes` forward
+    // and backward passes of the batch, peak memory.
+    void finishStep(TrainingStep& out, const Collated& c, const torch::Tensor& mask,
+                    std::chrono::steady_clock::time_point started, int passes) const {
+        out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
+        out.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        out.tokensPerSecond =
+            out.seconds > 0 ? c.valid.sum().item<double>() * passes / out.seconds : 0;
+        out.peakMemoryBytes = peakMemory(net->device);
+    }
+
     // PPO's critic (enableCritic): its own network (the policy's base weights, adapters of its
     // own), a value head, an optimiser.
     std::unique_ptr<LlamaNetwork> critic;
@@ -205,19 +265,15 @@ TrainingStep PolicyTrainer::supervisedStep(const std::vector<TrainingSequence>& 
         return out;
     const auto started = std::chrono::steady_clock::now();
     const Collated c = collate(batch, p.net->device);
-    const std::int64_t T = c.ids.size(1);
-    if (T < 2)
+    if (c.ids.size(1) < 2)
         return out;
-    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    const torch::Tensor mask = Impl::predictedMask(c);
     const TokenLogprobs predicted = p.predict(c, true);
     const torch::Tensor loss = -maskedMean(predicted.logprobs, mask);
     p.optimise(loss, out);
     out.loss = loss.item<double>();
     out.entropy = maskedMean(predicted.entropy.detach(), mask).item<double>();
-    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    out.tokensPerSecond = out.seconds > 0 ? c.valid.sum().item<double>() / out.seconds : 0;
-    out.peakMemoryBytes = peakMemory(p.net->device);
+    p.finishStep(out, c, mask, started, 1);
     return out;
 }
 
@@ -227,17 +283,15 @@ TrainingStep PolicyTrainer::groupPolicyStep(const std::vector<TrainingSequence>&
     TrainingStep out;
     if (!p.error.empty() || batch.empty())
         return out;
-    if (settings.klCoefficient != 0.0 && !p.lora) {
-        p.error = "a KL term needs the LoRA reference (the base weights); full fine-tuning "
-                  "keeps no copy of them";
+    if (const std::string why = p.updateProblem(settings); !why.empty()) {
+        p.error = why;
         return out;
     }
     const auto started = std::chrono::steady_clock::now();
     const Collated c = collate(batch, p.net->device);
-    const std::int64_t T = c.ids.size(1);
-    if (T < 2)
+    if (c.ids.size(1) < 2)
         return out;
-    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    const torch::Tensor mask = Impl::predictedMask(c);
     std::vector<double> rewardValues;
     std::vector<std::int64_t> groupValues;
     for (const auto& s : batch) {
@@ -248,34 +302,12 @@ TrainingStep PolicyTrainer::groupPolicyStep(const std::vector<TrainingSequence>&
     const torch::Tensor advantages =
         groupRelativeAdvantages(rewards, torch::tensor(groupValues, torch::kInt64), mask.cpu())
             .to(p.net->device);
-    const torch::Tensor old =
-        c.hasSampled ? c.sampled.narrow(1, 1, T - 1) : p.predict(c, false).logprobs.detach();
-    torch::Tensor reference;
-    if (settings.klCoefficient != 0.0)
-        reference = p.predict(c, false, /*withoutAdapters=*/true).logprobs.detach();
-    PolicyLossOptions options;
-    options.clipLow = settings.clipLow;
-    options.clipHigh = settings.clipHigh;
-    options.klCoefficient = settings.klCoefficient;
-    options.entropyCoefficient = settings.entropyCoefficient;
-    for (int epoch = 0; epoch < std::max(1, settings.epochs); ++epoch) {
-        const TokenLogprobs predicted = p.predict(c, true);
-        const PolicyLoss loss = clippedPolicyLoss(predicted.logprobs, old, advantages, mask,
-                                                  options, reference, predicted.entropy);
-        p.optimise(loss.loss, out);
-        out.loss = loss.loss.item<double>();
-        out.clipFraction = loss.clipFraction;
-        out.approximateKl = loss.approximateKl;
-        out.referenceKl = loss.referenceKl;
-        out.entropy = loss.entropy;
-    }
+    const Impl::PolicyBaseline baseline = p.policyBaseline(c, settings);
+    const int epochs = std::max(1, settings.epochs);
+    for (int epoch = 0; epoch < epochs; ++epoch)
+        p.policyUpdate(c, advantages, mask, baseline, out);
     out.meanReward = rewards.mean().item<double>();
-    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    out.tokensPerSecond =
-        out.seconds > 0 ? c.valid.sum().item<double>() * std::max(1, settings.epochs) / out.seconds
-                        : 0;
-    out.peakMemoryBytes = peakMemory(p.net->device);
+    p.finishStep(out, c, mask, started, epochs);
     return out;
 }
 
@@ -333,10 +365,9 @@ TrainingStep PolicyTrainer::valueStep(const std::vector<TrainingSequence>& batch
         return out;
     const auto started = std::chrono::steady_clock::now();
     const Collated c = collate(batch, p.net->device);
-    const std::int64_t T = c.ids.size(1);
-    if (T < 2)
+    if (c.ids.size(1) < 2)
         return out;
-    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    const torch::Tensor mask = Impl::predictedMask(c);
     // Zero values and lambda 1 make GAE's returns the discounted reward-to-go.
     const AdvantageEstimate target =
         generalisedAdvantages(Impl::terminalRewards(batch, mask), torch::zeros_like(mask), mask,
@@ -347,10 +378,7 @@ TrainingStep PolicyTrainer::valueStep(const std::vector<TrainingSequence>& batch
     out.valueLoss = loss.item<double>();
     out.meanValue = maskedMean(values.detach(), mask).item<double>();
     out.meanReturn = maskedMean(target.returns, mask).item<double>();
-    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    out.tokensPerSecond = out.seconds > 0 ? c.valid.sum().item<double>() / out.seconds : 0;
-    out.peakMemoryBytes = peakMemory(p.net->device);
+    p.finishStep(out, c, mask, started, 1);
     out.step = p.steps;
     return out;
 }
@@ -363,49 +391,31 @@ TrainingStep PolicyTrainer::ppoStep(const std::vector<TrainingSequence>& batch,
         p.error = p.error.empty() ? "PPO steps need a critic (enableCritic)" : p.error;
         return out;
     }
-    if (settings.klCoefficient != 0.0 && !p.lora) {
-        p.error = "a KL term needs the LoRA reference (the base weights); full fine-tuning "
-                  "keeps no copy of them";
+    if (const std::string why = p.updateProblem(settings); !why.empty()) {
+        p.error = why;
         return out;
     }
     if (batch.empty())
         return out;
     const auto started = std::chrono::steady_clock::now();
     const Collated c = collate(batch, p.net->device);
-    const std::int64_t T = c.ids.size(1);
-    if (T < 2)
+    if (c.ids.size(1) < 2)
         return out;
-    const torch::Tensor mask = c.trained.narrow(1, 1, T - 1) * c.valid.narrow(1, 1, T - 1);
+    const torch::Tensor mask = Impl::predictedMask(c);
     const torch::Tensor rewards = Impl::terminalRewards(batch, mask);
     const torch::Tensor oldValues = p.values(c, false);
     const AdvantageEstimate estimate = generalisedAdvantages(
         rewards, oldValues, mask, p.criticSettings.gamma, p.criticSettings.lambda);
     const torch::Tensor advantages = maskedWhiten(estimate.advantages, mask);
-    const torch::Tensor old =
-        c.hasSampled ? c.sampled.narrow(1, 1, T - 1) : p.predict(c, false).logprobs.detach();
-    torch::Tensor reference;
-    if (settings.klCoefficient != 0.0)
-        reference = p.predict(c, false, /*withoutAdapters=*/true).logprobs.detach();
-    PolicyLossOptions options;
-    options.clipLow = settings.clipLow;
-    options.clipHigh = settings.clipHigh;
-    options.klCoefficient = settings.klCoefficient;
-    options.entropyCoefficient = settings.entropyCoefficient;
-    for (int epoch = 0; epoch < std::max(1, settings.epochs); ++epoch) {
-        const TokenLogprobs predicted = p.predict(c, true);
-        const PolicyLoss loss = clippedPolicyLoss(predicted.logprobs, old, advantages, mask,
-                                                  options, reference, predicted.entropy);
-        p.optimise(loss.loss, out);
+    const Impl::PolicyBaseline baseline = p.policyBaseline(c, settings);
+    const int epochs = std::max(1, settings.epochs);
+    for (int epoch = 0; epoch < epochs; ++epoch) {
+        p.policyUpdate(c, advantages, mask, baseline, out);
         const torch::Tensor values = p.values(c, true);
         const torch::Tensor valueLoss =
             clippedValueLoss(values, oldValues, estimate.returns, mask, p.criticSettings.valueClip);
         p.optimiseCritic(valueLoss);
-        out.loss = loss.loss.item<double>();
         out.valueLoss = valueLoss.item<double>();
-        out.clipFraction = loss.clipFraction;
-        out.approximateKl = loss.approximateKl;
-        out.referenceKl = loss.referenceKl;
-        out.entropy = loss.entropy;
     }
     double total = 0;
     for (const auto& s : batch)
@@ -413,12 +423,7 @@ TrainingStep PolicyTrainer::ppoStep(const std::vector<TrainingSequence>& batch,
     out.meanReward = total / double(batch.size());
     out.meanValue = maskedMean(oldValues, mask).item<double>();
     out.meanReturn = maskedMean(estimate.returns, mask).item<double>();
-    out.tokens = static_cast<std::int64_t>(mask.sum().item<double>());
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    out.tokensPerSecond =
-        out.seconds > 0 ? c.valid.sum().item<double>() * std::max(1, settings.epochs) / out.seconds
-                        : 0;
-    out.peakMemoryBytes = peakMemory(p.net->device);
+    p.finishStep(out, c, mask, started, epochs);
     return out;
 }
 
