@@ -1,5 +1,7 @@
 #include "engine/diagnostics/include_guard.h"
 
+#include "engine/process/folder_containment.h"
+
 #include <algorithm>
 #include <fstream>
 #include <regex>
@@ -65,11 +67,6 @@ bool escapes(const fs::path& path) {
     return false;
 }
 
-bool inside(const fs::path& path, const fs::path& root) {
-    const auto [end, _] = std::mismatch(root.begin(), root.end(), path.begin(), path.end());
-    return end == root.end();
-}
-
 // Whether any part of `path` below `root` is a link (the file itself included).
 bool throughLink(const fs::path& path, const fs::path& root) {
     fs::path walked = root;
@@ -128,7 +125,7 @@ public:
                 continue;
             }
             const fs::path resolved = (folder / named).lexically_normal();
-            if (!inside(resolved, root_))
+            if (!isWithinFolder(resolved, root_))
                 return problem("#include \"" + named.string() + "\" reaches outside the workspace");
             if (throughLink(resolved, root_))
                 return problem("#include \"" + named.string() +

@@ -9,6 +9,7 @@
 #include "engine/evaluation/json_field.h"
 #include "engine/evaluation/static_checks.h"
 #include "engine/evaluation/warm_worker.h"
+#include "engine/process/folder_containment.h"
 #include "engine/process/sandbox.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
@@ -194,23 +195,19 @@ std::vector<std::string> sharedWorkerRoots(const RunContext& c) {
     const fs::path parent = fs::path(c.target.workspace).lexically_normal().parent_path();
     if (parent.empty())
         return {};
-    const auto resolved = [](const fs::path& path) {
-        std::error_code ec;
-        return fs::weakly_canonical(path, ec).lexically_normal().string();
-    };
-    const std::string root = resolved(parent);
+    const fs::path root = resolvedPath(parent);
     std::vector<std::string> tooBroad = {"/", "/tmp", "/var/tmp", "/home", "/root", "/dev/shm"};
     if (const char* home = std::getenv("HOME"))
-        tooBroad.push_back(resolved(home));
+        tooBroad.push_back(home);
     for (const auto& broad : tooBroad)
-        if (root == resolved(broad))
+        if (root == resolvedPath(broad))
             return {};
     // Nothing the server would then bind writable may hold the engine's cache or kwb's trees.
     std::vector<std::string> mustStayOutside = kwbOwnTrees();
     mustStayOutside.push_back(c.cacheDirectory);
     for (const auto& tree : mustStayOutside) {
-        const std::string inside = resolved(tree);
-        if (inside == root || inside.rfind(root + "/", 0) == 0 || root.rfind(inside + "/", 0) == 0)
+        const fs::path inside = resolvedPath(tree);
+        if (isWithinFolder(inside, root) || isWithinFolder(root, inside))
             return {};
     }
     return {parent.string(), (fs::path(c.cacheDirectory) / "runs").string()};

@@ -1,5 +1,6 @@
 #include "engine/evaluation/warm_worker_plan.h"
 
+#include "engine/process/folder_containment.h"
 #include "engine/process/landlock.h"
 
 #include <algorithm>
@@ -17,21 +18,11 @@ bool sharingSwitchedOff() {
     return value && std::string(value) == "off";
 }
 
-// Whether `path` is `root` or lies below it, both resolved through existing symlinks (a
-// workspace reached through a link is bound where it really is).
-bool isWithin(const fs::path& path, const fs::path& root) {
-    std::error_code ec;
-    const fs::path p = fs::weakly_canonical(path, ec).lexically_normal();
-    const fs::path r = fs::weakly_canonical(root, ec).lexically_normal();
-    auto [rootEnd, pathAt] = std::mismatch(r.begin(), r.end(), p.begin(), p.end());
-    // A trailing separator leaves an empty last element in the root.
-    return rootEnd == r.end() || (std::next(rootEnd) == r.end() && rootEnd->empty());
-}
-
 std::optional<std::string> sharedRootOf(const std::string& path,
                                         const std::vector<std::string>& roots) {
     for (const auto& root : roots)
-        if (isWithin(path, root))
+        // Both where they really are: a workspace reached through a link is bound there.
+        if (isWithinFolder(resolvedPath(path), resolvedPath(root)))
             return root;
     return std::nullopt;
 }

@@ -1,6 +1,7 @@
 #include "engine/process/sandbox.h"
 
 #include "engine/process/environment.h"
+#include "engine/process/folder_containment.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -97,9 +98,8 @@ std::vector<std::string> isolationArguments(bool allowNetwork, std::uint64_t tmp
     const std::string homeFolder = home ? fs::weakly_canonical(home, ec).string() : "";
     const bool homeHidden =
         homeFolder.empty() || homeFolder == "/" ||
-        std::any_of(hidden.begin(), hidden.end(), [&](const std::string& folder) {
-            return homeFolder == folder || homeFolder.rfind(folder + "/", 0) == 0;
-        });
+        std::any_of(hidden.begin(), hidden.end(),
+                    [&](const std::string& folder) { return isWithinFolder(homeFolder, folder); });
     if (!homeHidden && fs::is_directory(homeFolder, ec))
         hideFolder(args, homeFolder);
     return args;
