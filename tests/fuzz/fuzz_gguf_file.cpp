@@ -2,17 +2,12 @@
 // tensor's dequantization, and the tokenizer built from its metadata.
 #include "engine/model/bpe_tokenizer.h"
 #include "engine/model/gguf_file.h"
+#include "tests/fuzz/fuzz_input.h"
 
 #include <filesystem>
-#include <fstream>
-#include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const std::filesystem::path file =
-        std::filesystem::temp_directory_path() /
-        ("kwb-fuzz-gguf-" + std::to_string(getpid()) + ".gguf");
-    std::ofstream(file, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    const std::filesystem::path file = kwb::fuzz::asScratchFile("gguf", ".gguf", data, size);
     const auto opened = kwb::model::GgufFile::open(file.string());
     if (!opened)
         return 0;

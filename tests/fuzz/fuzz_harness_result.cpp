@@ -6,16 +6,11 @@
 #include "tests/fuzz/fuzz_input.h"
 
 #include <filesystem>
-#include <fstream>
-#include <unistd.h>
 
 using namespace kwb;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const std::filesystem::path file =
-        std::filesystem::temp_directory_path() / ("kwb-fuzz-result-" + std::to_string(getpid()));
-    std::ofstream(file, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    const std::filesystem::path file = kwb::fuzz::asScratchFile("result", "", data, size);
     for (const char* stage : {"inspect", "compile", "verify", "profile"}) {
         HarnessStageSpec spec;
         spec.stage = stage;
