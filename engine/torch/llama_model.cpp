@@ -69,69 +69,122 @@ std::vector<float> LlamaModel::logits(const std::vector<std::int32_t>& ids) cons
 
 LlamaModel::Generation LlamaModel::generate(const std::vector<std::int32_t>& prompt,
                                             const GenerationOptions& options) const {
-    Generation out;
+    std::vector<Generation> group = generateGroup(prompt, 1, options);
+    return group.empty() ? Generation{} : std::move(group.front());
+}
+
+namespace {
+
+// One draw from `scores` (a row's logits over the temperature): top-k, then top-p (the smallest
+// set of tokens whose probability reaches p), then a draw from what is left; greedy without a
+// temperature.
+std::int64_t drawToken(const torch::Tensor& scores, const LlamaModel::GenerationOptions& options,
+                       torch::Generator& generator) {
+    if (options.temperature <= 0)
+        return scores.argmax().item<std::int64_t>();
+    torch::Tensor filtered = scores.clone();
+    if (options.topK > 0 && options.topK < filtered.size(0)) {
+        const torch::Tensor kth = std::get<0>(filtered.topk(options.topK)).min();
+        filtered.masked_fill_(filtered < kth, -INFINITY);
+    }
+    if (options.topP < 1.0) {
+        const auto sortedPair = filtered.sort(-1, /*descending=*/true);
+        const torch::Tensor sorted = std::get<0>(sortedPair);
+        const torch::Tensor order = std::get<1>(sortedPair);
+        const torch::Tensor probabilities = sorted.softmax(-1);
+        // Drop a token once the ones before it already reach p (the first always stays).
+        const torch::Tensor drop = (probabilities.cumsum(-1) - probabilities) >= options.topP;
+        filtered.index_put_({order.masked_select(drop)}, -INFINITY);
+    }
+    return torch::multinomial(filtered.softmax(-1), 1, false, generator).item<std::int64_t>();
+}
+
+} // namespace
+
+std::vector<LlamaModel::Generation>
+LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
+                          const GenerationOptions& options,
+                          const std::vector<model::TokenConstraint*>& constraints) const {
     const LlamaNetwork& p = *impl_->net;
-    if (prompt.empty())
-        return out;
+    if (prompt.empty() || count <= 0)
+        return {};
+    std::vector<Generation> out(static_cast<std::size_t>(count));
     const std::int64_t capacity = std::min<std::int64_t>(
         std::int64_t(prompt.size()) + std::max(0, options.maxTokens),
         std::max<std::int64_t>(p.config.context, std::int64_t(prompt.size())));
-    LlamaNetwork::KvCache cache = p.allocateCache(1, capacity);
     torch::Generator generator = at::make_generator<at::CPUGeneratorImpl>(options.seed);
     const auto started = std::chrono::steady_clock::now();
-    torch::Tensor input =
+    // The prompt's keys and values once, then copied to every row.
+    LlamaNetwork::KvCache cache = p.allocateCache(1, capacity);
+    const torch::Tensor input =
         torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kInt64)
             .view({1, -1})
             .to(p.device);
-    torch::Tensor last =
-        p.forward(input, &cache).select(1, -1).to(torch::kFloat32).cpu().squeeze(0);
-    out.prefillSeconds =
+    torch::Tensor last = p.forward(input, &cache).select(1, -1).to(torch::kFloat32).cpu();
+    if (count > 1) {
+        for (auto* tensors : {&cache.keys, &cache.values})
+            for (torch::Tensor& t : *tensors)
+                t = t.repeat({count, 1, 1, 1});
+        last = last.repeat({count, 1});
+    }
+    const double prefillSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const auto decoding = std::chrono::steady_clock::now();
-    out.stopReason = "max_tokens";
+    std::vector<bool> done(std::size_t(count), false);
+    std::vector<std::int64_t> fed(std::size_t(count), prompt.back());
+    for (Generation& g : out)
+        g.stopReason = "max_tokens";
+    const std::int64_t vocabulary = last.size(1);
     for (int step = 0; step < options.maxTokens; ++step) {
         const torch::Tensor scores = options.temperature > 0 ? last / options.temperature : last;
         const torch::Tensor logprobs = torch::log_softmax(scores, -1);
-        std::int64_t token;
-        if (options.temperature <= 0) {
-            token = scores.argmax().item<std::int64_t>();
-        } else {
-            // Top-k, then top-p (the smallest set of tokens whose probability reaches p), then a
-            // draw from what is left.
-            torch::Tensor filtered = scores.clone();
-            if (options.topK > 0 && options.topK < filtered.size(0)) {
-                const torch::Tensor kth = std::get<0>(filtered.topk(options.topK)).min();
-                filtered.masked_fill_(filtered < kth, -INFINITY);
+        for (int r = 0; r < count; ++r) {
+            if (done[std::size_t(r)])
+                continue;
+            Generation& g = out[std::size_t(r)];
+            model::TokenConstraint* constraint =
+                std::size_t(r) < constraints.size() ? constraints[std::size_t(r)] : nullptr;
+            torch::Tensor rowScores = scores[r];
+            if (constraint) {
+                std::vector<std::uint8_t> allowed = constraint->allowedTokens();
+                allowed.resize(std::size_t(vocabulary), 0);
+                const torch::Tensor mask =
+                    torch::from_blob(allowed.data(), {vocabulary}, torch::kUInt8).to(torch::kBool);
+                if (!mask.any().item<bool>()) {
+                    g.stopReason = "constraint";
+                    done[std::size_t(r)] = true;
+                    continue;
+                }
+                rowScores = rowScores.masked_fill(mask.logical_not(), -INFINITY);
             }
-            if (options.topP < 1.0) {
-                const auto sortedPair = filtered.sort(-1, /*descending=*/true);
-                const torch::Tensor sorted = std::get<0>(sortedPair);
-                const torch::Tensor order = std::get<1>(sortedPair);
-                const torch::Tensor probabilities = sorted.softmax(-1);
-                // Drop a token once the ones before it already reach p (the first always stays).
-                const torch::Tensor drop =
-                    (probabilities.cumsum(-1) - probabilities) >= options.topP;
-                filtered.index_put_({order.masked_select(drop)}, -INFINITY);
+            const std::int64_t token = drawToken(rowScores, options, generator);
+            g.tokens.push_back(std::int32_t(token));
+            g.logprobs.push_back(logprobs[r][token].item<float>());
+            fed[std::size_t(r)] = token;
+            if (constraint)
+                constraint->accept(std::int32_t(token));
+            if (std::find(options.stopIds.begin(), options.stopIds.end(), std::int32_t(token)) !=
+                options.stopIds.end()) {
+                g.stopReason = "stop_token";
+                done[std::size_t(r)] = true;
+            } else if (cache.length >= capacity) {
+                g.stopReason = "context";
+                done[std::size_t(r)] = true;
             }
-            token =
-                torch::multinomial(filtered.softmax(-1), 1, false, generator).item<std::int64_t>();
         }
-        out.tokens.push_back(std::int32_t(token));
-        out.logprobs.push_back(logprobs[token].item<float>());
-        if (std::find(options.stopIds.begin(), options.stopIds.end(), std::int32_t(token)) !=
-            options.stopIds.end()) {
-            out.stopReason = "stop_token";
+        if (std::all_of(done.begin(), done.end(), [](bool d) { return d; }))
             break;
-        }
-        if (cache.length >= capacity) {
-            out.stopReason = "context";
+        if (cache.length >= capacity)
             break;
-        }
-        const torch::Tensor next = torch::tensor({token}, torch::kInt64).view({1, 1}).to(p.device);
-        last = p.forward(next, &cache).select(1, -1).to(torch::kFloat32).cpu().squeeze(0);
+        const torch::Tensor next = torch::tensor(fed, torch::kInt64).view({count, 1}).to(p.device);
+        last = p.forward(next, &cache).select(1, -1).to(torch::kFloat32).cpu();
     }
-    out.decodeSeconds =
+    const double decodeSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - decoding).count();
+    for (Generation& g : out) {
+        g.prefillSeconds = prefillSeconds;
+        g.decodeSeconds = decodeSeconds;
+    }
     return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/model/llama_weights.h"
+#include "engine/model/token_constraint.h"
 
 #include <cstdint>
 #include <memory>
@@ -52,6 +53,16 @@ public:
     // prompt and every token asked for (each step attends to the cache, not the whole sequence).
     Generation generate(const std::vector<std::int32_t>& prompt,
                         const GenerationOptions& options) const;
+    // `count` continuations of one prompt decoded side by side as one batch (a group of GRPO
+    // samples): the prompt's keys and values are computed once per row, then every step runs
+    // one forward pass for all rows. Row r draws its tokens under `constraints[r]` when given
+    // (constrained decoding: other ids are masked out before the draw); its log-probabilities
+    // stay those of the unconstrained distribution, which is what the trainer recomputes. A row
+    // that has stopped feeds its last token again until all have, and those steps are dropped.
+    std::vector<Generation>
+    generateGroup(const std::vector<std::int32_t>& prompt, int count,
+                  const GenerationOptions& options,
+                  const std::vector<model::TokenConstraint*>& constraints = {}) const;
     int vocabulary() const;
     // Every weight under Hugging Face's names, adapters merged in, as float32 host copies: what
     // a trained model's folder stores.

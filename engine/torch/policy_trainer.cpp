@@ -17,6 +17,10 @@ namespace {
 struct Collated {
     torch::Tensor ids, valid, trained, sampled;
     bool hasSampled = true;
+    // The first position (in the predicted-token frame) that any sequence trains on: the head
+    // and the log-softmax over the vocabulary are computed from there only, since a long prompt
+    // before the policy's tokens would otherwise cost most of a step's time and memory.
+    std::int64_t firstTrained = 0;
 };
 
 Collated collate(const std::vector<TrainingSequence>& batch, torch::Device device) {
@@ -45,6 +49,14 @@ Collated collate(const std::vector<TrainingSequence>& batch, torch::Device devic
                 sampled[b][t] = s.sampledLogprobs[t];
         }
     }
+    std::int64_t first = T;
+    for (const auto& s : batch)
+        for (std::size_t t = 1; t < s.tokens.size() && t < s.trained.size(); ++t)
+            if (s.trained[t]) {
+                first = std::min(first, static_cast<std::int64_t>(t) - 1);
+                break;
+            }
+    c.firstTrained = first == T ? 0 : first;
     c.ids = c.ids.to(device);
     c.valid = c.valid.to(device);
     c.trained = c.trained.to(device);
@@ -97,9 +109,11 @@ struct PolicyTrainer::Impl {
     PolicyBaseline policyBaseline(const Collated& c, const PolicyUpdateSettings& settings) const {
         const std::int64_t T = c.ids.size(1);
         PolicyBaseline b;
-        b.old = c.hasSampled ? c.sampled.narrow(1, 1, T - 1) : predict(c, false).logprobs.detach();
+        b.old = c.hasSampled ? c.sampled.narrow(1, 1, T - 1)
+                             : predict(c, false, false, c.firstTrained).logprobs.detach();
         if (settings.klCoefficient != 0.0)
-            b.reference = predict(c, false, /*withoutAdapters=*/true).logprobs.detach();
+            b.reference =
+                predict(c, false, /*withoutAdapters=*/true, c.firstTrained).logprobs.detach();
         b.options.clipLow = settings.clipLow;
         b.options.clipHigh = settings.clipHigh;
         b.options.klCoefficient = settings.klCoefficient;
@@ -110,7 +124,7 @@ struct PolicyTrainer::Impl {
     // One optimiser step on the clipped policy loss; its figures go into `out`.
     void policyUpdate(const Collated& c, const torch::Tensor& advantages, const torch::Tensor& mask,
                       const PolicyBaseline& baseline, TrainingStep& out) {
-        const TokenLogprobs predicted = predict(c, true);
+        const TokenLogprobs predicted = predict(c, true, false, c.firstTrained);
         const PolicyLoss loss =
             clippedPolicyLoss(predicted.logprobs, baseline.old, advantages, mask, baseline.options,
                               baseline.reference, predicted.entropy);
@@ -181,11 +195,23 @@ struct PolicyTrainer::Impl {
         return settings.learningRate * double(step + 1) / double(settings.warmupSteps);
     }
 
-    // Predictions of tokens 1..T-1 from positions 0..T-2: log-probabilities and entropy.
-    TokenLogprobs predict(const Collated& c, bool withGrad, bool withoutAdapters = false) const {
+    // Predictions of tokens 1..T-1 from positions 0..T-2: log-probabilities and entropy, zero
+    // before `from` (positions nothing trains on; the vocabulary-wide work is skipped there).
+    TokenLogprobs predict(const Collated& c, bool withGrad, bool withoutAdapters = false,
+                          std::int64_t from = 0) const {
         const std::int64_t T = c.ids.size(1);
-        const torch::Tensor logits = net->forward(c.ids, nullptr, withGrad, withoutAdapters);
-        return tokenLogprobs(logits.narrow(1, 0, T - 1), c.ids.narrow(1, 1, T - 1));
+        std::optional<torch::NoGradGuard> noGrad;
+        if (!withGrad)
+            noGrad.emplace();
+        const torch::Tensor hidden = net->hiddenStates(c.ids, nullptr, withGrad, withoutAdapters);
+        const torch::Tensor logits = torch::linear(hidden.narrow(1, from, T - 1 - from), net->head);
+        TokenLogprobs window = tokenLogprobs(logits, c.ids.narrow(1, from + 1, T - 1 - from));
+        if (from == 0)
+            return window;
+        const std::vector<std::int64_t> padding = {from, 0}; // `from` zeros before, none after
+        window.logprobs = torch::constant_pad_nd(window.logprobs, padding, 0.0);
+        window.entropy = torch::constant_pad_nd(window.entropy, padding, 0.0);
+        return window;
     }
 
     // Zero gradients, backward, clip, the scheduled step; fills the step's common fields.
@@ -268,7 +294,7 @@ TrainingStep PolicyTrainer::supervisedStep(const std::vector<TrainingSequence>& 
     if (c.ids.size(1) < 2)
         return out;
     const torch::Tensor mask = Impl::predictedMask(c);
-    const TokenLogprobs predicted = p.predict(c, true);
+    const TokenLogprobs predicted = p.predict(c, true, false, c.firstTrained);
     const torch::Tensor loss = -maskedMean(predicted.logprobs, mask);
     p.optimise(loss, out);
     out.loss = loss.item<double>();
