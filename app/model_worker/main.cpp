@@ -1,8 +1,9 @@
 // kwb-model: the local model's process. libtorch never shares a process with kwb or the GUI
 // (docs/ARCHITECTURE.md, engine/torch), so generation and training run here and kwb talks to
 // this executable. It answers `logits` and `generate`, which the tests compare with
-// transformers, and `train sft`.
+// transformers, `train sft`, and `serve` (a training run's policy, spoken to in JSON lines).
 #include "engine/torch/llama_model.h"
+#include "serve_command.h"
 #include "train_command.h"
 
 #include <CLI/CLI.hpp>
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
                   << "\n";
     });
     kwb::modelworker::addTrainCommand(app);
+    kwb::modelworker::addServeCommand(app);
     CLI11_PARSE(app, argc, argv);
     return 0;
 }

@@ -1,12 +1,12 @@
 #include "train_command.h"
 
-#include "engine/model/huggingface_folder.h"
 #include "engine/model/model_files.h"
 #include "engine/model/training_conversation.h"
 #include "engine/torch/llama_model.h"
 #include "engine/torch/policy_trainer.h"
+#include "save_trained_model.h"
+#include "step_json.h"
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -76,24 +76,6 @@ std::vector<TrainingSequence> readConversations(const SftSettings& s,
     return sequences;
 }
 
-void saveModel(const torchnn::LlamaModel& model, const SftSettings& s,
-               const model::BpeTokenizer& tokenizer, const std::string& folder) {
-    std::vector<model::SafetensorsWrite> tensors;
-    for (auto& [name, weight] : model.exportWeights()) {
-        model::SafetensorsWrite w{name, "F32", {}, {}};
-        for (std::int64_t d : weight.shape)
-            w.shape.push_back(std::uint64_t(d));
-        w.bytes.resize(weight.values.size() * sizeof(float));
-        std::memcpy(w.bytes.data(), weight.values.data(), w.bytes.size());
-        tensors.push_back(std::move(w));
-    }
-    std::string error;
-    const std::string chat = model::readChatTemplateText(s.model, &error);
-    if (!model::writeHuggingFaceFolder(folder, model.config(), std::move(tensors), tokenizer, chat,
-                                       "kwb-model train sft", &error))
-        fail(error);
-}
-
 void runSft(const SftSettings& s) {
     const auto tokenizer = model::loadTokenizer(s.model);
     if (!tokenizer)
@@ -131,21 +113,14 @@ void runSft(const SftSettings& s) {
         for (int i = 0; i < batch; ++i)
             chunk.push_back(data[next++ % data.size()]);
         const torchnn::TrainingStep r = trainer.supervisedStep(chunk);
-        std::cout << nlohmann::json{{"event", "step"},
-                                    {"step", r.step},
-                                    {"loss", r.loss},
-                                    {"learning_rate", r.learningRate},
-                                    {"grad_norm", r.gradNorm},
-                                    {"entropy", r.entropy},
-                                    {"tokens", r.tokens},
-                                    {"seconds", r.seconds},
-                                    {"tokens_per_second", r.tokensPerSecond},
-                                    {"peak_memory_bytes", r.peakMemoryBytes}}
-                         .dump()
-                  << std::endl;
+        nlohmann::json line = stepJson(r);
+        line["event"] = "step";
+        std::cout << line.dump() << std::endl;
     }
     if (!s.out.empty())
-        saveModel(model, s, *tokenizer.tokenizer, s.out);
+        if (std::string saveError; !saveTrainedModel(model, s.model, *tokenizer.tokenizer, s.out,
+                                                     "kwb-model train sft", &saveError))
+            fail(saveError);
     std::cout << nlohmann::json{{"event", "done"}, {"steps", steps}, {"saved", s.out}}.dump()
               << std::endl;
 }
