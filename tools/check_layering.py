@@ -38,6 +38,8 @@ ALLOWED = {
                                        "engine/tasks", "engine/timeline", "engine/evaluation"],
     "engine/service": ENGINE_BASE + ["engine/diagnostics", "engine/system", "engine/workspace",
                                      "engine/timeline", "engine/evaluation"],
+    "engine/tuning": ENGINE_BASE + ["engine/diagnostics", "engine/system", "engine/workspace",
+                                    "engine/timeline", "engine/evaluation", "engine/service"],
     "engine/torch": ["engine/"],
     "agent/llm": ["engine/"],
     "agent/providers": ["engine/", "agent/llm"],

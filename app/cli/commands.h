@@ -27,6 +27,7 @@ void addRolloutCommands(CLI::App& app); // rollout, runs
 void addNvrtcCommand(CLI::App& app);
 void addServeCommand(CLI::App& app);
 void addModelCommand(CLI::App& app); // model info, tokenize, detokenize
+void addTrainCommand(CLI::App& app); // train tune
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     kwb::cli::addEpisodesCommand(app);
     kwb::cli::addRolloutCommands(app);
     kwb::cli::addModelCommand(app);
+    kwb::cli::addTrainCommand(app);
     kwb::cli::addNvrtcCommand(app);
     kwb::cli::addServeCommand(app);
     kwb::cli::addDoctorCommand(app);

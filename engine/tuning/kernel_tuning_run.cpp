@@ -1,0 +1,447 @@
+#include "engine/tuning/kernel_tuning_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+namespace kwb {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Figures of a set of scored samples (a phase on a space, or a training step).
+struct SampleFigures {
+    int samples = 0, correct = 0, fasterThanCompile = 0;
+    double rewardSum = 0, trainingRewardSum = 0, logSpeedupSum = 0;
+    std::map<std::string, int> actions;
+
+    void add(const std::string& action, const TuningScore& s, double speedBonus) {
+        ++samples;
+        ++actions[action];
+        rewardSum += s.reward;
+        trainingRewardSum += trainingReward(s, speedBonus);
+        if (s.correct) {
+            ++correct;
+            logSpeedupSum += std::log(std::max(s.speedupVsEager, 1e-6));
+            fasterThanCompile += s.speedupVsCompile > 1.0 ? 1 : 0;
+        }
+    }
+    json toJson() const {
+        const double n = std::max(samples, 1);
+        std::string best;
+        int bestCount = 0;
+        for (const auto& [action, count] : actions)
+            if (count > bestCount)
+                best = action, bestCount = count;
+        return {{"samples", samples},
+                {"mean_reward", rewardSum / n},
+                {"mean_training_reward", trainingRewardSum / n},
+                {"pass_rate", correct / n},
+                // The geometric mean over correct samples: speed-ups are ratios.
+                {"speedup_vs_eager", correct ? std::exp(logSpeedupSum / correct) : 0.0},
+                {"faster_than_compile", fasterThanCompile / n},
+                {"distinct_actions", actions.size()},
+                {"most_sampled", best},
+                {"most_sampled_share", bestCount / n}};
+    }
+};
+
+class RunFiles {
+public:
+    explicit RunFiles(const std::string& out) {
+        if (out.empty())
+            return;
+        fs::create_directories(out);
+        samples_.open(fs::path(out) / "samples.jsonl", std::ios::app);
+        steps_.open(fs::path(out) / "steps.jsonl", std::ios::app);
+    }
+    void sample(const json& row) {
+        if (samples_.is_open())
+            samples_ << row.dump() << std::endl;
+    }
+    void step(const json& row) {
+        if (steps_.is_open())
+            steps_ << row.dump() << std::endl;
+    }
+
+private:
+    std::ofstream samples_, steps_;
+};
+
+json scoreJson(const TuningScore& s, double speedBonus) {
+    json row = {{"reward", s.reward},
+                {"training_reward", trainingReward(s, speedBonus)},
+                {"correct", s.correct},
+                {"speedup_vs_eager", s.speedupVsEager},
+                {"speedup_vs_compile", s.speedupVsCompile},
+                {"verdict", s.verdict},
+                {"reused", s.reused},
+                {"seconds", s.seconds}};
+    if (!s.measured)
+        row["error"] = s.error;
+    return row;
+}
+
+} // namespace
+
+double trainingReward(const TuningScore& score, double speedBonus) {
+    if (!score.correct || speedBonus <= 0)
+        return score.reward;
+    const double speedup =
+        score.speedupVsCompile > 0 ? score.speedupVsCompile : score.speedupVsEager;
+    if (speedup <= 0)
+        return score.reward;
+    return score.reward + speedBonus * std::clamp(std::log2(speedup), -1.0, 1.0);
+}
+
+std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::string* error) {
+    TuningRunConfig c;
+    if (!d.is_object()) {
+        *error = "the run's configuration is not a JSON object";
+        return std::nullopt;
+    }
+    // Every setting toJson writes; anything else is a typo worth refusing.
+    static const std::vector<std::string> known = {"train",
+                                                   "held_out",
+                                                   "spaces",
+                                                   "steps",
+                                                   "training_seconds",
+                                                   "samples_per_space",
+                                                   "evaluation_samples",
+                                                   "temperature",
+                                                   "speed_bonus",
+                                                   "epochs",
+                                                   "kl",
+                                                   "clip_low",
+                                                   "clip_high",
+                                                   "seed",
+                                                   "model",
+                                                   "device",
+                                                   "lora_rank",
+                                                   "lora_alpha",
+                                                   "learning_rate",
+                                                   "warmup",
+                                                   "full",
+                                                   "out",
+                                                   "save_model"};
+    for (const auto& [key, value] : d.items())
+        if (std::find(known.begin(), known.end(), key) == known.end()) {
+            *error = "unknown setting '" + key + "'";
+            return std::nullopt;
+        }
+    try {
+        c.trainSpaces = d.value("train", c.trainSpaces);
+        c.heldOutSpaces = d.value("held_out", c.heldOutSpaces);
+        c.spacesDirectory = d.value("spaces", c.spacesDirectory);
+        c.steps = d.value("steps", c.steps);
+        c.trainingSeconds = d.value("training_seconds", c.trainingSeconds);
+        c.samplesPerSpace = d.value("samples_per_space", c.samplesPerSpace);
+        c.evaluationSamples = d.value("evaluation_samples", c.evaluationSamples);
+        c.temperature = d.value("temperature", c.temperature);
+        c.speedBonus = d.value("speed_bonus", c.speedBonus);
+        c.epochs = d.value("epochs", c.epochs);
+        c.klCoefficient = d.value("kl", c.klCoefficient);
+        c.clipLow = d.value("clip_low", c.clipLow);
+        c.clipHigh = d.value("clip_high", c.clipHigh);
+        c.seed = d.value("seed", c.seed);
+        c.policy.model = d.value("model", c.policy.model);
+        c.policy.device = d.value("device", c.policy.device);
+        c.policy.loraRank = d.value("lora_rank", c.policy.loraRank);
+        c.policy.loraAlpha = d.value("lora_alpha", c.policy.loraAlpha);
+        c.policy.learningRate = d.value("learning_rate", c.policy.learningRate);
+        c.policy.warmupSteps = d.value("warmup", c.policy.warmupSteps);
+        c.policy.fullFineTuning = d.value("full", c.policy.fullFineTuning);
+        c.out = d.value("out", c.out);
+        c.saveModel = d.value("save_model", c.saveModel);
+    } catch (const json::exception& e) {
+        *error = std::string("a setting has the wrong type: ") + e.what();
+        return std::nullopt;
+    }
+    const auto problem = [&]() -> std::string {
+        if (c.trainSpaces.empty())
+            return "\"train\" needs at least one tuning space";
+        if (c.steps < 0 || c.trainingSeconds < 0)
+            return "\"steps\" and \"training_seconds\" cannot be negative";
+        if (c.samplesPerSpace < 2)
+            return "\"samples_per_space\" must be at least 2: GRPO compares samples of a group";
+        if (c.evaluationSamples < 0)
+            return "\"evaluation_samples\" cannot be negative";
+        if (!(c.temperature > 0))
+            return "\"temperature\" must be above 0";
+        if (c.epochs < 1)
+            return "\"epochs\" must be at least 1";
+        if (c.policy.device != "cpu" && c.policy.device != "cuda")
+            return "\"device\" is cpu or cuda";
+        if (!(c.policy.learningRate > 0) || c.policy.loraRank < 1)
+            return "\"learning_rate\" and \"lora_rank\" must be positive";
+        return {};
+    }();
+    if (!problem.empty()) {
+        *error = problem;
+        return std::nullopt;
+    }
+    return c;
+}
+
+json TuningRunConfig::toJson() const {
+    return {{"train", trainSpaces},
+            {"held_out", heldOutSpaces},
+            {"spaces", spacesDirectory},
+            {"steps", steps},
+            {"training_seconds", trainingSeconds},
+            {"samples_per_space", samplesPerSpace},
+            {"evaluation_samples", evaluationSamples},
+            {"temperature", temperature},
+            {"speed_bonus", speedBonus},
+            {"epochs", epochs},
+            {"kl", klCoefficient},
+            {"clip_low", clipLow},
+            {"clip_high", clipHigh},
+            {"seed", seed},
+            {"model", policy.model},
+            {"device", policy.device},
+            {"lora_rank", policy.loraRank},
+            {"lora_alpha", policy.loraAlpha},
+            {"learning_rate", policy.learningRate},
+            {"warmup", policy.warmupSteps},
+            {"full", policy.fullFineTuning},
+            {"out", out},
+            {"save_model", saveModel}};
+}
+
+TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
+                                 const std::vector<TuningSpace>& train,
+                                 const std::vector<TuningSpace>& heldOut, LocalPolicy& policy,
+                                 TuningScorer& scorer, const TuningRunObserver& observer,
+                                 std::stop_token stop) {
+    TuningRunOutcome outcome;
+    RunFiles files(config.out);
+    if (!config.out.empty())
+        std::ofstream(fs::path(config.out) / "config.json") << config.toJson().dump(2) << "\n";
+    const auto notify = [&](const json& event) {
+        if (observer)
+            observer(event);
+    };
+    const auto runStarted = std::chrono::steady_clock::now();
+    std::mt19937_64 random(config.seed);
+    std::uint64_t samplingSeed = config.seed * 1000003ULL;
+    // phase -> space -> figures
+    std::map<std::string, std::map<std::string, SampleFigures>> phases;
+    // Infrastructure failures in a row: past a few, the environment is broken (no GPU, no
+    // Python) and the run stops with the reason instead of sampling on without rewards.
+    int failuresInARow = 0;
+    constexpr int kFailuresBeforeGivingUp = 3;
+    const auto tally = [&](const TuningScore& score) -> bool {
+        failuresInARow = score.measured ? 0 : failuresInARow + 1;
+        if (failuresInARow < kFailuresBeforeGivingUp)
+            return true;
+        outcome.error = "the evaluation failed " + std::to_string(failuresInARow) +
+                        " times in a row, last: " + score.error;
+        return false;
+    };
+
+    // Samples `count` actions of the policy for a space and scores each. Returns false (with
+    // outcome.error set) when the policy or the scorer cannot go on.
+    struct Scored {
+        PolicySample sample;
+        TuningScore score;
+    };
+    const auto samplePolicy = [&](const TuningSpace& space, int count, const std::string& phase,
+                                  int step, std::vector<Scored>& scored,
+                                  std::vector<std::int32_t>& prompt) -> bool {
+        PolicySampling sampling;
+        sampling.count = count;
+        sampling.temperature = config.temperature;
+        sampling.grammar = space.grammar();
+        // Room for the longest action: every knob's longest name=choice and a space, in
+        // tokens of at least one byte, plus the end token.
+        sampling.maxTokens = int(space.grammar().size()) + 8;
+        sampling.seed = samplingSeed++;
+        const PolicyGroup group = policy.sample(space.systemPrompt(), space.userPrompt(), sampling);
+        if (!group.error.empty()) {
+            outcome.error = "sampling for " + space.name + ": " + group.error;
+            return false;
+        }
+        prompt = group.promptTokens;
+        for (const PolicySample& s : group.samples) {
+            if (stop.stop_requested())
+                return true;
+            const auto action = space.parseAction(s.text);
+            TuningScore score;
+            if (!action) {
+                // Only a cut-off reply can miss the grammar; it is the policy's own failure.
+                score.measured = true;
+                score.verdict = "not an action (" + s.stopReason + ")";
+            } else {
+                score = scorer.score(space, *action, stop);
+            }
+            json row = scoreJson(score, config.speedBonus);
+            row["phase"] = phase;
+            row["step"] = step;
+            row["space"] = space.name;
+            row["action"] = s.text;
+            row["stop_reason"] = s.stopReason;
+            files.sample(row);
+            if (score.measured)
+                phases[phase][space.name].add(s.text, score, config.speedBonus);
+            scored.push_back({s, score});
+            if (!tally(score))
+                return false;
+        }
+        notify({{"event", "sampled"},
+                {"phase", phase},
+                {"step", step},
+                {"space", space.name},
+                {"samples", group.samples.size()},
+                {"sampling_seconds", group.seconds},
+                {"tokens_per_second", group.tokensPerSecond}});
+        return true;
+    };
+    const auto sampleRandom = [&](const TuningSpace& space, int count) -> bool {
+        for (int i = 0; i < count && !stop.stop_requested(); ++i) {
+            const TuningSpace::Action action = space.randomAction(random);
+            const TuningScore score = scorer.score(space, action, stop);
+            json row = scoreJson(score, config.speedBonus);
+            row["phase"] = "random";
+            row["step"] = 0;
+            row["space"] = space.name;
+            row["action"] = space.actionText(action);
+            files.sample(row);
+            if (score.measured)
+                phases["random"][space.name].add(space.actionText(action), score,
+                                                 config.speedBonus);
+            if (!tally(score))
+                return false;
+        }
+        return true;
+    };
+    std::vector<const TuningSpace*> everySpace;
+    for (const auto& s : train)
+        everySpace.push_back(&s);
+    for (const auto& s : heldOut)
+        everySpace.push_back(&s);
+    const auto evaluatePolicy = [&](const std::string& phase) -> bool {
+        notify({{"event", "phase"}, {"phase", phase}});
+        for (const TuningSpace* space : everySpace) {
+            std::vector<Scored> scored;
+            std::vector<std::int32_t> prompt;
+            if (config.evaluationSamples > 0 &&
+                !samplePolicy(*space, config.evaluationSamples, phase, 0, scored, prompt))
+                return false;
+            if (stop.stop_requested())
+                return true;
+        }
+        return true;
+    };
+
+    if (!evaluatePolicy("start"))
+        return outcome;
+    notify({{"event", "phase"}, {"phase", "random"}});
+    for (const TuningSpace* space : everySpace)
+        if (!sampleRandom(*space, config.evaluationSamples))
+            return outcome;
+
+    int stepsTaken = 0;
+    for (int step = 1; step <= config.steps && !stop.stop_requested(); ++step) {
+        const auto started = std::chrono::steady_clock::now();
+        if (config.trainingSeconds > 0 &&
+            std::chrono::duration<double>(started - runStarted).count() > config.trainingSeconds) {
+            notify({{"event", "time_limit"}, {"steps_taken", stepsTaken}});
+            break;
+        }
+        ++stepsTaken;
+        json episodes = json::array();
+        SampleFigures figures;
+        int infrastructureFailures = 0;
+        double samplingSeconds = 0;
+        for (std::size_t g = 0; g < train.size(); ++g) {
+            std::vector<Scored> scored;
+            std::vector<std::int32_t> prompt;
+            const auto sampling = std::chrono::steady_clock::now();
+            if (!samplePolicy(train[g], config.samplesPerSpace, "train", step, scored, prompt))
+                return outcome;
+            samplingSeconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - sampling).count();
+            for (const Scored& s : scored) {
+                if (!s.score.measured) {
+                    // No reward to learn from: the sample stays out of the batch.
+                    ++infrastructureFailures;
+                    continue;
+                }
+                figures.add(s.sample.text, s.score, config.speedBonus);
+                episodes.push_back({{"prompt_tokens", prompt},
+                                    {"tokens", s.sample.tokens},
+                                    {"logprobs", s.sample.logprobs},
+                                    {"reward", trainingReward(s.score, config.speedBonus)},
+                                    {"group", g}});
+            }
+        }
+        if (stop.stop_requested())
+            break;
+        json update = {{"skipped", "no measured samples"}};
+        if (!episodes.empty()) {
+            update = policy.grpoStep(episodes, {{"clip_low", config.clipLow},
+                                                {"clip_high", config.clipHigh},
+                                                {"kl", config.klCoefficient},
+                                                {"epochs", config.epochs}});
+            if (update.contains("error")) {
+                outcome.error = "training step " + std::to_string(step) + ": " +
+                                update["error"].get<std::string>();
+                return outcome;
+            }
+        }
+        json row = figures.toJson();
+        row["step"] = step;
+        row["infrastructure_failures"] = infrastructureFailures;
+        row["update"] = update;
+        row["seconds"] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        row["sampling_and_scoring_seconds"] = samplingSeconds;
+        files.step(row);
+        json event = row;
+        event["event"] = "step";
+        notify(event);
+    }
+    if (stop.stop_requested()) {
+        outcome.stopped = true;
+    } else if (!evaluatePolicy("final")) {
+        return outcome;
+    }
+
+    json summary = {
+        {"spaces", json::object()},
+        {"stopped", outcome.stopped},
+        {"steps_taken", stepsTaken},
+        {"seconds",
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - runStarted).count()}};
+    for (const TuningSpace* space : everySpace) {
+        json perSpace = {{"held_out", std::find_if(heldOut.begin(), heldOut.end(),
+                                                   [&](auto& h) {
+                                                       return h.name == space->name;
+                                                   }) != heldOut.end()},
+                         {"actions", space->actionCount()}};
+        for (const char* phase : {"start", "random", "final"})
+            if (phases[phase].count(space->name))
+                perSpace[phase] = phases[phase][space->name].toJson();
+        summary["spaces"][space->name] = perSpace;
+    }
+    if (config.saveModel && !config.out.empty() && !outcome.stopped) {
+        const std::string folder = (fs::path(config.out) / "model").string();
+        if (std::string error = policy.save(folder); !error.empty())
+            summary["save_error"] = error;
+        else
+            summary["model"] = folder;
+    }
+    if (!config.out.empty())
+        std::ofstream(fs::path(config.out) / "summary.json") << summary.dump(2) << "\n";
+    outcome.summary = summary;
+    notify({{"event", "summary"}, {"summary", summary}});
+    return outcome;
+}
+
+} // namespace kwb

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "engine/tuning/local_policy.h"
+#include "engine/tuning/tuning_scorer.h"
+#include "engine/tuning/tuning_space.h"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+// A local RL run on kernel-tuning spaces (issue 18's item 5): the policy writes an action per
+// sample, the scorer measures it, GRPO updates the policy. Before training and after it, the
+// policy is sampled on the training spaces and on held-out ones it never trains on, beside a
+// baseline that picks every knob uniformly at random, so the run says whether it learned.
+struct TuningRunConfig {
+    std::vector<std::string> trainSpaces;   // names under spacesDirectory
+    std::vector<std::string> heldOutSpaces; // evaluated, never trained on
+    std::string spacesDirectory;            // empty: resources/tuning
+    int steps = 12;
+    // Training stops starting steps once this many seconds have passed since the run began
+    // (0: no limit), so that a run on a lent GPU keeps time for its final evaluation.
+    double trainingSeconds = 0;
+    int samplesPerSpace = 8;    // a GRPO group per training space and step
+    int evaluationSamples = 16; // per space, before and after training and for the baseline
+    double temperature = 1.0;   // sampling; 1 keeps the log-probabilities the policy's own
+    // The training reward: the milestone reward plus speedBonus * log2(speed-up), the log
+    // clamped to [-1, 1], for correct candidates, so that among equally rewarded kernels the
+    // faster earns more. 0: the milestone reward alone.
+    double speedBonus = 0.5;
+    int epochs = 1;
+    double klCoefficient = 0.0;
+    double clipLow = 0.2, clipHigh = 0.28;
+    std::uint64_t seed = 1;
+    LocalPolicyOptions policy;
+    std::string out; // the run's folder: config.json, samples.jsonl, steps.jsonl, summary.json
+    bool saveModel = false; // the trained model as a Hugging Face folder in out/model
+
+    // From a JSON file's object; nullopt with `error` naming the bad field.
+    static std::optional<TuningRunConfig> fromJson(const nlohmann::json& json, std::string* error);
+    nlohmann::json toJson() const;
+};
+
+double trainingReward(const TuningScore& score, double speedBonus);
+
+struct TuningRunOutcome {
+    std::string error; // empty when the run finished or was stopped
+    bool stopped = false;
+    nlohmann::json summary;
+};
+
+// Events as the run goes (phase starts, each step's figures, the summary), for a console or a
+// view; called on the run's thread.
+using TuningRunObserver = std::function<void(const nlohmann::json& event)>;
+
+// Runs the whole schedule with a started policy and a scorer; writes the run's folder as it
+// goes, so a stopped or failed run keeps every sample and step it finished.
+TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
+                                 const std::vector<TuningSpace>& train,
+                                 const std::vector<TuningSpace>& heldOut, LocalPolicy& policy,
+                                 TuningScorer& scorer, const TuningRunObserver& observer,
+                                 std::stop_token stop);
+
+} // namespace kwb

@@ -1,0 +1,170 @@
+#include "engine/tuning/local_policy.h"
+
+#include "engine/system/resource_paths.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace kwb {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Loading a model and a batch of training can take minutes on a CPU; a process that says
+// nothing for this long is taken as hung.
+constexpr std::chrono::minutes kRequestTimeout{30};
+
+} // namespace
+
+std::string locateModelWorker() {
+    if (const char* overridden = std::getenv("KWB_MODEL_WORKER"); overridden && *overridden)
+        return overridden;
+    const fs::path self = fs::path(currentExecutablePath()).parent_path();
+    for (const fs::path& candidate :
+         {self / "kwb-model", self.parent_path() / "model_worker" / "kwb-model"})
+        if (access(candidate.c_str(), X_OK) == 0)
+            return candidate.string();
+    return {};
+}
+
+std::string LocalPolicy::start(const LocalPolicyOptions& options) {
+    options_ = options;
+    if (options_.executable.empty())
+        options_.executable = locateModelWorker();
+    if (options_.executable.empty())
+        return "kwb-model is not built or installed (it needs libtorch; set KWB_MODEL_WORKER "
+               "to its path)";
+    if (options_.logPath.empty())
+        options_.logPath = "/dev/null";
+    ProcessSpec spec;
+    spec.argv = {options_.executable,
+                 "serve",
+                 options_.model,
+                 "--device",
+                 options_.device,
+                 "--lora-rank",
+                 std::to_string(options_.loraRank),
+                 "--lora-alpha",
+                 std::to_string(options_.loraAlpha),
+                 "--learning-rate",
+                 std::to_string(options_.learningRate),
+                 "--warmup",
+                 std::to_string(options_.warmupSteps),
+                 "--seed",
+                 std::to_string(options_.seed)};
+    if (options_.fullFineTuning)
+        spec.argv.push_back("--full");
+    std::string error;
+    if (!process_.start(spec, options_.logPath, &error))
+        return "cannot start kwb-model: " + error;
+    const auto line = process_.readLine(kRequestTimeout);
+    const json ready = line ? json::parse(*line, nullptr, false) : json();
+    if (!ready.is_object() || !ready.value("ready", false)) {
+        std::string why = ready.is_object() && ready.contains("error")
+                              ? ready["error"].get<std::string>()
+                              : "it ended or did not answer";
+        process_.kill();
+        return "kwb-model could not load " + options_.model + ": " + why + logTail();
+    }
+    description_ = ready.value("model", "");
+    trainableParameters_ = ready.value("trainable_parameters", std::int64_t(0));
+    return {};
+}
+
+json LocalPolicy::request(json body, std::chrono::milliseconds timeout) {
+    const std::uint64_t id = nextId_++;
+    body["id"] = id;
+    if (!process_.writeLine(body.dump()))
+        return {{"error", "the model's process is gone" + logTail()}};
+    for (;;) {
+        const auto line = process_.readLine(timeout);
+        if (!line) {
+            if (!process_.ended())
+                process_.kill(); // hung: what it was doing is lost either way
+            return {{"error", "the model's process ended or stopped answering" + logTail()}};
+        }
+        json reply = json::parse(*line, nullptr, false);
+        if (!reply.is_object())
+            return {{"error", "the model's process answered something that is not JSON"}};
+        // A reply to an earlier request that timed out on our side cannot arrive: the process
+        // is killed then. Anything else out of order is a protocol error.
+        if (reply.value("id", std::uint64_t(0)) != id)
+            return {{"error", "the model's process answered out of order"}};
+        return reply;
+    }
+}
+
+PolicyGroup LocalPolicy::sample(const std::string& system, const std::string& user,
+                                const PolicySampling& sampling) {
+    PolicyGroup group;
+    json body = {{"op", "sample"},
+                 {"messages", json::array({{{"role", "system"}, {"content", system}},
+                                           {{"role", "user"}, {"content", user}}})},
+                 {"count", sampling.count},
+                 {"max_tokens", sampling.maxTokens},
+                 {"temperature", sampling.temperature},
+                 {"seed", sampling.seed}};
+    if (!sampling.grammar.empty())
+        body["grammar"] = sampling.grammar;
+    const json reply = request(std::move(body), kRequestTimeout);
+    if (reply.contains("error")) {
+        group.error = reply["error"].get<std::string>();
+        return group;
+    }
+    try {
+        group.promptTokens = reply.at("prompt_tokens").get<std::vector<std::int32_t>>();
+        for (const json& s : reply.at("samples")) {
+            PolicySample sample;
+            sample.text = s.at("text").get<std::string>();
+            sample.tokens = s.at("tokens").get<std::vector<std::int32_t>>();
+            sample.logprobs = s.at("logprobs").get<std::vector<float>>();
+            sample.stopReason = s.at("stop_reason").get<std::string>();
+            group.samples.push_back(std::move(sample));
+        }
+        group.seconds = reply.value("seconds", 0.0);
+        group.tokensPerSecond = reply.value("tokens_per_second", 0.0);
+    } catch (const json::exception& e) {
+        group = {};
+        group.error = std::string("the model's reply is malformed: ") + e.what();
+    }
+    return group;
+}
+
+json LocalPolicy::grpoStep(const json& episodes, const json& settings) {
+    json body = settings;
+    body["op"] = "grpo";
+    body["episodes"] = episodes;
+    return request(std::move(body), kRequestTimeout);
+}
+
+std::string LocalPolicy::save(const std::string& folder) {
+    const json reply = request({{"op", "save"}, {"out", folder}}, kRequestTimeout);
+    return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
+}
+
+void LocalPolicy::stop() {
+    if (process_.pid() > 0 && process_.running())
+        process_.writeLine(R"({"op":"quit"})");
+    process_.kill();
+}
+
+// The process log's last lines, for an error that says why it died.
+std::string LocalPolicy::logTail() const {
+    std::ifstream in(options_.logPath);
+    if (!in)
+        return {};
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string log = text.str();
+    if (log.size() > 1500)
+        log = "..." + log.substr(log.size() - 1500);
+    while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
+        log.pop_back();
+    return log.empty() ? std::string() : "; its log ends:\n" + log;
+}
+
+} // namespace kwb

