@@ -6,7 +6,7 @@ so the server is not started anew for each workspace (its torch import is most o
 evaluation's start). What one workspace's stage may write is then this child's to enforce,
 with Landlock: writes (and creating, removing, renaming, truncating) succeed only below the
 stage's own writable folders, its workspace's runs folder (scratch and HOME), ``/dev`` (a GPU's
-device nodes are opened for writing) and ``/dev/shm``. Reading is left to bubblewrap, as for a
+device nodes are opened for writing), ``/dev/shm`` and ``/proc`` (the CUDA driver writes there). Reading is left to bubblewrap, as for a
 cold stage. The host's shared ``/tmp`` of the server is not writable: ``TMPDIR`` moves to a
 folder of the workspace's own, so nothing one workspace leaves there meets another's stage.
 
@@ -46,8 +46,13 @@ _ABI1_WRITES = (_WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DI
 # What a rule may grant on a file that is not a folder.
 _FILE_RIGHTS = _WRITE_FILE | _TRUNCATE
 
-# Always writable: device nodes (the GPU's are opened read-write) and POSIX shared memory.
-SYSTEM_WRITABLE = ("/dev", "/dev/shm")
+# Always writable: device nodes (the GPU's are opened read-write), POSIX shared memory, and
+# /proc: the CUDA driver's initialisation writes there, and without it cudaGetDeviceCount fails
+# with error 304 ("OS call failed") on an H200 host (bench/gpu_warm_worker_variants.sh,
+# 2026-12-03: /tmp, /dev and /dev/shm writable failed; adding /proc, and only /proc, passed).
+# The sandbox's /proc is its own process namespace's, and the kernel's own permissions still
+# decide what in it can be written.
+SYSTEM_WRITABLE = ("/dev", "/dev/shm", "/proc")
 
 
 class ConfinementError(RuntimeError):
