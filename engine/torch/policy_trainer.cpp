@@ -7,6 +7,10 @@
 
 #include <chrono>
 #include <optional>
+#if __has_include(<c10/core/CachingDeviceAllocator.h>)
+#include <c10/core/CachingDeviceAllocator.h>
+#define KWB_HAVE_DEVICE_ALLOCATOR_STATS 1
+#endif
 #include <sys/resource.h>
 #include <torch/torch.h>
 
@@ -65,14 +69,27 @@ Collated collate(const std::vector<TrainingSequence>& batch, torch::Device devic
 }
 
 std::int64_t peakMemory(torch::Device device) {
-    // The CPU's high-water mark of this process (the GPU's would come from the caching
-    // allocator's statistics).
+    // On the CPU the process's high-water mark; on a GPU the caching allocator's peak of
+    // allocated bytes (what torch.cuda.max_memory_allocated reports), where this libtorch has
+    // the statistics (torch 2.8 and later); 0 where neither is known.
     if (device.is_cpu()) {
         rusage usage{};
         getrusage(RUSAGE_SELF, &usage);
         return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
     }
+#ifdef KWB_HAVE_DEVICE_ALLOCATOR_STATS
+    try {
+        const auto stats = c10::getDeviceAllocator(device.type())
+                               ->getDeviceStats(device.has_index() ? device.index() : 0);
+        return stats
+            .allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
+            .peak;
+    } catch (const c10::Error&) {
+        return 0; // an allocator without statistics
+    }
+#else
     return 0;
+#endif
 }
 
 } // namespace
