@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -23,7 +22,6 @@ namespace kwb::modelworker {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 
 struct ServeSettings {
     std::string model, device = "cpu";
@@ -234,9 +232,7 @@ private:
         const std::string folder = r.value("out", "");
         if (folder.empty())
             return {{"error", "save needs out"}};
-        std::error_code ec;
-        if (fs::exists(folder, ec) && !fs::is_empty(folder, ec))
-            return {{"error", folder + " exists and is not empty"}};
+        // writeHuggingFaceFolder refuses a folder that exists and is not empty.
         std::string error;
         if (!saveTrainedModel(*model_, settings_.model, *tokenizer_, folder, "kwb-model serve",
                               &error))

@@ -19,6 +19,29 @@ bool writeJson(const fs::path& path, const nlohmann::json& doc, std::string* err
     return true;
 }
 
+// The files a folder is made of (and the weights' partial file, which a crash while writing
+// them leaves behind); the staging folder holds nothing else.
+constexpr const char* kFolderFiles[] = {"model.safetensors", "model.safetensors.part",
+                                        "config.json", "tokenizer.json", "tokenizer_config.json"};
+
+// Removes the staging folder file by file. Not std::filesystem::remove_all: this code also runs
+// in kwb-model, where libtorch's own exported copy of remove_all takes its place and crashes on
+// a folder that is not empty (docs/ARCHITECTURE.md, engine/torch).
+void removeStaging(const fs::path& staging) {
+    std::error_code ec;
+    for (const char* name : kFolderFiles)
+        fs::remove(staging / name, ec);
+    fs::remove(staging, ec);
+}
+
+bool targetTaken(const fs::path& target, const std::string& folder, std::string* error) {
+    std::error_code ec;
+    if (!fs::exists(target, ec) || fs::is_empty(target, ec))
+        return false;
+    *error = folder + " exists and is not empty";
+    return true;
+}
+
 } // namespace
 
 nlohmann::json huggingFaceLlamaConfig(const LlamaConfig& c) {
@@ -60,11 +83,14 @@ bool writeHuggingFaceFolder(const std::string& folder, const LlamaConfig& llama,
     if (!chatTemplate.empty())
         tokenizerConfig["chat_template"] = chatTemplate;
 
-    // Everything goes into a fresh folder beside the target, renamed into place at the end.
+    // Everything goes into a fresh folder beside the target, renamed into place at the end. A
+    // taken target is refused before the weights are written, and again before the rename.
     const fs::path target(folder);
+    if (targetTaken(target, folder, error))
+        return false;
     const fs::path staging = target.string() + ".part";
     std::error_code ec;
-    fs::remove_all(staging, ec);
+    removeStaging(staging);
     if (!fs::create_directories(staging, ec) && ec) {
         *error = "cannot create " + staging.string() + ": " + ec.message();
         return false;
@@ -74,20 +100,15 @@ bool writeHuggingFaceFolder(const std::string& folder, const LlamaConfig& llama,
                          writeJson(staging / "config.json", config, error) &&
                          writeJson(staging / "tokenizer.json", tok.toTokenizerJson(), error) &&
                          writeJson(staging / "tokenizer_config.json", tokenizerConfig, error);
-    if (!written) {
-        fs::remove_all(staging, ec);
-        return false;
-    }
-    if (fs::exists(target, ec) && !fs::is_empty(target, ec)) {
-        fs::remove_all(staging, ec);
-        *error = folder + " exists and is not empty";
+    if (!written || targetTaken(target, folder, error)) {
+        removeStaging(staging);
         return false;
     }
     fs::remove(target, ec);
     fs::rename(staging, target, ec);
     if (ec) {
         *error = "cannot rename " + staging.string() + ": " + ec.message();
-        fs::remove_all(staging, ec);
+        removeStaging(staging);
         return false;
     }
     return true;

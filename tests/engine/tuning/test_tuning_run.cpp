@@ -154,6 +154,12 @@ TEST_F(TuningRun, ABrokenEnvironmentStopsTheRunWithItsReason) {
     const TuningRunOutcome outcome = runKernelTuning(config, gelu_, {}, policy, scorer, {}, {});
     EXPECT_NE(outcome.error.find("3 times in a row"), std::string::npos) << outcome.error;
     EXPECT_NE(outcome.error.find("no_gpu"), std::string::npos) << outcome.error;
+    // Saving over a folder that holds files is refused, and the process lives on (libtorch's
+    // own remove_all once crashed it while cleaning up).
+    fs::create_directories(out_ / "taken");
+    std::ofstream(out_ / "taken" / "keep.txt") << "mine\n";
+    EXPECT_NE(policy.save((out_ / "taken").string()).find("not empty"), std::string::npos);
+    EXPECT_TRUE(fs::exists(out_ / "taken" / "keep.txt"));
     // The policy is still whole: a request after the failed run is answered.
     PolicySampling sampling;
     sampling.count = 2;
