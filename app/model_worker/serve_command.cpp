@@ -198,14 +198,11 @@ private:
                 const auto logprobs = e.at("logprobs").get<std::vector<float>>();
                 if (tokens.empty() || logprobs.size() != tokens.size())
                     return {{"error", "an episode needs tokens and one log-probability each"}};
-                for (std::int32_t t : prompt)
-                    if (t < 0 || t >= model_->vocabulary())
-                        return {{"error", "a prompt token id is out of the vocabulary"}};
-                for (std::int32_t t : tokens)
-                    if (t < 0 || t >= model_->vocabulary())
-                        return {{"error", "a token id is out of the vocabulary"}};
                 s.tokens = prompt;
                 s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
+                for (std::int32_t t : s.tokens)
+                    if (t < 0 || t >= model_->vocabulary())
+                        return {{"error", "a token id is out of the vocabulary"}};
                 s.trained.assign(prompt.size(), 0);
                 s.trained.resize(s.tokens.size(), 1);
                 s.sampledLogprobs.assign(prompt.size(), 0.0F);

@@ -244,6 +244,23 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                         " times in a row, last: " + score.error;
         return false;
     };
+    // One scored action: its row in samples.jsonl, its phase's figures; false when the run
+    // must stop (tally).
+    const auto record = [&](const TuningSpace& space, const std::string& phase, int step,
+                            const std::string& action, const TuningScore& score,
+                            const std::string& stopReason) -> bool {
+        json row = scoreJson(score, config.speedBonus);
+        row["phase"] = phase;
+        row["step"] = step;
+        row["space"] = space.name;
+        row["action"] = action;
+        if (!stopReason.empty())
+            row["stop_reason"] = stopReason;
+        files.sample(row);
+        if (score.measured)
+            phases[phase][space.name].add(action, score, config.speedBonus);
+        return tally(score);
+    };
 
     // Samples `count` actions of the policy for a space and scores each. Returns false (with
     // outcome.error set) when the policy or the scorer cannot go on.
@@ -260,7 +277,7 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
         sampling.grammar = space.grammar();
         // Room for the longest action: every knob's longest name=choice and a space, in
         // tokens of at least one byte, plus the end token.
-        sampling.maxTokens = int(space.grammar().size()) + 8;
+        sampling.maxTokens = int(sampling.grammar.size()) + 8;
         sampling.seed = samplingSeed++;
         const PolicyGroup group = policy.sample(space.systemPrompt(), space.userPrompt(), sampling);
         if (!group.error.empty()) {
@@ -280,17 +297,8 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
             } else {
                 score = scorer.score(space, *action, stop);
             }
-            json row = scoreJson(score, config.speedBonus);
-            row["phase"] = phase;
-            row["step"] = step;
-            row["space"] = space.name;
-            row["action"] = s.text;
-            row["stop_reason"] = s.stopReason;
-            files.sample(row);
-            if (score.measured)
-                phases[phase][space.name].add(s.text, score, config.speedBonus);
             scored.push_back({s, score});
-            if (!tally(score))
+            if (!record(space, phase, step, s.text, score, s.stopReason))
                 return false;
         }
         notify({{"event", "sampled"},
@@ -305,17 +313,8 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
     const auto sampleRandom = [&](const TuningSpace& space, int count) -> bool {
         for (int i = 0; i < count && !stop.stop_requested(); ++i) {
             const TuningSpace::Action action = space.randomAction(random);
-            const TuningScore score = scorer.score(space, action, stop);
-            json row = scoreJson(score, config.speedBonus);
-            row["phase"] = "random";
-            row["step"] = 0;
-            row["space"] = space.name;
-            row["action"] = space.actionText(action);
-            files.sample(row);
-            if (score.measured)
-                phases["random"][space.name].add(space.actionText(action), score,
-                                                 config.speedBonus);
-            if (!tally(score))
+            if (!record(space, "random", 0, space.actionText(action),
+                        scorer.score(space, action, stop), ""))
                 return false;
         }
         return true;

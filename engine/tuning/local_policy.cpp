@@ -1,11 +1,10 @@
 #include "engine/tuning/local_policy.h"
 
+#include "engine/process/head_tail_capper.h"
 #include "engine/system/resource_paths.h"
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 namespace kwb {
@@ -17,6 +16,8 @@ using nlohmann::json;
 // Loading a model and a batch of training can take minutes on a CPU; a process that says
 // nothing for this long is taken as hung.
 constexpr std::chrono::minutes kRequestTimeout{30};
+// What of the process's log an error quotes (its head and tail).
+constexpr std::size_t kLogKeepBytes = 3000;
 
 } // namespace
 
@@ -80,22 +81,20 @@ json LocalPolicy::request(json body, std::chrono::milliseconds timeout) {
     body["id"] = id;
     if (!process_.writeLine(body.dump()))
         return {{"error", "the model's process is gone" + logTail()}};
-    for (;;) {
-        const auto line = process_.readLine(timeout);
-        if (!line) {
-            if (!process_.ended())
-                process_.kill(); // hung: what it was doing is lost either way
-            return {{"error", "the model's process ended or stopped answering" + logTail()}};
-        }
-        json reply = json::parse(*line, nullptr, false);
-        if (!reply.is_object())
-            return {{"error", "the model's process answered something that is not JSON"}};
-        // A reply to an earlier request that timed out on our side cannot arrive: the process
-        // is killed then. Anything else out of order is a protocol error.
-        if (reply.value("id", std::uint64_t(0)) != id)
-            return {{"error", "the model's process answered out of order"}};
-        return reply;
+    const auto line = process_.readLine(timeout);
+    if (!line) {
+        if (!process_.ended())
+            process_.kill(); // hung: what it was doing is lost either way
+        return {{"error", "the model's process ended or stopped answering" + logTail()}};
     }
+    json reply = json::parse(*line, nullptr, false);
+    if (!reply.is_object())
+        return {{"error", "the model's process answered something that is not JSON"}};
+    // A reply to an earlier request that timed out on our side cannot arrive: the process is
+    // killed then. Anything else out of order is a protocol error.
+    if (reply.value("id", std::uint64_t(0)) != id)
+        return {{"error", "the model's process answered out of order"}};
+    return reply;
 }
 
 PolicyGroup LocalPolicy::sample(const std::string& system, const std::string& user,
@@ -152,16 +151,9 @@ void LocalPolicy::stop() {
     process_.kill();
 }
 
-// The process log's last lines, for an error that says why it died.
+// The process log's head and tail, for an error that says why it died.
 std::string LocalPolicy::logTail() const {
-    std::ifstream in(options_.logPath);
-    if (!in)
-        return {};
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string log = text.str();
-    if (log.size() > 1500)
-        log = "..." + log.substr(log.size() - 1500);
+    std::string log = capFileHeadTail(options_.logPath, kLogKeepBytes).text;
     while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
         log.pop_back();
     return log.empty() ? std::string() : "; its log ends:\n" + log;

@@ -1,10 +1,10 @@
 #include "engine/tuning/tuning_space.h"
 
 #include "engine/system/resource_paths.h"
+#include "engine/workspace/contained_files.h"
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -12,15 +12,6 @@ namespace kwb {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> readText(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 // A knob's name or choice must survive the action line and the grammar: no spaces, no '=' in
 // names, none of the grammar's special characters.
@@ -76,7 +67,7 @@ std::optional<TuningSpace> TuningSpace::load(const std::string& folder,
         *error = space.name + ": " + why;
         return std::nullopt;
     };
-    const auto text = readText(fs::path(folder) / "tuning.json");
+    const auto text = readFileInside(folder, "tuning.json");
     if (!text)
         return fail("cannot read tuning.json");
     const nlohmann::json d = nlohmann::json::parse(*text, nullptr, false);
@@ -207,7 +198,7 @@ TuningSpace::render(const Action& action, std::string* error) const {
     values.emplace_back("action", actionText(action));
     std::vector<std::pair<std::string, std::string>> out;
     for (const std::string& file : files) {
-        const auto text = readText(fs::path(folder) / file);
+        const auto text = readFileInside(folder, file);
         if (!text) {
             *error = name + ": cannot read template " + file;
             return std::nullopt;
