@@ -8,6 +8,7 @@
 #include "engine/torch/policy_trainer.h"
 #include "save_trained_model.h"
 #include "step_json.h"
+#include "training_options.h"
 
 #include <cerrno>
 #include <chrono>
@@ -289,17 +290,7 @@ void addServeCommand(CLI::App& app) {
     cmd->add_option("model", s->model, "GGUF file or model folder")->required();
     cmd->add_option("--device", s->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
     cmd->add_flag("--float32", s->float32, "float32 on a GPU too (default there: bfloat16)");
-    cmd->add_flag("--full", s->full, "Train every weight instead of LoRA adapters");
-    cmd->add_option("--learning-rate", s->optimiser.learningRate, "AdamW's (1e-4)")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--warmup", s->optimiser.warmupSteps, "Linear warm-up steps (0)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--max-grad-norm", s->optimiser.maxGradNorm, "Clip (1.0; 0: off)")
-        ->check(CLI::NonNegativeNumber);
-    cmd->add_option("--lora-rank", s->lora.rank, "LoRA rank (16)")->check(CLI::PositiveNumber);
-    cmd->add_option("--lora-alpha", s->lora.alpha, "LoRA alpha (32)")->check(CLI::PositiveNumber);
-    cmd->add_option("--lora-targets", s->lora.targets, "Projections to adapt (default: all seven)")
-        ->delimiter(',');
+    addTrainingOptions(cmd, s->optimiser, s->lora, s->full);
     cmd->add_option("--seed", s->lora.seed, "The adapters' initialisation seed (1)");
     cmd->callback([s] { serve(*s); });
 }

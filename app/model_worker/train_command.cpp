@@ -6,6 +6,7 @@
 #include "engine/torch/policy_trainer.h"
 #include "save_trained_model.h"
 #include "step_json.h"
+#include "training_options.h"
 
 #include <filesystem>
 #include <fstream>
@@ -146,22 +147,7 @@ void addTrainCommand(CLI::App& app) {
         ->check(CLI::PositiveNumber);
     sft->add_option("--max-tokens", settings->maxTokens, "Cut conversations to this many tokens")
         ->check(CLI::NonNegativeNumber);
-    sft->add_option("--learning-rate", settings->optimiser.learningRate, "AdamW's (1e-4)")
-        ->check(CLI::PositiveNumber);
-    sft->add_option("--warmup", settings->optimiser.warmupSteps, "Linear warm-up steps (0)")
-        ->check(CLI::NonNegativeNumber);
-    sft->add_option("--weight-decay", settings->optimiser.weightDecay, "AdamW's (0)")
-        ->check(CLI::NonNegativeNumber);
-    sft->add_option("--max-grad-norm", settings->optimiser.maxGradNorm, "Clip (1.0; 0: off)")
-        ->check(CLI::NonNegativeNumber);
-    sft->add_option("--lora-rank", settings->lora.rank, "LoRA rank (16)")
-        ->check(CLI::PositiveNumber);
-    sft->add_option("--lora-alpha", settings->lora.alpha, "LoRA alpha (32)")
-        ->check(CLI::PositiveNumber);
-    sft->add_option("--lora-targets", settings->lora.targets,
-                    "Projections to adapt (default: all seven)")
-        ->delimiter(',');
-    sft->add_flag("--full", settings->full, "Train every weight instead of LoRA adapters");
+    addTrainingOptions(sft, settings->optimiser, settings->lora, settings->full);
     sft->callback([settings] { runSft(*settings); });
 }
 
