@@ -7,36 +7,28 @@
 #include "engine/system/parquet_export.h"
 #include "engine/system/python_environment.h"
 #include "episode_printer.h"
+#include "stop_on_signals.h"
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace kwb::cli {
 namespace {
 namespace fs = std::filesystem;
-
-// Ctrl+C stops the rollout: episodes running end as stopped, and `kwb rollout resume` runs them
-// again. The handler only requests the stop; the workers see it.
-std::atomic<std::stop_source*> activeStop{nullptr};
-extern "C" void stopRolloutOnSignal(int) {
-    if (auto* source = activeStop.load())
-        source->request_stop();
-}
 
 int runRollout(
     const std::function<agent::RolloutOutcome(
         agent::RolloutRunner&, const agent::RolloutRunner::Observer&, std::stop_token)>& body,
     const std::string& store, bool asJson) {
     agent::RolloutRunner runner(storePathOr(store));
+    // Ctrl+C stops the rollout: episodes running end as stopped, and `kwb rollout resume` runs
+    // them again.
     std::stop_source stop;
-    activeStop = &stop;
-    std::signal(SIGINT, stopRolloutOnSignal);
-    std::signal(SIGTERM, stopRolloutOnSignal);
+    std::optional<StopOnSignals> stopOnSignals(std::in_place, stop);
     std::mutex printing;
     const agent::RolloutOutcome outcome = body(
         runner,
@@ -54,9 +46,7 @@ int runRollout(
                       << " (" << p.last.task << ")\n";
         },
         stop.get_token());
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    activeStop = nullptr;
+    stopOnSignals.reset();
     if (!outcome.error.empty() && outcome.status.empty()) {
         std::cerr << "kwb: " << outcome.error << "\n";
         return kExitFailure;

@@ -3,15 +3,15 @@
 #include "engine/service/evaluation_service.h"
 #include "engine/system/resource_paths.h"
 #include "engine/tuning/kernel_tuning_run.h"
+#include "stop_on_signals.h"
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 namespace kwb::cli {
@@ -19,12 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::atomic<std::stop_source*> activeTuningStop{nullptr};
-extern "C" void stopTuningOnSignal(int) {
-    if (auto* source = activeTuningStop.load())
-        source->request_stop();
-}
 
 std::string figures(const json& f) {
     std::ostringstream text;
@@ -152,14 +146,10 @@ void addTrainCommand(CLI::App& app) {
         options.warmWorker = true;
         EvaluationScorer scorer(service, options, (fs::path(config->out) / "workspaces").string());
         std::stop_source stop;
-        activeTuningStop = &stop;
-        std::signal(SIGINT, stopTuningOnSignal);
-        std::signal(SIGTERM, stopTuningOnSignal);
+        std::optional<StopOnSignals> stopOnSignals(std::in_place, stop);
         const TuningRunOutcome outcome =
             runKernelTuning(*config, *train, heldOut, policy, scorer, printEvent, stop.get_token());
-        std::signal(SIGINT, SIG_DFL);
-        std::signal(SIGTERM, SIG_DFL);
-        activeTuningStop = nullptr;
+        stopOnSignals.reset();
         policy.stop();
         std::cerr << "measured " << scorer.measuredActions() << " distinct actions; run folder "
                   << config->out << "\n";
