@@ -153,20 +153,11 @@ void addEvalCommand(CLI::App& app) {
                 ? (pair ? EvaluationProfile::KernelBench : EvaluationProfile::CudaAgent)
                 : *evaluationProfileFrom(*profileName);
         EvaluationOptions options = profiledOptions(cmd, *o, profile);
-        if (*fast) {
-            // Quick feedback while editing; explicit options still win.
-            if (cmd->count("--checks") == 0)
-                options.checks = std::min(options.checks, 3);
-            if (cmd->count("--max-rounds") == 0)
-                options.maxRounds = std::min(options.maxRounds, 5);
-            if (cmd->count("--timing-budget") == 0)
-                options.timingBudget = std::chrono::seconds(3);
-            if (cmd->count("--target-cv") == 0)
-                options.targetCv = std::max(options.targetCv, 0.05);
-            options.profileModified = true;
-        }
-        if (*fast)
-            options.warmWorker = true; // the rl profile's warm workers stay on without it
+        if (*fast) // quick feedback while editing; explicit options still win
+            applyQuickFeedback(options, {.checks = cmd->count("--checks") > 0,
+                                         .maxRounds = cmd->count("--max-rounds") > 0,
+                                         .timingBudget = cmd->count("--timing-budget") > 0,
+                                         .targetCv = cmd->count("--target-cv") > 0});
         options.reward.speedupThreshold = *threshold;
         options.profile = !*noProfile;
         options.refreshBaselines = *refresh;

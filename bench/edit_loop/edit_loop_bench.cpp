@@ -11,6 +11,7 @@
 // benchmark pauses (--pause-ms) as a person would between reading a result and saving again;
 // latency counts from the save. With the warm worker, standby children prepare the next verify
 // and profile during that pause (--no-standby turns them off, --pause-ms 0 gives them no time).
+#include "engine/evaluation/evaluation_profile.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/system/resource_paths.h"
 #include "engine/system/user_directories.h"
@@ -162,12 +163,9 @@ int main(int argc, char** argv) {
 
         kwb::EvaluationOptions options;
         options.device = device == "cpu" ? kwb::DeviceChoice::Cpu : kwb::DeviceChoice::Cuda;
+        kwb::applyQuickFeedback(options); // the GUI's hand-edit loop's settings
         options.warmWorker = path != "cold";
         options.standby = !noStandby;
-        options.checks = 3;
-        options.maxRounds = 5;
-        options.targetCv = 0.05;
-        options.timingBudget = std::chrono::seconds(3);
         // A cold evaluation shares nothing with the ones before it: the agent path builds the
         // same edited sources, and its cached extension would otherwise make this rebuild free.
         const std::string inheritedCache = kwb::cacheDirectory();

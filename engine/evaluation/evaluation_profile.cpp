@@ -2,6 +2,8 @@
 
 #include "engine/evaluation/evaluator.h"
 
+#include <algorithm>
+
 namespace kwb {
 
 std::string toString(EvaluationProfile profile) {
@@ -84,6 +86,20 @@ EvaluationOptions rlEvaluationOptions() {
     EvaluationOptions options;
     applyEvaluationProfile(options, EvaluationProfile::Rl);
     return options;
+}
+
+void applyQuickFeedback(EvaluationOptions& options, QuickFeedbackKeeps keep) {
+    if (!keep.checks)
+        options.checks = std::min(options.checks, 3);
+    if (!keep.maxRounds)
+        options.maxRounds = std::min(options.maxRounds, 5);
+    if (!keep.timingBudget)
+        options.timingBudget = std::min(options.timingBudget, std::chrono::seconds(3));
+    if (!keep.targetCv)
+        options.targetCv = std::max(options.targetCv, 0.05);
+    options.maxRounds = std::max(options.maxRounds, options.rounds);
+    options.warmWorker = true;
+    options.profileModified = true;
 }
 
 } // namespace kwb

@@ -33,4 +33,19 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
 // Default options with the rl profile applied: what rollouts evaluate with.
 EvaluationOptions rlEvaluationOptions();
 
+// The quick-feedback settings a caller has set itself and keeps.
+struct QuickFeedbackKeeps {
+    bool checks = false;
+    bool maxRounds = false;
+    bool timingBudget = false;
+    bool targetCv = false;
+};
+
+// Quick feedback, for a person editing a kernel and for a tuning run trying many settings of
+// one: at most 3 checks and 5 timing rounds, a 3 s timing budget and a 5% stability target, in
+// warm workers. On the fast path a result then comes in under a second on an H200
+// (bench/results/2026-11-30-h200-instant-loop-final.md). The result records its profile as
+// modified, so its figures are not mistaken for the profile's own.
+void applyQuickFeedback(EvaluationOptions& options, QuickFeedbackKeeps keep = {});
+
 } // namespace kwb

@@ -63,3 +63,37 @@ TEST(EvaluationProfile, RlKeepsTheVerdictRulesWithASmallerTimingBudget) {
     EXPECT_FALSE(pairs.warmWorker);
     EXPECT_TRUE(pairs.standby);
 }
+
+TEST(EvaluationProfile, QuickFeedbackShortensTimingAndKeepsWhatTheCallerSet) {
+    EvaluationOptions quick;
+    applyQuickFeedback(quick);
+    const EvaluationOptions defaults;
+    EXPECT_EQ(quick.checks, 3);
+    EXPECT_EQ(quick.maxRounds, 5);
+    EXPECT_EQ(quick.timingBudget, std::chrono::seconds(3));
+    EXPECT_EQ(quick.targetCv, 0.05);
+    EXPECT_TRUE(quick.warmWorker);
+    EXPECT_TRUE(quick.profileModified);
+    // The verdict rules stay the profile's.
+    EXPECT_EQ(quick.atol, defaults.atol);
+    EXPECT_EQ(quick.rtol, defaults.rtol);
+
+    EvaluationOptions kept;
+    kept.checks = 7;
+    kept.targetCv = 0.01;
+    applyQuickFeedback(kept, {.checks = true, .targetCv = true});
+    EXPECT_EQ(kept.checks, 7);
+    EXPECT_EQ(kept.targetCv, 0.01);
+    EXPECT_EQ(kept.maxRounds, 5);
+
+    // Never more than a profile already asks for, nor fewer rounds than it times.
+    EvaluationOptions pairs;
+    applyEvaluationProfile(pairs, EvaluationProfile::KernelBench);
+    applyQuickFeedback(pairs);
+    EXPECT_EQ(pairs.maxRounds, 1);
+    EXPECT_EQ(pairs.checks, 3);
+    EvaluationOptions manyRounds;
+    manyRounds.rounds = 8;
+    applyQuickFeedback(manyRounds);
+    EXPECT_EQ(manyRounds.maxRounds, 8);
+}

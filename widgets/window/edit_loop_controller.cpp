@@ -1,5 +1,6 @@
 #include "widgets/window/edit_loop_controller.h"
 
+#include "engine/evaluation/evaluation_profile.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/core/engine_bridge.h"
 #include "widgets/editors/candidate_editors.h"
@@ -17,11 +18,7 @@ namespace kwb::ui {
 kwb::EvaluationOptions EditLoopController::editLoopOptions() {
     kwb::EvaluationOptions o;
     o.device = kwb::DeviceChoice::Auto;
-    o.warmWorker = true;
-    o.checks = 3;
-    o.maxRounds = 5;
-    o.timingBudget = std::chrono::seconds(3);
-    o.targetCv = 0.05;
+    kwb::applyQuickFeedback(o);
     return o;
 }
 
