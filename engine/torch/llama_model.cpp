@@ -75,17 +75,22 @@ LlamaModel::Generation LlamaModel::generate(const std::vector<std::int32_t>& pro
 
 namespace {
 
-// One draw from `scores` (a row's logits over the temperature): top-k, then top-p (the smallest
-// set of tokens whose probability reaches p), then a draw from what is left; greedy without a
-// temperature.
-std::int64_t drawToken(const torch::Tensor& scores, const LlamaModel::GenerationOptions& options,
-                       torch::Generator& generator) {
+// One token per row of `scores` [rows, vocabulary], on the scores' device: the top-k filter,
+// then the top-p filter (the smallest set of tokens whose probability reaches p), then a draw
+// from what is left by the inverse of its cumulative distribution; greedy without a temperature.
+// Only one uniform number per row comes from `generator` (on the CPU), so a seed draws the same
+// tokens on any device, and the vocabulary-wide work stays where the logits are: drawing row by
+// row on the CPU (about 3 ms a row) held a batch of 16 replies to a third of the single reply's
+// speed per row on an H200 (bench/results/2026-12-03-h200-model-throughput.md).
+torch::Tensor drawTokens(const torch::Tensor& scores, const LlamaModel::GenerationOptions& options,
+                         torch::Generator& generator) {
     if (options.temperature <= 0)
-        return scores.argmax().item<std::int64_t>();
-    torch::Tensor filtered = scores.clone();
-    if (options.topK > 0 && options.topK < filtered.size(0)) {
-        const torch::Tensor kth = std::get<0>(filtered.topk(options.topK)).min();
-        filtered.masked_fill_(filtered < kth, -INFINITY);
+        return scores.argmax(-1);
+    const std::int64_t vocabulary = scores.size(-1);
+    torch::Tensor filtered = scores;
+    if (options.topK > 0 && options.topK < vocabulary) {
+        const torch::Tensor kth = std::get<0>(filtered.topk(options.topK, -1)).amin(-1, true);
+        filtered = filtered.masked_fill(filtered < kth, -INFINITY);
     }
     if (options.topP < 1.0) {
         const auto sortedPair = filtered.sort(-1, /*descending=*/true);
@@ -94,9 +99,18 @@ std::int64_t drawToken(const torch::Tensor& scores, const LlamaModel::Generation
         const torch::Tensor probabilities = sorted.softmax(-1);
         // Drop a token once the ones before it already reach p (the first always stays).
         const torch::Tensor drop = (probabilities.cumsum(-1) - probabilities) >= options.topP;
-        filtered.index_put_({order.masked_select(drop)}, -INFINITY);
+        filtered = filtered.scatter(-1, order, sorted.masked_fill(drop, -INFINITY));
     }
-    return torch::multinomial(filtered.softmax(-1), 1, false, generator).item<std::int64_t>();
+    // In float64: the cumulative sum of 50,000 probabilities keeps its tail apart.
+    const torch::Tensor cumulative = filtered.softmax(-1).to(torch::kFloat64).cumsum(-1);
+    const torch::Tensor uniform =
+        torch::rand({scores.size(0), 1}, generator, torch::kFloat64).to(scores.device());
+    // The first token whose cumulative probability exceeds the draw: a token of probability 0
+    // never is (its sum equals the one before it).
+    return torch::searchsorted(cumulative, uniform * cumulative.narrow(-1, vocabulary - 1, 1),
+                               /*out_int32=*/false, /*right=*/true)
+        .squeeze(-1)
+        .clamp_max(vocabulary - 1);
 }
 
 } // namespace
@@ -120,7 +134,8 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
         torch::tensor(std::vector<std::int64_t>(prompt.begin(), prompt.end()), torch::kInt64)
             .view({1, -1})
             .to(p.device);
-    torch::Tensor last = p.forward(input, &cache).select(1, -1).to(torch::kFloat32).cpu();
+    // The last position's logits stay on the model's device: the draw happens there.
+    torch::Tensor last = p.forward(input, &cache).select(1, -1).to(torch::kFloat32);
     if (count > 1) {
         for (auto* tensors : {&cache.keys, &cache.values})
             for (torch::Tensor& t : *tensors)
@@ -138,28 +153,43 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
     for (int step = 0; step < options.maxTokens; ++step) {
         const torch::Tensor scores = options.temperature > 0 ? last / options.temperature : last;
         const torch::Tensor logprobs = torch::log_softmax(scores, -1);
+        // Each constrained row's disallowed tokens out of the draw (not out of the recorded
+        // log-probabilities, which stay the unconstrained policy's).
+        torch::Tensor drawable = scores;
+        for (int r = 0; r < count; ++r) {
+            model::TokenConstraint* constraint =
+                std::size_t(r) < constraints.size() ? constraints[std::size_t(r)] : nullptr;
+            if (done[std::size_t(r)] || !constraint)
+                continue;
+            std::vector<std::uint8_t> allowed = constraint->allowedTokens();
+            allowed.resize(std::size_t(vocabulary), 0);
+            const torch::Tensor mask =
+                torch::from_blob(allowed.data(), {vocabulary}, torch::kUInt8).to(torch::kBool);
+            if (!mask.any().item<bool>()) {
+                out[std::size_t(r)].stopReason = "constraint";
+                done[std::size_t(r)] = true;
+                continue;
+            }
+            if (drawable.is_same(scores))
+                drawable = scores.clone();
+            drawable[r].masked_fill_(mask.logical_not().to(drawable.device()), -INFINITY);
+        }
+        const torch::Tensor drawnTokens = drawTokens(drawable, options, generator);
+        // The tokens and their log-probabilities to the CPU in one copy each.
+        const torch::Tensor drawnLogprobs =
+            logprobs.gather(1, drawnTokens.view({count, 1})).view({count}).cpu().contiguous();
+        const torch::Tensor drawnCpu = drawnTokens.to(torch::kInt64).cpu().contiguous();
+        const std::int64_t* drawn = drawnCpu.data_ptr<std::int64_t>();
+        const float* drawnLogprob = drawnLogprobs.data_ptr<float>();
         for (int r = 0; r < count; ++r) {
             if (done[std::size_t(r)])
                 continue;
             Generation& g = out[std::size_t(r)];
             model::TokenConstraint* constraint =
                 std::size_t(r) < constraints.size() ? constraints[std::size_t(r)] : nullptr;
-            torch::Tensor rowScores = scores[r];
-            if (constraint) {
-                std::vector<std::uint8_t> allowed = constraint->allowedTokens();
-                allowed.resize(std::size_t(vocabulary), 0);
-                const torch::Tensor mask =
-                    torch::from_blob(allowed.data(), {vocabulary}, torch::kUInt8).to(torch::kBool);
-                if (!mask.any().item<bool>()) {
-                    g.stopReason = "constraint";
-                    done[std::size_t(r)] = true;
-                    continue;
-                }
-                rowScores = rowScores.masked_fill(mask.logical_not(), -INFINITY);
-            }
-            const std::int64_t token = drawToken(rowScores, options, generator);
+            const std::int64_t token = drawn[r];
             g.tokens.push_back(std::int32_t(token));
-            g.logprobs.push_back(logprobs[r][token].item<float>());
+            g.logprobs.push_back(drawnLogprob[r]);
             fed[std::size_t(r)] = token;
             if (constraint)
                 constraint->accept(std::int32_t(token));
@@ -177,7 +207,7 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
         if (cache.length >= capacity)
             break;
         const torch::Tensor next = torch::tensor(fed, torch::kInt64).view({count, 1}).to(p.device);
-        last = p.forward(next, &cache).select(1, -1).to(torch::kFloat32).cpu();
+        last = p.forward(next, &cache).select(1, -1).to(torch::kFloat32);
     }
     const double decodeSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - decoding).count();

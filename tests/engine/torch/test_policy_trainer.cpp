@@ -5,6 +5,7 @@
 #include "engine/torch/llama_model.h"
 #include "engine/torch/llama_network.h"
 #include "engine/torch/policy_trainer.h"
+#include "tests/engine/torch/tiny_llama.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -12,24 +13,7 @@
 namespace kwb::torchnn {
 namespace {
 
-model::LlamaConfig tinyConfig() {
-    model::LlamaConfig c;
-    c.layers = 2;
-    c.heads = 4;
-    c.kvHeads = 2;
-    c.width = 32;
-    c.feedForward = 64;
-    c.vocabulary = 16;
-    c.context = 64;
-    c.headDim = 8;
-    c.tiedEmbeddings = true;
-    return c;
-}
-
-std::unique_ptr<LlamaModel> tinyModel(std::uint64_t seed = 5) {
-    return LlamaModel::fromNetwork(LlamaNetwork::randomlyInitialised(
-        tinyConfig(), seed, torch::Device(torch::kCPU), torch::kFloat32, /*std=*/0.3));
-}
+using tiny::tinyModel;
 
 TrainingSequence sequence(std::vector<std::int32_t> tokens, std::size_t promptLength) {
     TrainingSequence s;
