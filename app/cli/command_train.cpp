@@ -81,9 +81,16 @@ void addTrainCommand(CLI::App& app) {
                      "JSON settings: train, held_out, steps, training_seconds, samples_per_space, "
                      "evaluation_samples, temperature, speed_bonus, epochs, kl, seed, model, "
                      "device, lora_rank, lora_alpha, learning_rate, warmup, full, out, "
-                     "save_model")
-        ->required()
+                     "save_model, timing (quick or rl), standby, threads")
         ->check(CLI::ExistingFile);
+    auto resume = std::make_shared<std::string>();
+    auto* resumeOption =
+        tune->add_option("--resume", *resume,
+                         "Continue the run in this folder (a stopped run, or one whose machine "
+                         "went away): its settings, measured actions and checkpoint; --steps "
+                         "may extend it")
+            ->check(CLI::ExistingDirectory);
+    tune->get_option("--config")->excludes(resumeOption);
     tune->add_option("--steps", *steps, "Training steps (overrides the file)")
         ->check(CLI::NonNegativeNumber);
     tune->add_option("--model", *model, "GGUF file or model folder (overrides the file)");
@@ -94,28 +101,41 @@ void addTrainCommand(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     tune->add_option("--python", *python, "The task Python (default: auto-detect)");
     tune->callback([=] {
-        std::ifstream in(*configPath);
+        if (configPath->empty() && resume->empty())
+            failCommand("give the run's settings (--config FILE) or a run to continue "
+                        "(--resume FOLDER)");
+        const std::string settingsPath =
+            resume->empty() ? *configPath : (fs::path(*resume) / "config.json").string();
+        std::ifstream in(settingsPath);
         json settings = json::parse(in, nullptr, false);
         if (settings.is_discarded())
-            failCommand(*configPath + " is not JSON");
+            failCommand(settingsPath + " is not JSON");
         if (*steps >= 0)
             settings["steps"] = *steps;
         if (!model->empty())
             settings["model"] = *model;
         if (!device->empty())
             settings["device"] = *device;
+        if (!resume->empty() && !out->empty())
+            failCommand("a resumed run stays in its folder: leave out --out");
         if (!out->empty())
             settings["out"] = *out;
+        if (!resume->empty())
+            settings["out"] = *resume;
         std::string error;
         auto config = TuningRunConfig::fromJson(settings, &error);
         if (!config)
-            failCommand(*configPath + ": " + error);
+            failCommand(settingsPath + ": " + error);
+        config->resume = !resume->empty();
         if (config->policy.model.empty())
             failCommand("no model: give \"model\" in the settings or --model");
         if (config->out.empty())
             failCommand("no run folder: give \"out\" in the settings or --out");
-        if (fs::exists(config->out) && !fs::is_empty(config->out))
-            failCommand(config->out + " exists and is not empty");
+        if (!config->resume && fs::exists(config->out) && !fs::is_empty(config->out))
+            failCommand(config->out +
+                        " exists and is not empty (to continue a run there: "
+                        "--resume " +
+                        config->out + ")");
         const std::string directory =
             config->spacesDirectory.empty() ? bundledTuningDirectory() : config->spacesDirectory;
         auto train =
@@ -141,9 +161,8 @@ void addTrainCommand(CLI::App& app) {
         serviceConfig.python = *python;
         serviceConfig.concurrentEvaluations = 1; // the run scores one action at a time
         EvaluationService service(serviceConfig);
-        EvaluationOptions options = rlEvaluationOptions();
-        options.device = deviceChoiceFrom(*evalDevice);
-        options.warmWorker = true;
+        const EvaluationOptions options =
+            tuningEvaluationOptions(*config, deviceChoiceFrom(*evalDevice));
         EvaluationScorer scorer(service, options, (fs::path(config->out) / "workspaces").string());
         std::stop_source stop;
         std::optional<StopOnSignals> stopOnSignals(std::in_place, stop);

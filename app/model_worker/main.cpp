@@ -6,6 +6,7 @@
 #include "serve_command.h"
 #include "train_command.h"
 
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
@@ -16,6 +17,15 @@ int main(int argc, char** argv) {
     CLI::App app("kwb-model: runs a local Llama-family model (GGUF file or Hugging Face folder) "
                  "with libtorch");
     app.require_subcommand(1);
+    // Before any subcommand runs: torch's default is one thread per core, which on a shared
+    // machine (a test run, the GUI beside it) has two processes' threads spinning on each core.
+    app.add_option_function<int>(
+        "--threads",
+        [](int threads) {
+            if (threads > 0)
+                at::set_num_threads(threads);
+        },
+        "Threads for the CPU's work (0, the default: one per core)");
 
     std::string path, device = "cpu", out;
     std::vector<std::int32_t> ids;

@@ -119,7 +119,12 @@ public:
             return grpo(request);
         if (op == "save")
             return save(request);
-        return {{"error", "unknown op '" + op + "' (sample, grpo, save, quit)"}};
+        if (op == "checkpoint")
+            return checkpoint(request);
+        if (op == "restore")
+            return restore(request);
+        return {
+            {"error", "unknown op '" + op + "' (sample, grpo, save, checkpoint, restore, quit)"}};
     }
 
 private:
@@ -141,9 +146,11 @@ private:
         options.topP = r.value("top_p", 1.0);
         options.topK = r.value("top_k", 0);
         options.seed = r.value("seed", std::uint64_t(0));
-        if (endOfTurn_ >= 0)
+        // ignore_eos: exactly max_tokens per reply, as a throughput measurement needs.
+        const bool ignoreEos = r.value("ignore_eos", false);
+        if (endOfTurn_ >= 0 && !ignoreEos)
             options.stopIds.push_back(endOfTurn_);
-        if (const auto eos = tokenizer_->eos(); eos && *eos != endOfTurn_)
+        if (const auto eos = tokenizer_->eos(); eos && *eos != endOfTurn_ && !ignoreEos)
             options.stopIds.push_back(*eos);
         const int count = std::max(1, r.value("count", 1));
         std::optional<model::ChoiceGrammar> grammar;
@@ -154,6 +161,8 @@ private:
             grammar = model::ChoiceGrammar::parse(text, &error);
             if (!grammar)
                 return {{"error", "grammar: " + error}};
+            if (ignoreEos)
+                return {{"error", "a grammar ends its replies: ignore_eos cannot go with it"}};
             if (endOfTurn_ < 0)
                 return {{"error", "the model has no end-of-turn token to end a grammar with"}};
             for (int i = 0; i < count; ++i) {
@@ -238,6 +247,25 @@ private:
         return {{"saved", folder}};
     }
 
+    // The training state to resume from (the adapters, the optimiser, the step count).
+    json checkpoint(const json& r) {
+        const std::string path = r.value("out", "");
+        if (path.empty())
+            return {{"error", "checkpoint needs out"}};
+        if (std::string error = trainer_->saveCheckpoint(path); !error.empty())
+            return {{"error", error}};
+        return {{"checkpoint", path}, {"steps", trainer_->steps()}};
+    }
+
+    json restore(const json& r) {
+        const std::string path = r.value("from", "");
+        if (path.empty())
+            return {{"error", "restore needs from"}};
+        if (std::string error = trainer_->loadCheckpoint(path); !error.empty())
+            return {{"error", error}};
+        return {{"restored", path}, {"steps", trainer_->steps()}};
+    }
+
     ServeSettings settings_;
     std::unique_ptr<model::BpeTokenizer> tokenizer_;
     std::optional<model::ChatTemplate> chat_;
@@ -286,7 +314,8 @@ void addServeCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand(
         "serve", "Serve a policy for a training run: JSON requests, one per line (sample a group "
                  "of replies to a chat, optionally under a choice grammar; a GRPO step on scored "
-                 "samples; save), on descriptor 3 when open, else standard input and output");
+                 "samples; save; checkpoint and restore the training state), on descriptor 3 "
+                 "when open, else standard input and output");
     cmd->add_option("model", s->model, "GGUF file or model folder")->required();
     cmd->add_option("--device", s->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
     cmd->add_flag("--float32", s->float32, "float32 on a GPU too (default there: bfloat16)");

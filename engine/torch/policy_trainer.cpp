@@ -5,7 +5,10 @@
 #include "engine/torch/llama_network.h"
 #include "engine/torch/policy_losses.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <optional>
 #if __has_include(<c10/core/CachingDeviceAllocator.h>)
 #include <c10/core/CachingDeviceAllocator.h>
@@ -299,6 +302,132 @@ std::int64_t PolicyTrainer::trainableParameters() const {
 
 int PolicyTrainer::steps() const {
     return impl_->steps;
+}
+
+namespace {
+
+constexpr std::int64_t kCheckpointFormat = 1;
+
+void writeTensors(torch::serialize::OutputArchive& archive, const std::string& prefix,
+                  const std::vector<torch::Tensor>& tensors) {
+    archive.write(prefix + "count", torch::tensor(static_cast<std::int64_t>(tensors.size())));
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+        archive.write(prefix + std::to_string(i), tensors[i].detach());
+}
+
+// The tensors under `prefix`, each checked against the trainer's own; empty with `error` set
+// when they do not fit.
+std::vector<torch::Tensor> readTensors(torch::serialize::InputArchive& archive,
+                                       const std::string& prefix,
+                                       const std::vector<torch::Tensor>& expected,
+                                       std::string& error) {
+    torch::Tensor count;
+    archive.read(prefix + "count", count);
+    if (count.item<std::int64_t>() != static_cast<std::int64_t>(expected.size())) {
+        error = "it holds " + std::to_string(count.item<std::int64_t>()) + " " + prefix +
+                " tensors where this trainer has " + std::to_string(expected.size()) +
+                " (another rank, LoRA targets or model?)";
+        return {};
+    }
+    std::vector<torch::Tensor> tensors(expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        archive.read(prefix + std::to_string(i), tensors[i]);
+        if (tensors[i].sizes() != expected[i].sizes()) {
+            error = "its " + prefix + std::to_string(i) +
+                    " has another shape than this "
+                    "trainer's (another rank, LoRA targets or model?)";
+            return {};
+        }
+    }
+    return tensors;
+}
+
+void copyInto(const std::vector<torch::Tensor>& targets, const std::vector<torch::Tensor>& from) {
+    torch::NoGradGuard noGrad;
+    for (std::size_t i = 0; i < targets.size(); ++i)
+        targets[i].copy_(from[i]);
+}
+
+} // namespace
+
+std::string PolicyTrainer::saveCheckpoint(const std::string& path) const {
+    const Impl& p = *impl_;
+    if (!p.error.empty())
+        return p.error;
+    const std::string partial = path + ".part";
+    try {
+        torch::serialize::OutputArchive archive;
+        archive.write("format", torch::tensor(kCheckpointFormat));
+        archive.write("steps", torch::tensor(static_cast<std::int64_t>(p.steps)));
+        writeTensors(archive, "policy/", p.parameters);
+        torch::serialize::OutputArchive optimiser;
+        p.optimiser->save(optimiser);
+        archive.write("policy_optimiser", optimiser);
+        archive.write("has_critic", torch::tensor(static_cast<std::int64_t>(p.critic != nullptr)));
+        if (p.critic) {
+            writeTensors(archive, "critic/", p.criticParameters);
+            torch::serialize::OutputArchive criticOptimiser;
+            p.criticOptimiser->save(criticOptimiser);
+            archive.write("critic_optimiser", criticOptimiser);
+        }
+        archive.save_to(partial);
+    } catch (const c10::Error& e) {
+        std::remove(partial.c_str());
+        return "cannot write the checkpoint " + path + ": " + e.what_without_backtrace();
+    }
+    // rename(2): libtorch exports its own std::filesystem symbols, which have crashed here.
+    if (std::rename(partial.c_str(), path.c_str()) != 0) {
+        std::remove(partial.c_str());
+        return "cannot write the checkpoint " + path + ": " + std::strerror(errno);
+    }
+    return {};
+}
+
+std::string PolicyTrainer::loadCheckpoint(const std::string& path) {
+    Impl& p = *impl_;
+    if (!p.error.empty())
+        return p.error;
+    const std::string refused = "cannot resume from " + path + ": ";
+    try {
+        torch::serialize::InputArchive archive;
+        archive.load_from(path, p.net->device);
+        torch::Tensor format, steps, hasCritic;
+        archive.read("format", format);
+        if (format.item<std::int64_t>() != kCheckpointFormat)
+            return refused + "checkpoint format " + std::to_string(format.item<std::int64_t>()) +
+                   " is not this version's (" + std::to_string(kCheckpointFormat) + ")";
+        archive.read("steps", steps);
+        archive.read("has_critic", hasCritic);
+        if ((hasCritic.item<std::int64_t>() != 0) != (p.critic != nullptr))
+            return refused + (p.critic ? "it has no critic and this trainer has one"
+                                       : "it has a critic and this trainer has none");
+        std::string error;
+        const std::vector<torch::Tensor> policy =
+            readTensors(archive, "policy/", p.parameters, error);
+        if (!error.empty())
+            return refused + error;
+        std::vector<torch::Tensor> critic;
+        if (p.critic) {
+            critic = readTensors(archive, "critic/", p.criticParameters, error);
+            if (!error.empty())
+                return refused + error;
+        }
+        // Everything fits: the optimisers' state, then the weights.
+        torch::serialize::InputArchive optimiser;
+        archive.read("policy_optimiser", optimiser);
+        p.optimiser->load(optimiser);
+        if (p.critic) {
+            torch::serialize::InputArchive criticOptimiser;
+            archive.read("critic_optimiser", criticOptimiser);
+            p.criticOptimiser->load(criticOptimiser);
+            copyInto(p.criticParameters, critic);
+        }
+        copyInto(p.parameters, policy);
+        p.steps = static_cast<int>(steps.item<std::int64_t>());
+    } catch (const c10::Error& e) {
+        return refused + e.what_without_backtrace();
+    }
+    return {};
 }
 
 TrainingStep PolicyTrainer::supervisedStep(const std::vector<TrainingSequence>& batch) {

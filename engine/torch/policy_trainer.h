@@ -117,6 +117,16 @@ public:
     std::int64_t trainableParameters() const;
     int steps() const;
 
+    // A checkpoint a run resumes from: the trained weights (the adapters, or every weight under
+    // full fine-tuning), the optimiser's moments and step count, and the critic's when it has
+    // one. Written beside `path` and renamed over it, so a crash while writing leaves the last
+    // checkpoint whole. Empty when done, else why not.
+    std::string saveCheckpoint(const std::string& path) const;
+    // Loads one into a trainer made with the same model and settings; a checkpoint of another
+    // shape (rank, targets, model, a critic where this trainer has none) is refused with the
+    // trainer unchanged.
+    std::string loadCheckpoint(const std::string& path);
+
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;

@@ -1,5 +1,7 @@
 #include "engine/tuning/kernel_tuning_run.h"
 
+#include "engine/evaluation/evaluation_profile.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -82,9 +84,87 @@ json scoreJson(const TuningScore& s, double speedBonus) {
                 {"verdict", s.verdict},
                 {"reused", s.reused},
                 {"seconds", s.seconds}};
+    if (!s.stageSeconds.empty())
+        row["stages"] = s.stageSeconds;
     if (!s.measured)
         row["error"] = s.error;
     return row;
+}
+
+// A sample row's score as the run recorded it (scoreJson's fields).
+TuningScore scoreFromRow(const json& row) {
+    TuningScore s;
+    s.measured = !row.contains("error");
+    s.error = row.value("error", "");
+    s.reward = row.value("reward", -1);
+    s.correct = row.value("correct", false);
+    s.speedupVsEager = row.value("speedup_vs_eager", 0.0);
+    s.speedupVsCompile = row.value("speedup_vs_compile", 0.0);
+    s.verdict = row.value("verdict", "");
+    return s;
+}
+
+// What the earlier parts of a resumed run left: the samples still valid (not those of a step
+// that did not finish, nor the final phase's, which judged an earlier policy) and the last
+// finished step. samples.jsonl is rewritten with the valid rows only.
+struct EarlierParts {
+    std::vector<json> samples;
+    int steps = 0;
+    std::string error;
+};
+
+std::vector<json> readRows(const fs::path& file, std::string* error) {
+    std::vector<json> rows;
+    std::ifstream in(file);
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        if (line.empty())
+            continue;
+        json row = json::parse(line, nullptr, false);
+        if (!row.is_object()) {
+            // A line cut by a crash can only be the last one.
+            if (in.peek() == std::ifstream::traits_type::eof())
+                break;
+            *error = file.string() + " line " + std::to_string(number) + " is not a JSON object";
+            return {};
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+EarlierParts readEarlierParts(const std::string& out) {
+    EarlierParts parts;
+    const fs::path folder(out);
+    const std::vector<json> steps = readRows(folder / "steps.jsonl", &parts.error);
+    for (const json& row : steps)
+        parts.steps = std::max(parts.steps, row.value("step", 0));
+    if (!parts.error.empty())
+        return parts;
+    for (json& row : readRows(folder / "samples.jsonl", &parts.error)) {
+        const std::string phase = row.value("phase", "");
+        if (phase == "start" || phase == "random" ||
+            (phase == "train" && row.value("step", 0) <= parts.steps))
+            parts.samples.push_back(std::move(row));
+    }
+    if (!parts.error.empty())
+        return parts;
+    const fs::path kept = folder / "samples.jsonl.resumed";
+    {
+        std::ofstream file(kept, std::ios::trunc);
+        for (const json& row : parts.samples)
+            file << row.dump() << "\n";
+        if (!file.flush()) {
+            parts.error = "cannot rewrite " + (folder / "samples.jsonl").string();
+            return parts;
+        }
+    }
+    std::error_code ec;
+    fs::rename(kept, folder / "samples.jsonl", ec);
+    if (ec)
+        parts.error = "cannot rewrite " + (folder / "samples.jsonl").string() + ": " + ec.message();
+    return parts;
 }
 
 } // namespace
@@ -127,6 +207,9 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
                                                    "learning_rate",
                                                    "warmup",
                                                    "full",
+                                                   "threads",
+                                                   "timing",
+                                                   "standby",
                                                    "out",
                                                    "save_model"};
     for (const auto& [key, value] : d.items())
@@ -156,6 +239,9 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
         c.policy.learningRate = d.value("learning_rate", c.policy.learningRate);
         c.policy.warmupSteps = d.value("warmup", c.policy.warmupSteps);
         c.policy.fullFineTuning = d.value("full", c.policy.fullFineTuning);
+        c.policy.threads = d.value("threads", c.policy.threads);
+        c.timing = d.value("timing", c.timing);
+        c.standby = d.value("standby", c.standby);
         c.out = d.value("out", c.out);
         c.saveModel = d.value("save_model", c.saveModel);
     } catch (const json::exception& e) {
@@ -179,6 +265,10 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
             return "\"device\" is cpu or cuda";
         if (!(c.policy.learningRate > 0) || c.policy.loraRank < 1)
             return "\"learning_rate\" and \"lora_rank\" must be positive";
+        if (c.policy.threads < 0)
+            return "\"threads\" cannot be negative";
+        if (c.timing != "quick" && c.timing != "rl")
+            return "\"timing\" is quick or rl";
         return {};
     }();
     if (!problem.empty()) {
@@ -210,8 +300,21 @@ json TuningRunConfig::toJson() const {
             {"learning_rate", policy.learningRate},
             {"warmup", policy.warmupSteps},
             {"full", policy.fullFineTuning},
+            {"threads", policy.threads},
+            {"timing", timing},
+            {"standby", standby},
             {"out", out},
             {"save_model", saveModel}};
+}
+
+EvaluationOptions tuningEvaluationOptions(const TuningRunConfig& config, DeviceChoice device) {
+    EvaluationOptions options = rlEvaluationOptions();
+    if (config.timing == "quick")
+        applyQuickFeedback(options);
+    options.device = device;
+    options.warmWorker = true;
+    options.standby = config.standby;
+    return options;
 }
 
 TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
@@ -220,6 +323,14 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                                  TuningScorer& scorer, const TuningRunObserver& observer,
                                  std::stop_token stop) {
     TuningRunOutcome outcome;
+    EarlierParts earlier;
+    if (config.resume) {
+        earlier = readEarlierParts(config.out);
+        if (!earlier.error.empty()) {
+            outcome.error = "cannot resume the run in " + config.out + ": " + earlier.error;
+            return outcome;
+        }
+    }
     RunFiles files(config.out);
     if (!config.out.empty())
         std::ofstream(fs::path(config.out) / "config.json") << config.toJson().dump(2) << "\n";
@@ -228,8 +339,10 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
             observer(event);
     };
     const auto runStarted = std::chrono::steady_clock::now();
-    std::mt19937_64 random(config.seed);
-    std::uint64_t samplingSeed = config.seed * 1000003ULL;
+    // A resumed run draws on from where its rows end, not from its first seeds again.
+    const std::uint64_t rowsSoFar = earlier.samples.size();
+    std::mt19937_64 random(config.seed + rowsSoFar);
+    std::uint64_t samplingSeed = config.seed * 1000003ULL + rowsSoFar;
     // phase -> space -> figures
     std::map<std::string, std::map<std::string, SampleFigures>> phases;
     // Infrastructure failures in a row: past a few, the environment is broken (no GPU, no
@@ -324,13 +437,15 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
         everySpace.push_back(&s);
     for (const auto& s : heldOut)
         everySpace.push_back(&s);
+    // space name -> samples a phase already has (from the earlier parts of a resumed run)
+    std::map<std::string, std::map<std::string, int>> sampledBefore;
     const auto evaluatePolicy = [&](const std::string& phase) -> bool {
         notify({{"event", "phase"}, {"phase", phase}});
         for (const TuningSpace* space : everySpace) {
             std::vector<Scored> scored;
             std::vector<std::int32_t> prompt;
-            if (config.evaluationSamples > 0 &&
-                !samplePolicy(*space, config.evaluationSamples, phase, 0, scored, prompt))
+            const int wanted = config.evaluationSamples - sampledBefore[phase][space->name];
+            if (wanted > 0 && !samplePolicy(*space, wanted, phase, 0, scored, prompt))
                 return false;
             if (stop.stop_requested())
                 return true;
@@ -338,15 +453,48 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
         return true;
     };
 
+    const std::string checkpointPath =
+        config.out.empty() ? std::string() : (fs::path(config.out) / "checkpoint.pt").string();
+    if (config.resume) {
+        for (const json& row : earlier.samples) {
+            const auto space =
+                std::find_if(everySpace.begin(), everySpace.end(), [&](const TuningSpace* s) {
+                    return s->name == row.value("space", "");
+                });
+            if (space == everySpace.end())
+                continue; // a space this part no longer runs
+            const std::string phase = row.value("phase", "");
+            const std::string action = row.value("action", "");
+            const TuningScore score = scoreFromRow(row);
+            ++sampledBefore[phase][(*space)->name];
+            if (!score.measured)
+                continue;
+            if (phase != "train")
+                phases[phase][(*space)->name].add(action, score, config.speedBonus);
+            if (const auto parsed = (*space)->parseAction(action))
+                scorer.remember(**space, *parsed, score);
+        }
+        if (earlier.steps > 0) {
+            if (std::string why = policy.restore(checkpointPath); !why.empty()) {
+                outcome.error =
+                    "cannot resume after step " + std::to_string(earlier.steps) + ": " + why;
+                return outcome;
+            }
+        }
+        notify({{"event", "resumed"},
+                {"after_step", earlier.steps},
+                {"samples", earlier.samples.size()}});
+    }
+
     if (!evaluatePolicy("start"))
         return outcome;
     notify({{"event", "phase"}, {"phase", "random"}});
     for (const TuningSpace* space : everySpace)
-        if (!sampleRandom(*space, config.evaluationSamples))
+        if (!sampleRandom(*space, config.evaluationSamples - sampledBefore["random"][space->name]))
             return outcome;
 
     int stepsTaken = 0;
-    for (int step = 1; step <= config.steps && !stop.stop_requested(); ++step) {
+    for (int step = earlier.steps + 1; step <= config.steps && !stop.stop_requested(); ++step) {
         const auto started = std::chrono::steady_clock::now();
         if (config.trainingSeconds > 0 &&
             std::chrono::duration<double>(started - runStarted).count() > config.trainingSeconds) {
@@ -395,6 +543,11 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
             }
         }
         json row = figures.toJson();
+        // The training state after this step, before its row: a crash between the two leaves
+        // the step to be taken again on resume, on a policy one update further.
+        if (!checkpointPath.empty() && !episodes.empty())
+            if (std::string why = policy.checkpoint(checkpointPath); !why.empty())
+                row["checkpoint_error"] = why;
         row["step"] = step;
         row["infrastructure_failures"] = infrastructureFailures;
         row["update"] = update;
@@ -415,9 +568,11 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
     json summary = {
         {"spaces", json::object()},
         {"stopped", outcome.stopped},
-        {"steps_taken", stepsTaken},
+        {"steps_taken", earlier.steps + stepsTaken},
         {"seconds",
          std::chrono::duration<double>(std::chrono::steady_clock::now() - runStarted).count()}};
+    if (config.resume)
+        summary["resumed_after_step"] = earlier.steps;
     for (const TuningSpace* space : everySpace) {
         json perSpace = {{"held_out", std::find_if(heldOut.begin(), heldOut.end(),
                                                    [&](auto& h) {

@@ -37,8 +37,19 @@ struct TuningRunConfig {
     double clipLow = 0.2, clipHigh = 0.28;
     std::uint64_t seed = 1;
     LocalPolicyOptions policy;
+    // How each action is timed: "quick" (the hand-edit loop's quick feedback: a tuning run tries
+    // many settings of one kernel, as a person editing it does) or "rl" (the rollouts' profile).
+    std::string timing = "quick";
+    // Warm workers prepare the next evaluation of a workspace while the policy samples; the run
+    // scores a space's group back to back, so the preparation is mostly used.
+    bool standby = true;
     std::string out; // the run's folder: config.json, samples.jsonl, steps.jsonl, summary.json
     bool saveModel = false; // the trained model as a Hugging Face folder in out/model
+    // Continue the run in `out` (not a setting of the file: the command line's --resume): the
+    // measured actions come back from samples.jsonl (none is measured twice), the phases take
+    // only the samples they lack, training continues after the last step in steps.jsonl from
+    // out/checkpoint.pt, and the final phase runs again with the policy as it is then.
+    bool resume = false;
 
     // From a JSON file's object; nullopt with `error` naming the bad field.
     static std::optional<TuningRunConfig> fromJson(const nlohmann::json& json, std::string* error);
@@ -46,6 +57,9 @@ struct TuningRunConfig {
 };
 
 double trainingReward(const TuningScore& score, double speedBonus);
+
+// The evaluation options a run scores with: its timing and standby settings on the device given.
+EvaluationOptions tuningEvaluationOptions(const TuningRunConfig& config, DeviceChoice device);
 
 struct TuningRunOutcome {
     std::string error; // empty when the run finished or was stopped

@@ -43,6 +43,8 @@ std::string LocalPolicy::start(const LocalPolicyOptions& options) {
         options_.logPath = "/dev/null";
     ProcessSpec spec;
     spec.argv = {options_.executable,
+                 "--threads",
+                 std::to_string(options_.threads),
                  "serve",
                  options_.model,
                  "--device",
@@ -142,6 +144,16 @@ json LocalPolicy::grpoStep(const json& episodes, const json& settings) {
 
 std::string LocalPolicy::save(const std::string& folder) {
     const json reply = request({{"op", "save"}, {"out", folder}}, kRequestTimeout);
+    return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
+}
+
+std::string LocalPolicy::checkpoint(const std::string& path) {
+    const json reply = request({{"op", "checkpoint"}, {"out", path}}, kRequestTimeout);
+    return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
+}
+
+std::string LocalPolicy::restore(const std::string& path) {
+    const json reply = request({{"op", "restore"}, {"from", path}}, kRequestTimeout);
     return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
 }
 

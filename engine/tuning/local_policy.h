@@ -21,6 +21,7 @@ struct LocalPolicyOptions {
     double learningRate = 1e-4;
     int warmupSteps = 0;
     std::uint64_t seed = 1;
+    int threads = 0; // the process's CPU threads (0: one per core)
 };
 
 struct PolicySample {
@@ -60,6 +61,10 @@ public:
     // grad_norm, tokens_per_second, peak_memory_bytes, ...) or {"error": ...}.
     nlohmann::json grpoStep(const nlohmann::json& episodes, const nlohmann::json& settings);
     std::string save(const std::string& folder); // empty when saved
+    // The training state (adapters, optimiser, step count) to a file, and back into a policy
+    // started with the same options; empty when done.
+    std::string checkpoint(const std::string& path);
+    std::string restore(const std::string& path);
     void stop();
 
     const std::string& description() const { return description_; }

@@ -47,6 +47,12 @@ std::string EvaluationScorer::workspaceFor(const TuningSpace& space, std::string
     return made.directory;
 }
 
+void EvaluationScorer::remember(const TuningSpace& space, const TuningSpace::Action& action,
+                                const TuningScore& score) {
+    if (score.measured)
+        memo_.emplace(space.name + "\n" + space.actionText(action), score);
+}
+
 TuningScore EvaluationScorer::score(const TuningSpace& space, const TuningSpace::Action& action,
                                     std::stop_token stop) {
     const std::string key = space.name + "\n" + space.actionText(action);
@@ -54,6 +60,7 @@ TuningScore EvaluationScorer::score(const TuningSpace& space, const TuningSpace:
         TuningScore again = found->second;
         again.reused = true;
         again.seconds = 0;
+        again.stageSeconds.clear();
         return again;
     }
     TuningScore score;
@@ -81,6 +88,14 @@ TuningScore EvaluationScorer::score(const TuningSpace& space, const TuningSpace:
         return score;
     }
     score.seconds = result->totalSeconds;
+    double starts = 0;
+    for (const StageRecord& stage : result->stages)
+        if (stage.status != StageStatus::NotRun) {
+            score.stageSeconds[stage.name] = stage.seconds;
+            starts += stage.startSeconds;
+        }
+    score.stageSeconds["of_which_starts"] = starts; // processes, sandboxes, lanes
+    score.stageSeconds["other"] = std::max(0.0, result->totalSeconds - result->stageSeconds());
     score.verdict = result->verdict();
     if (isInfrastructureFailure(result->failureKind)) {
         score.error = result->failureKind + ": " + result->failureMessage;

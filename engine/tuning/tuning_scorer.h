@@ -23,6 +23,10 @@ struct TuningScore {
     std::string verdict;  // "correct, 1.42x vs eager" / "compile failed: ..."
     bool reused = false;  // the same rendered action was measured earlier in this run
     double seconds = 0.0; // the evaluation's wall time (0 when reused)
+    // Where that time went: each stage's seconds, "other" for the engine's own time, and
+    // "of_which_starts" for the part of the stages' seconds spent before or after their work
+    // (a process, a sandbox, a warm worker's start, the wait for the GPU's lane).
+    std::map<std::string, double> stageSeconds;
 };
 
 // Scores a space's action. The run asks from one thread.
@@ -31,6 +35,10 @@ public:
     virtual ~TuningScorer() = default;
     virtual TuningScore score(const TuningSpace& space, const TuningSpace::Action& action,
                               std::stop_token stop) = 0;
+    // A measurement from an earlier part of the same run (a resumed run), for a scorer that
+    // measures each action once.
+    virtual void remember(const TuningSpace& space, const TuningSpace::Action& action,
+                          const TuningScore& score) {}
 };
 
 // The real environment: the action's files go into a fast-path workspace of the space's task
@@ -44,6 +52,8 @@ public:
                      std::string workspaceRoot);
     TuningScore score(const TuningSpace& space, const TuningSpace::Action& action,
                       std::stop_token stop) override;
+    void remember(const TuningSpace& space, const TuningSpace::Action& action,
+                  const TuningScore& score) override;
     std::size_t measuredActions() const { return memo_.size(); }
 
 private:

@@ -218,3 +218,62 @@ TEST(PolicyTrainer, BadSettingsAreRefusedWithAReason) {
 
 } // namespace
 } // namespace kwb::torchnn
+
+namespace kwb::torchnn {
+namespace {
+
+// A trainer resumed from a checkpoint continues exactly where the saved one was: the same
+// weights, the same optimiser moments (so the same next step), the same step count, the critic
+// included; a checkpoint of another shape is refused and changes nothing.
+TEST(PolicyTrainerCheckpoint, AResumedTrainerTakesTheSameNextStep) {
+    const std::string path = ::testing::TempDir() + "/kwb-policy-checkpoint.pt";
+    LoraSettings lora;
+    lora.rank = 4;
+    OptimiserSettings optimiser;
+    optimiser.learningRate = 2e-2;
+    CriticSettings critic;
+    critic.rank = 4;
+    auto model = tinyModel(11);
+    PolicyTrainer trainer(*model, lora, optimiser);
+    ASSERT_EQ(trainer.enableCritic(critic), "");
+    for (int round = 1; round <= 3; ++round)
+        trainer.ppoStep(sampledEpisodes(*model, round, 8), {});
+    ASSERT_EQ(trainer.saveCheckpoint(path), "");
+
+    auto resumedModel = tinyModel(11);
+    PolicyTrainer resumed(*resumedModel, lora, optimiser);
+    ASSERT_EQ(resumed.enableCritic(critic), "");
+    ASSERT_EQ(resumed.loadCheckpoint(path), "");
+    EXPECT_EQ(resumed.steps(), trainer.steps());
+    const auto next = sampledEpisodes(*model, 4, 8);
+    EXPECT_LT(maxDifference(resumedModel->logits(next[0].tokens), model->logits(next[0].tokens)),
+              1e-6);
+    const TrainingStep original = trainer.ppoStep(next, {});
+    const TrainingStep again = resumed.ppoStep(next, {});
+    EXPECT_EQ(again.step, original.step);
+    EXPECT_NEAR(again.loss, original.loss, 1e-6);
+    EXPECT_NEAR(again.valueLoss, original.valueLoss, 1e-6);
+    EXPECT_NEAR(again.gradNorm, original.gradNorm, 1e-5);
+    EXPECT_LT(maxDifference(resumedModel->logits(next[0].tokens), model->logits(next[0].tokens)),
+              1e-5)
+        << "the optimiser's moments came back too";
+
+    // Another rank, and a trainer without the critic: refused, nothing changed.
+    auto other = tinyModel(11);
+    LoraSettings rank8 = lora;
+    rank8.rank = 8;
+    PolicyTrainer otherRank(*other, rank8, optimiser);
+    ASSERT_EQ(otherRank.enableCritic(critic), "");
+    const std::vector<float> before = other->logits(next[0].tokens);
+    EXPECT_NE(otherRank.loadCheckpoint(path).find("another"), std::string::npos);
+    EXPECT_EQ(otherRank.steps(), 0);
+    EXPECT_LT(maxDifference(other->logits(next[0].tokens), before), 1e-7);
+    auto plain = tinyModel(11);
+    PolicyTrainer noCritic(*plain, lora, optimiser);
+    EXPECT_NE(noCritic.loadCheckpoint(path).find("critic"), std::string::npos);
+    EXPECT_NE(noCritic.loadCheckpoint(path + ".missing").find("cannot resume"), std::string::npos);
+    std::remove(path.c_str());
+}
+
+} // namespace
+} // namespace kwb::torchnn

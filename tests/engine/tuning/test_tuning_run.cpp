@@ -2,14 +2,17 @@
 // kwb-model serve, LoRA, GRPO) and a scripted scorer: the rewards are a bandit the test knows,
 // so that whether the policy learned can be asserted. The real scorer (the evaluation service on
 // a GPU) is what bench/gpu_tuning_run.sh runs.
+#include "engine/evaluation/evaluation_profile.h"
 #include "engine/process/process_runner.h"
 #include "engine/system/resource_paths.h"
 #include "engine/tuning/kernel_tuning_run.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 
 using namespace kwb;
 namespace fs = std::filesystem;
@@ -45,7 +48,11 @@ public:
         s.verdict = rewarded ? "rewarded" : "plain";
         return s;
     }
+    void remember(const TuningSpace&, const TuningSpace::Action&, const TuningScore&) override {
+        ++remembered;
+    }
     int calls = 0;
+    int remembered = 0;
 };
 
 class BrokenScorer : public TuningScorer {
@@ -81,6 +88,9 @@ protected:
         o.logPath = (out_ / "policy.log").string();
         o.learningRate = 2e-3;
         o.loraRank = 8;
+        // One thread: ctest runs two tests at once on two cores, and torch's thread per core in
+        // two processes made the learning test six times slower than alone.
+        o.threads = 1;
         return o;
     }
 
@@ -140,6 +150,78 @@ TEST_F(TuningRun, GrpoMovesThePolicyTowardTheRewardedChoice) {
             << "the grammar let through: " << line;
     }
     EXPECT_EQ(sampleLines, scorer.calls);
+}
+
+// A run cut short (its machine went away mid-step) and resumed: the phases take only the
+// samples they lack, the measured actions come back instead of being measured again, training
+// continues from the checkpoint (the trainer's step count goes on) and the final phase runs on
+// the resumed policy; the cut step's samples and a half-written line are dropped.
+TEST_F(TuningRun, AResumedRunContinuesFromItsCheckpoint) {
+    TuningRunConfig config;
+    config.trainSpaces = {"01_gelu"};
+    config.steps = 1;
+    config.samplesPerSpace = 2;
+    config.evaluationSamples = 2;
+    config.seed = 5;
+    config.out = (out_ / "run").string();
+    {
+        LocalPolicy policy;
+        ASSERT_EQ(policy.start(policyOptions()), "");
+        BanditScorer first;
+        const TuningRunOutcome outcome = runKernelTuning(config, gelu_, {}, policy, first, {}, {});
+        policy.stop();
+        ASSERT_EQ(outcome.error, "");
+        EXPECT_EQ(first.calls, 2 + 2 + 2 + 2); // start, random, step 1, final
+    }
+    const fs::path run = config.out;
+    ASSERT_TRUE(fs::exists(run / "checkpoint.pt"));
+    {
+        std::ofstream samples(run / "samples.jsonl", std::ios::app);
+        samples << R"({"phase":"train","step":2,"space":"01_gelu","action":"cut","reward":1})"
+                << "\n"
+                << R"({"phase":"tr)";
+    }
+    config.steps = 2;
+    config.resume = true;
+    LocalPolicy policy;
+    ASSERT_EQ(policy.start(policyOptions()), "");
+    BanditScorer second;
+    std::vector<nlohmann::json> events;
+    const TuningRunOutcome outcome =
+        runKernelTuning(config, gelu_, {}, policy, second,
+                        [&](const nlohmann::json& e) { events.push_back(e); }, {});
+    policy.stop();
+    ASSERT_EQ(outcome.error, "");
+    EXPECT_EQ(second.calls, 2 + 2) << "step 2 and the final phase only";
+    EXPECT_EQ(second.remembered, 2 + 2 + 2) << "start, random and step 1 measured before";
+    EXPECT_EQ(outcome.summary["steps_taken"], 2);
+    EXPECT_EQ(outcome.summary["resumed_after_step"], 1);
+    const auto resumed = std::find_if(events.begin(), events.end(), [](const nlohmann::json& e) {
+        return e["event"] == "resumed";
+    });
+    ASSERT_NE(resumed, events.end());
+    EXPECT_EQ((*resumed)["after_step"], 1);
+
+    std::ifstream steps(run / "steps.jsonl");
+    std::vector<nlohmann::json> stepRows;
+    for (std::string line; std::getline(steps, line);)
+        stepRows.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(stepRows.size(), 2U);
+    EXPECT_EQ(stepRows[1]["step"], 2);
+    // The trainer counts on from the checkpoint's step: its second update is its step 2.
+    EXPECT_EQ(stepRows[1]["update"]["step"], 2) << stepRows[1].dump();
+
+    std::map<std::string, int> phases;
+    std::ifstream samples(run / "samples.jsonl");
+    for (std::string line; std::getline(samples, line);) {
+        const auto row = nlohmann::json::parse(line);
+        EXPECT_NE(row["action"], "cut");
+        ++phases[row["phase"].get<std::string>()];
+    }
+    EXPECT_EQ(phases["start"], 2);
+    EXPECT_EQ(phases["random"], 2);
+    EXPECT_EQ(phases["train"], 4);
+    EXPECT_EQ(phases["final"], 2) << "the first part's final phase judged an older policy";
 }
 
 TEST_F(TuningRun, ABrokenEnvironmentStopsTheRunWithItsReason) {
@@ -206,6 +288,32 @@ TEST(TuningRunConfig, BadSettingsAreRefusedByName) {
     const auto again = TuningRunConfig::fromJson(good->toJson(), &error);
     ASSERT_TRUE(again) << error;
     EXPECT_EQ(again->toJson(), good->toJson());
+    EXPECT_FALSE(TuningRunConfig::fromJson({{"train", {"a"}}, {"timing", "slow"}}, &error));
+    EXPECT_NE(error.find("timing"), std::string::npos) << error;
+}
+
+TEST(TuningRunConfig, TimingSettingsDecideTheEvaluationOptions) {
+    std::string error;
+    const auto quick = TuningRunConfig::fromJson({{"train", {"a"}}}, &error);
+    ASSERT_TRUE(quick) << error;
+    const EvaluationOptions quickOptions = tuningEvaluationOptions(*quick, DeviceChoice::Cuda);
+    // The hand-edit loop's quick feedback, prepared ahead by standby children.
+    EXPECT_EQ(quickOptions.timingBudget, std::chrono::seconds(3));
+    EXPECT_EQ(quickOptions.maxRounds, 5);
+    EXPECT_TRUE(quickOptions.warmWorker);
+    EXPECT_TRUE(quickOptions.standby);
+    EXPECT_TRUE(quickOptions.profileModified);
+    EXPECT_TRUE(quickOptions.device == DeviceChoice::Cuda);
+    const auto rl = TuningRunConfig::fromJson(
+        {{"train", {"a"}}, {"timing", "rl"}, {"standby", false}, {"threads", 2}}, &error);
+    ASSERT_TRUE(rl) << error;
+    EXPECT_EQ(rl->policy.threads, 2);
+    const EvaluationOptions rlOptions = tuningEvaluationOptions(*rl, DeviceChoice::Cpu);
+    const EvaluationOptions profile = rlEvaluationOptions();
+    EXPECT_EQ(rlOptions.timingBudget, profile.timingBudget);
+    EXPECT_EQ(rlOptions.maxRounds, profile.maxRounds);
+    EXPECT_FALSE(rlOptions.profileModified);
+    EXPECT_FALSE(rlOptions.standby);
 }
 
 TEST(TrainingReward, SpeedBonusRanksCorrectKernelsBySpeed) {
