@@ -32,6 +32,14 @@ print(":".join([lib] + sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib")
 PY
 }
 
+# The bundled bubblewrap (tools/pack-host-deps.sh), as the other GPU scripts use it.
+use_bundled_bubblewrap() {
+    if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
+        "$repo/.deps/sandbox/bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true 2>/dev/null; then
+        export KWB_BWRAP="$repo/.deps/sandbox/bwrap"
+    fi
+}
+
 case "$part" in
 prepare)
     mkdir -p "$carry"
@@ -55,6 +63,30 @@ prepare)
         cp "$repo/build/gpu-host-torch/app/model_worker/kwb-model" "$carry/kwb-model" &&
             echo "kwb-model built here: $(($(date +%s) - started)) s"
     fi
+    # The shared warm workers' stages on this GPU (they once failed to start CUDA under Landlock,
+    # bench/results/2026-12-03-h200-tuning-run.md): the bundled gelu fast-path solution twice,
+    # with the default settings, and where each evaluation's time went.
+    use_bundled_bubblewrap
+    probe=/tmp/kwb-probe
+    rm -rf "$probe"
+    "$kwb" workspace init "$repo/resources/tasks/01_gelu.py" "$probe/ws" --fast --with-solution >/dev/null
+    for attempt in 1 2 3; do
+        started=$(date +%s.%N)
+        "$kwb" eval "$probe/ws" --fast --json > "$probe/result.json" 2> "$probe/stderr"
+        python3 - "$attempt" "$started" "$probe/result.json" <<'PY'
+import json, sys, time
+attempt, started, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+try:
+    r = json.load(open(path))
+    stages = " ".join(f"{s['name']} {s['seconds']:.2f}" for s in r.get("stages", []))
+    failure = r.get("failure") or {}
+    print(f"shared workers, gelu fast solution, evaluation {attempt}: reward {r['reward']}, "
+          f"{failure.get('kind') or 'ok'} {(failure.get('message') or '')[:300]}"
+          f"({time.time() - started:.1f} s; {stages}; sandbox {r.get('sandbox')})")
+except Exception as e:
+    print(f"evaluation {attempt}: no result ({e}): {open(path).read()[:300]}")
+PY
+    done
     ;;
 run)
     cat "$carry/smollm2.gguf.part-a" "$repo/.carry-b/smollm2.gguf.part-b" > "$carry/smollm2.gguf"
@@ -69,11 +101,7 @@ run)
     chmod +x "$carry/kwb-model-run"
     export KWB_MODEL_WORKER="$carry/kwb-model-run"
     echo "torch sees $(python3 -c 'import torch; print(torch.cuda.device_count())' 2>&1 | tail -1) GPU(s); with the wheels' libraries first: $(LD_LIBRARY_PATH="$libraries:$LD_LIBRARY_PATH" python3 -c 'import torch; print(torch.cuda.device_count())' 2>&1 | tail -1)"
-    # The bundled bubblewrap (tools/pack-host-deps.sh), as the other GPU scripts use it.
-    if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
-        "$repo/.deps/sandbox/bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true 2>/dev/null; then
-        export KWB_BWRAP="$repo/.deps/sandbox/bwrap"
-    fi
+    use_bundled_bubblewrap
     echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
     run=/tmp/kwb-tuning-run
     rm -rf "$run"
@@ -85,6 +113,15 @@ run)
     for f in config.json samples.jsonl steps.jsonl summary.json policy.log; do
         [ -f "$run/$f" ] && cp "$run/$f" "$out/"
     done
+    # Generation and training throughput against PyTorch on the same model (what is left of
+    # the call; the tuning run comes first).
+    if [ "${KWB_THROUGHPUT:-on}" != off ]; then
+        started=$(date +%s)
+        timeout "${KWB_THROUGHPUT_SECONDS:-150}" python3 "$repo/bench/model_throughput.py" \
+            --kwb-model "$carry/kwb-model-run" --model "$carry/smollm2.gguf" --device cuda \
+            --json "$out/model-throughput.json"
+        echo "model throughput: exit $?, $(($(date +%s) - started)) s"
+    fi
     ;;
 *)
     echo "unknown part: $part" >&2
