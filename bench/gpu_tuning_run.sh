@@ -11,7 +11,11 @@
 #   bench/gpu_tuning_run.sh prepare   (carry .carry-a and .deps) copies part one and kwb-model to
 #                                     /tmp/kwb-carry, builds kwb, checks kwb-model loads there
 #   bench/gpu_tuning_run.sh run       (carry .carry-b) joins the GGUF, checks its hash, runs the
-#                                     tuning run; its files come back in $OUT
+#                                     tuning run, then bench/model_throughput.py; the files come
+#                                     back in $OUT
+# KWB_BUILD=off skips prepare's kwb build and its probe of the shared warm workers;
+# KWB_TUNING=off or KWB_THROUGHPUT=off skip a part of run (KWB_TUNING_SECONDS and
+# KWB_THROUGHPUT_SECONDS limit them, KWB_THROUGHPUT_ARGS adds the throughput script's options).
 set -uo pipefail
 part="${1:-run}"
 out="${OUT:-/tmp/kwb-tuning}"
@@ -46,10 +50,12 @@ prepare)
     cp "$repo/.carry-a/"* "$carry/"
     chmod +x "$carry/kwb-model"
     echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
-    started=$(date +%s)
-    configure_gpu_host_build
-    cmake --build "$build" --target kwb kwb_cupti_inject 2>&1 | grep -E "error|FAILED" | head -20
-    echo "kwb build: $(($(date +%s) - started)) s"
+    if [ "${KWB_BUILD:-on}" != off ]; then
+        started=$(date +%s)
+        configure_gpu_host_build
+        cmake --build "$build" --target kwb kwb_cupti_inject 2>&1 | grep -E "error|FAILED" | head -20
+        echo "kwb build: $(($(date +%s) - started)) s"
+    fi
     if LD_LIBRARY_PATH="$(torch_libraries):$LD_LIBRARY_PATH" "$carry/kwb-model" --help >/dev/null; then
         echo "kwb-model (built elsewhere) loads here"
     else
@@ -63,6 +69,7 @@ prepare)
         cp "$repo/build/gpu-host-torch/app/model_worker/kwb-model" "$carry/kwb-model" &&
             echo "kwb-model built here: $(($(date +%s) - started)) s"
     fi
+    [ "${KWB_BUILD:-on}" != off ] || exit 0
     # The shared warm workers' stages on this GPU (they once failed to start CUDA under Landlock,
     # bench/results/2026-12-03-h200-tuning-run.md): the bundled gelu fast-path solution twice,
     # with the default settings, and where each evaluation's time went.
@@ -91,7 +98,8 @@ PY
 run)
     cat "$carry/smollm2.gguf.part-a" "$repo/.carry-b/smollm2.gguf.part-b" > "$carry/smollm2.gguf"
     (cd "$carry" && sha256sum -c "$repo/.carry-b/smollm2.gguf.sha256") || exit 1
-    [ -x "$kwb" ] || { echo "kwb is not built: run the prepare part first"; exit 1; }
+    [ -x "$kwb" ] || [ "${KWB_TUNING:-on}" = off ] ||
+        { echo "kwb is not built: run the prepare part first"; exit 1; }
     # Only kwb-model gets the torch libraries' path: in the evaluation's stages the wheels'
     # CUDA libraries ahead of the system's made cudaGetDeviceCount fail with error 304 (OS call
     # failed) on the H200 (2026-12-03).
@@ -104,22 +112,24 @@ run)
     use_bundled_bubblewrap
     echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
     run=/tmp/kwb-tuning-run
-    rm -rf "$run"
-    started=$(date +%s)
-    PYTHONUNBUFFERED=1 timeout "${KWB_TUNING_SECONDS:-540}" "$kwb" train tune \
-        --config "$repo/bench/tuning/h200.json" --model "$carry/smollm2.gguf" --out "$run" \
-        > "$out/summary-stdout.json"
-    echo "kwb train tune: exit $?, $(($(date +%s) - started)) s"
-    for f in config.json samples.jsonl steps.jsonl summary.json policy.log; do
-        [ -f "$run/$f" ] && cp "$run/$f" "$out/"
-    done
+    if [ "${KWB_TUNING:-on}" != off ]; then
+        rm -rf "$run"
+        started=$(date +%s)
+        PYTHONUNBUFFERED=1 timeout "${KWB_TUNING_SECONDS:-540}" "$kwb" train tune \
+            --config "$repo/bench/tuning/h200.json" --model "$carry/smollm2.gguf" --out "$run" \
+            > "$out/summary-stdout.json"
+        echo "kwb train tune: exit $?, $(($(date +%s) - started)) s"
+        for f in config.json samples.jsonl steps.jsonl summary.json policy.log; do
+            [ -f "$run/$f" ] && cp "$run/$f" "$out/"
+        done
+    fi
     # Generation and training throughput against PyTorch on the same model (what is left of
     # the call; the tuning run comes first).
     if [ "${KWB_THROUGHPUT:-on}" != off ]; then
         started=$(date +%s)
         timeout "${KWB_THROUGHPUT_SECONDS:-150}" python3 "$repo/bench/model_throughput.py" \
             --kwb-model "$carry/kwb-model-run" --model "$carry/smollm2.gguf" --device cuda \
-            --json "$out/model-throughput.json"
+            --json "$out/model-throughput.json" ${KWB_THROUGHPUT_ARGS:-}
         echo "model throughput: exit $?, $(($(date +%s) - started)) s"
     fi
     ;;

@@ -78,12 +78,12 @@ namespace {
 // One token per row of `scores` [rows, vocabulary], on the scores' device: the top-k filter,
 // then the top-p filter (the smallest set of tokens whose probability reaches p), then a draw
 // from what is left by the inverse of its cumulative distribution; greedy without a temperature.
-// Only one uniform number per row comes from `generator` (on the CPU), so a seed draws the same
-// tokens on any device, and the vocabulary-wide work stays where the logits are: drawing row by
+// `uniform` [rows, 1] holds one number per row, drawn on the CPU, so a seed draws the same tokens
+// on any device, and the vocabulary-wide work stays where the logits are: drawing row by
 // row on the CPU (about 3 ms a row) held a batch of 16 replies to a third of the single reply's
 // speed per row on an H200 (bench/results/2026-12-03-h200-model-throughput.md).
 torch::Tensor drawTokens(const torch::Tensor& scores, const LlamaModel::GenerationOptions& options,
-                         torch::Generator& generator) {
+                         const torch::Tensor& uniform) {
     if (options.temperature <= 0)
         return scores.argmax(-1);
     const std::int64_t vocabulary = scores.size(-1);
@@ -103,8 +103,6 @@ torch::Tensor drawTokens(const torch::Tensor& scores, const LlamaModel::Generati
     }
     // In float64: the cumulative sum of 50,000 probabilities keeps its tail apart.
     const torch::Tensor cumulative = filtered.softmax(-1).to(torch::kFloat64).cumsum(-1);
-    const torch::Tensor uniform =
-        torch::rand({scores.size(0), 1}, generator, torch::kFloat64).to(scores.device());
     // The first token whose cumulative probability exceeds the draw: a token of probability 0
     // never is (its sum equals the one before it).
     return torch::searchsorted(cumulative, uniform * cumulative.narrow(-1, vocabulary - 1, 1),
@@ -145,6 +143,14 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
     const double prefillSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const auto decoding = std::chrono::steady_clock::now();
+    // Every step's uniform numbers at once (step by step, row by row: the order one draw per
+    // step would take them in), on the device before decoding: a copy to the device per step
+    // would wait for the step's forward pass on the host.
+    const torch::Tensor uniforms =
+        options.temperature > 0
+            ? torch::rand({std::max(1, options.maxTokens), count, 1}, generator, torch::kFloat64)
+                  .to(p.device)
+            : torch::Tensor();
     std::vector<bool> done(std::size_t(count), false);
     std::vector<std::int64_t> fed(std::size_t(count), prompt.back());
     for (Generation& g : out)
@@ -174,22 +180,28 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
                 drawable = scores.clone();
             drawable[r].masked_fill_(mask.logical_not().to(drawable.device()), -INFINITY);
         }
-        const torch::Tensor drawnTokens = drawTokens(drawable, options, generator);
-        // The tokens and their log-probabilities to the CPU in one copy each.
-        const torch::Tensor drawnLogprobs =
-            logprobs.gather(1, drawnTokens.view({count, 1})).view({count}).cpu().contiguous();
-        const torch::Tensor drawnCpu = drawnTokens.to(torch::kInt64).cpu().contiguous();
-        const std::int64_t* drawn = drawnCpu.data_ptr<std::int64_t>();
-        const float* drawnLogprob = drawnLogprobs.data_ptr<float>();
+        const torch::Tensor drawnTokens =
+            drawTokens(drawable, options, uniforms.defined() ? uniforms[step] : uniforms);
+        // The tokens and their log-probabilities to the CPU in one copy (ids are exact in a
+        // double): one wait for the device per step, as when the logits came over whole.
+        const torch::Tensor drawn =
+            torch::stack({drawnTokens.to(torch::kFloat64),
+                          logprobs.gather(1, drawnTokens.view({count, 1}))
+                              .view({count})
+                              .to(torch::kFloat64)})
+                .cpu()
+                .contiguous();
+        const double* drawnToken = drawn.data_ptr<double>();
+        const double* drawnLogprob = drawnToken + count;
         for (int r = 0; r < count; ++r) {
             if (done[std::size_t(r)])
                 continue;
             Generation& g = out[std::size_t(r)];
             model::TokenConstraint* constraint =
                 std::size_t(r) < constraints.size() ? constraints[std::size_t(r)] : nullptr;
-            const std::int64_t token = drawn[r];
+            const auto token = static_cast<std::int64_t>(drawnToken[r]);
             g.tokens.push_back(std::int32_t(token));
-            g.logprobs.push_back(drawnLogprob[r]);
+            g.logprobs.push_back(static_cast<float>(drawnLogprob[r]));
             fed[std::size_t(r)] = token;
             if (constraint)
                 constraint->accept(std::int32_t(token));
