@@ -1,6 +1,7 @@
 #include "engine/tuning/kernel_tuning_run.h"
 
 #include "engine/evaluation/evaluation_profile.h"
+#include "engine/workspace/contained_files.h"
 
 #include <algorithm>
 #include <chrono>
@@ -150,20 +151,12 @@ EarlierParts readEarlierParts(const std::string& out) {
     }
     if (!parts.error.empty())
         return parts;
-    const fs::path kept = folder / "samples.jsonl.resumed";
-    {
-        std::ofstream file(kept, std::ios::trunc);
-        for (const json& row : parts.samples)
-            file << row.dump() << "\n";
-        if (!file.flush()) {
-            parts.error = "cannot rewrite " + (folder / "samples.jsonl").string();
-            return parts;
-        }
-    }
-    std::error_code ec;
-    fs::rename(kept, folder / "samples.jsonl", ec);
-    if (ec)
-        parts.error = "cannot rewrite " + (folder / "samples.jsonl").string() + ": " + ec.message();
+    std::string kept;
+    for (const json& row : parts.samples)
+        kept += row.dump() + "\n";
+    std::string why;
+    if (!writeFileInside(folder, "samples.jsonl", kept, &why))
+        parts.error = "cannot rewrite " + (folder / "samples.jsonl").string() + ": " + why;
     return parts;
 }
 
