@@ -19,6 +19,11 @@ constexpr std::chrono::minutes kRequestTimeout{30};
 // What of the process's log an error quotes (its head and tail).
 constexpr std::size_t kLogKeepBytes = 3000;
 
+// The reply's error, or "" when it has none (the request succeeded).
+std::string errorOf(const json& reply) {
+    return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
+}
+
 } // namespace
 
 std::string locateModelWorker() {
@@ -143,18 +148,15 @@ json LocalPolicy::grpoStep(const json& episodes, const json& settings) {
 }
 
 std::string LocalPolicy::save(const std::string& folder) {
-    const json reply = request({{"op", "save"}, {"out", folder}}, kRequestTimeout);
-    return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
+    return errorOf(request({{"op", "save"}, {"out", folder}}, kRequestTimeout));
 }
 
 std::string LocalPolicy::checkpoint(const std::string& path) {
-    const json reply = request({{"op", "checkpoint"}, {"out", path}}, kRequestTimeout);
-    return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
+    return errorOf(request({{"op", "checkpoint"}, {"out", path}}, kRequestTimeout));
 }
 
 std::string LocalPolicy::restore(const std::string& path) {
-    const json reply = request({{"op", "restore"}, {"from", path}}, kRequestTimeout);
-    return reply.contains("error") ? reply["error"].get<std::string>() : std::string();
+    return errorOf(request({{"op", "restore"}, {"from", path}}, kRequestTimeout));
 }
 
 void LocalPolicy::stop() {
