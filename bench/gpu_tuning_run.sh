@@ -80,19 +80,8 @@ prepare)
     for attempt in 1 2 3; do
         started=$(date +%s.%N)
         "$kwb" eval "$probe/ws" --fast --json > "$probe/result.json" 2> "$probe/stderr"
-        python3 - "$attempt" "$started" "$probe/result.json" <<'PY'
-import json, sys, time
-attempt, started, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-try:
-    r = json.load(open(path))
-    stages = " ".join(f"{s['name']} {s['seconds']:.2f}" for s in r.get("stages", []))
-    failure = r.get("failure") or {}
-    print(f"shared workers, gelu fast solution, evaluation {attempt}: reward {r['reward']}, "
-          f"{failure.get('kind') or 'ok'} {(failure.get('message') or '')[:300]}"
-          f"({time.time() - started:.1f} s; {stages}; sandbox {r.get('sandbox')})")
-except Exception as e:
-    print(f"evaluation {attempt}: no result ({e}): {open(path).read()[:300]}")
-PY
+        python3 "$repo/bench/evaluation_line.py" "shared workers, gelu fast solution, evaluation $attempt" "$started" \
+            "$probe/result.json"
     done
     ;;
 run)

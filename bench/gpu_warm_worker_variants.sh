@@ -34,15 +34,6 @@ rm -rf "$root"
 for variant in "default" "KWB_SHARED_WORKERS=off" "KWB_WARM_WORKER=0"; do
     started=$(date +%s.%N)
     env ${variant/default/KWB_VARIANT=default} "$kwb" eval "$root/ws" --fast --json > "$root/result.json" 2> "$root/stderr"
-    python3 - "$variant" "$started" "$root/result.json" <<'PY'
-import json, sys, time
-variant, started, path = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-try:
-    r = json.load(open(path))
-    print(f"{variant}: reward {r['reward']}, {r.get('failureKind') or r.get('failure_kind') or 'ok'}: "
-          f"{(r.get('failureMessage') or r.get('failure_message') or '')[:300]} "
-          f"({time.time() - started:.1f} s, sandbox {r.get('sandbox')})")
-except Exception as e:
-    print(f"{variant}: no result ({e}): {open(path).read()[:300]}")
-PY
+    python3 "$repo/bench/evaluation_line.py" "$variant" "$started" \
+        "$root/result.json"
 done
