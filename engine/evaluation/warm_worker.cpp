@@ -285,7 +285,6 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
                           {"result", resultFile.string()},
                           {"log", logFile.string()},
                           {"timeout_s", spec.timeout.count()},
-                          {"log_limit_bytes", 64 << 20},
                           {"max_descendants", worker->maxDescendants},
                           {"confine", plan.confinement}};
     const auto sent = std::chrono::steady_clock::now();

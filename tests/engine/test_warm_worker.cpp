@@ -147,6 +147,9 @@ TEST_F(WarmWorkerTest, NextEvaluationRunsOnStandbyChildrenPreparedInAdvance) {
     ASSERT_TRUE(first.correct) << describe(first);
     EXPECT_FALSE(first.baselinesFromCache);
     EXPECT_FALSE(preparedAhead(first, "verify"));
+    // torch.compile on the CPU writes a precompiled header of over 64 MiB: a stage child whose
+    // file size limit was lowered to a log size lost the compiled baseline.
+    EXPECT_TRUE(first.compiledBaseline.available) << first.compiledBaseline.unavailableReason;
 
     // The same workspace and settings again: verify and profile come from standby children
     // that prepared the reference side while nothing was being evaluated.

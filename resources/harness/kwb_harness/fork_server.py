@@ -17,7 +17,7 @@ descriptor 3 (``--channel-fd``); stdin is /dev/null and stdout goes to the serve
 the sandbox, bubblewrap's init (PID 1) keeps descriptors 0-2 open for anyone to reopen through
 /proc/1/fd; it closes 3, and the server is not dumpable, so no stage's code can write a reply or
 read a request. The server writes ``{"ready": true, ...}`` once. Each
-request ``{"id", "stage", "request", "result", "log", "timeout_s", "log_limit_bytes",
+request ``{"id", "stage", "request", "result", "log", "timeout_s",
 "max_descendants", "confine"}`` gets one reply ``{"id", "status": "exited" | "signaled" | "timeout" |
 "limit" | "cancelled", "code", "signal", "limit", "seconds", "warm_s", "standby"}``. A line
 ``{"cancel": id}`` while request ``id`` runs ends it: its child's tree is killed and the reply

@@ -5,7 +5,6 @@ server; then it becomes the process a cold stage would be and runs the stage.
 """
 
 import os
-import resource
 import signal
 import sys
 
@@ -14,7 +13,7 @@ from ..isolation import process_tree
 
 def become_stage_process(message: dict) -> None:
     """Turns a forked child into the process a cold stage would be: output into the stage's
-    log (with its size limit), the stage's command line."""
+    log, the stage's command line."""
     log = os.open(message["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -22,15 +21,13 @@ def become_stage_process(message: dict) -> None:
     os.dup2(log, 2)
     os.close(log)
     os.close(devnull)
-    # A flood of output must not fill the disk; past the limit writes fail instead of
-    # killing the process (SIGXFSZ ignored), and the capture keeps the tail in memory.
-    limit = int(message.get("log_limit_bytes", 64 << 20))
+    # The file size limit stays the evaluation's (the engine's, as for a cold stage). Lowering it
+    # to a log size once capped every file the stage writes: torch.compile's precompiled header
+    # (over 64 MiB) failed with "File size limit exceeded" and the CPU baseline was lost. The log
+    # needs no limit of its own: the stage's output goes through the capture (runner.py, kept in
+    # memory), the candidate's through its process's drain, and the engine reads the file's head
+    # and tail only. Past the evaluation's limit a write fails with EFBIG instead of killing.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    # Only the soft limit: the result file is written after lifting it again (run_stage).
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.stdout = os.fdopen(1, "w", buffering=1)
@@ -58,9 +55,6 @@ def run_stage(message: dict, prepared=None, done_fd: int = -1) -> int:
                      consume_request=True)
     # Nothing the candidate left running may rewrite the result once it is written.
     process_tree.end_descendants()
-    # The result file is small; it may be written past the log's size limit.
-    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
-    resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
     write_result(message["result"], result)
     # As in a cold stage: the injection library's last records, before os._exit.
     finish_timeline()
