@@ -1,15 +1,20 @@
-"""Framed messages over a stream socket: a JSON header and optional raw tensor buffers.
+"""Framed messages over a Unix stream socket: a JSON header and optional raw tensor buffers.
 
 A frame is two little-endian 64-bit sizes (header, buffers), the UTF-8 JSON header and the
 buffers back to back. A header with a value carries its description under ``"value"``
-(wire_values.py); the buffers are that value's tensors. Every size is checked against the
-description and a limit before anything is allocated, and nothing is unpickled.
+(wire_values.py); the buffers are that value's tensors. A large value's buffers travel in a
+memory file instead (shared_values.py): the header then says ``"shared": <bytes>``, the frame
+carries no buffers, and the file's descriptor comes with the frame's first bytes. Every size is
+checked against the description and a limit before anything is allocated, and nothing is
+unpickled.
 """
 
 import json
+import os
+import socket
 import struct
 
-from . import wire_values
+from . import shared_values, wire_values
 
 HEADER_LIMIT = 4 << 20
 _SIZES = struct.Struct("<QQ")
@@ -39,11 +44,27 @@ class Channel:
         tensors = []
         if has_value or value is not None:
             header["value"], tensors = wire_values.encode(value)
+        sizes = [wire_values.byte_count(t) for t in tensors]
+        if sum(sizes) >= shared_values.SHARED_MIN_BYTES:
+            fd = shared_values.write(tensors, sizes)
+            if fd is not None:
+                header["shared"] = sum(sizes)
+                try:
+                    self._send_frame(header, [], fd)
+                finally:
+                    os.close(fd)
+                return
+        self._send_frame(header, [wire_values.tensor_buffer(t.to("cpu")) for t in tensors])
+
+    def _send_frame(self, header: dict, buffers: list, fd: int | None = None) -> None:
         data = json.dumps(header).encode("utf-8")
-        buffers = [wire_values.tensor_buffer(t) for t in tensors]
-        total = sum(len(b) for b in buffers)
+        start = _SIZES.pack(len(data), sum(len(b) for b in buffers)) + data
         try:
-            self._sock.sendall(_SIZES.pack(len(data), total) + data)
+            if fd is not None:
+                # The descriptor rides on the frame's first bytes, where the receiver looks for it.
+                sent = socket.send_fds(self._sock, [start], [fd])
+                start = start[sent:]
+            self._sock.sendall(start)
             for buffer in buffers:
                 if len(buffer):
                     self._sock.sendall(buffer)
@@ -52,7 +73,35 @@ class Channel:
 
     def receive(self, device: str | None = None) -> tuple:
         """(header, value or None)."""
-        header_size, payload_size = _SIZES.unpack(bytes(self._exactly(_SIZES.size)))
+        start, fds = self._frame_start()
+        try:
+            return self._receive_rest(start, fds[0] if fds else None, device)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _frame_start(self) -> tuple:
+        """The frame's two sizes and any descriptors that came with them (at most one is kept:
+        the kernel closes what does not fit)."""
+        try:
+            data, fds, _, _ = socket.recv_fds(self._sock, _SIZES.size, 1)
+        except OSError as exc:
+            raise ChannelClosed(str(exc)) from None
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            raise ChannelClosed("end of stream")
+        if len(data) < _SIZES.size:
+            try:
+                data += bytes(self._exactly(_SIZES.size - len(data)))
+            except ChannelClosed:
+                for fd in fds:
+                    os.close(fd)
+                raise
+        return data, fds
+
+    def _receive_rest(self, start: bytes, fd: int | None, device: str | None) -> tuple:
+        header_size, payload_size = _SIZES.unpack(start)
         if header_size > HEADER_LIMIT:
             raise ProtocolError(f"a message header of {header_size} bytes (limit {HEADER_LIMIT})")
         if payload_size > self.payload_limit:
@@ -63,6 +112,9 @@ class Channel:
             raise ProtocolError(f"a message header that is not JSON: {type(exc).__name__}") from None
         if not isinstance(header, dict):
             raise ProtocolError("a message header that is not a JSON object")
+        shared = header.pop("shared", None)
+        if shared is not None and (fd is None or payload_size or type(shared) is not int or "value" not in header):
+            raise ProtocolError("a shared value without its memory file, or with bytes in the frame too")
         if "value" not in header:
             if payload_size:
                 raise ProtocolError("tensor bytes without a value description")
@@ -71,9 +123,18 @@ class Channel:
             sizes = wire_values.tensor_sizes(header["value"])
         except wire_values.WireError as exc:
             raise ProtocolError(str(exc)) from None
-        if sum(sizes) != payload_size:
-            raise ProtocolError(f"the description announces {sum(sizes)} bytes of tensors, the frame {payload_size}")
-        buffers = [self._exactly(size) for size in sizes]
+        announced = payload_size if shared is None else shared
+        if sum(sizes) != announced:
+            raise ProtocolError(f"the description announces {sum(sizes)} bytes of tensors, the frame {announced}")
+        if shared is None:
+            buffers = [self._exactly(size) for size in sizes]
+        elif shared > self.payload_limit:
+            raise ProtocolError(f"{shared} bytes of tensors (limit {self.payload_limit})")
+        else:
+            try:
+                buffers = shared_values.read(fd, sizes)
+            except shared_values.SharedValueError as exc:
+                raise ProtocolError(str(exc)) from None
         return header, wire_values.decode(header.pop("value"), buffers, device)
 
     def _exactly(self, size: int) -> bytearray:

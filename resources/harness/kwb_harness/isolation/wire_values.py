@@ -27,7 +27,8 @@ def _dtype(name):
 
 
 def encode(value) -> tuple:
-    """(description, tensors): tensors are contiguous CPU copies, in the description's order."""
+    """(description, tensors): tensors detached and contiguous, still on their devices (the
+    channel copies each to where it goes once), in the description's order."""
     import torch
 
     tensors = []
@@ -41,7 +42,7 @@ def encode(value) -> tuple:
             t = v.detach()
             if t.is_sparse or t.layout != torch.strided:
                 return {"object": f"torch.Tensor with layout {t.layout}"}
-            t = t.to("cpu").contiguous()
+            t = t.contiguous()
             tensors.append(t)
             return {"tensor": len(tensors) - 1, "dtype": str(t.dtype).replace("torch.", ""),
                     "shape": list(t.shape), "device": v.device.type}
@@ -53,7 +54,21 @@ def encode(value) -> tuple:
             return {"dict": {k: walk(x, depth + 1) for k, x in v.items()}}
         return {"object": f"{type(v).__module__}.{type(v).__qualname__}"}
 
-    return walk(value, 0), tensors
+    try:
+        return walk(value, 0), tensors
+    finally:
+        del walk  # a recursive closure is a reference cycle: it would keep the tensors until a gc
+
+
+def byte_count(t) -> int:
+    return t.numel() * t.element_size()
+
+
+def byte_view(t):
+    """A contiguous tensor's bytes as a flat uint8 tensor on its device (no copy)."""
+    import torch
+
+    return t.reshape(-1).view(torch.uint8)
 
 
 def tensor_buffer(t):
@@ -100,7 +115,10 @@ def tensor_sizes(description) -> list:
         elif "value" not in d and "object" not in d:
             raise WireError("malformed value description")
 
-    walk(description, 0)
+    try:
+        walk(description, 0)
+    finally:
+        del walk
     if sorted(sizes) != list(range(len(sizes))):
         raise WireError("tensor indices are not 0..n-1")
     return [sizes[i] for i in range(len(sizes))]
@@ -140,4 +158,7 @@ def decode(description, buffers: list, device: str | None = None):
             return {k: walk(x) for k, x in d["dict"].items()}
         return Foreign(str(d.get("object"))[:200])
 
-    return walk(description)
+    try:
+        return walk(description)
+    finally:
+        del walk  # the cycle would keep every received buffer (a mapped output) until a gc
