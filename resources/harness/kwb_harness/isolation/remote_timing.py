@@ -142,6 +142,8 @@ class RemoteTimedCandidate:
         self.external = ExternalTiming(overhead, req.device)
         process.ask({"op": "model", "seed": req.seed})
         self.outputs = TimedOutputCheck(ref_model, req)
+        # Where the judge's side of the batches goes (the profile's phase parts).
+        self.seconds = {"draw inputs": 0.0, "candidate calls": 0.0, "fetch outputs": 0.0, "check outputs": 0.0}
 
     def _draw_inputs(self, count: int) -> tuple:
         """(factors, the judge's copies of the inputs, the judge's time for drawing them). Drawn
@@ -167,7 +169,9 @@ class RemoteTimedCandidate:
         batches are checked but not part of the external timing: lazy one-time costs (module
         loading, allocator growth) land there."""
         req = self._req
+        drawing = time.perf_counter()
         factors, copies, input_ms = self._draw_inputs(count)
+        self.seconds["draw inputs"] += time.perf_counter() - drawing
         key = output_digest.new_key()
         message = {"op": "calls", "seed": req.seed, "digest_key": key,
                    "inputs": [{"pool": CANDIDATE_SALT, "factor": f} for f in factors]}
@@ -179,6 +183,7 @@ class RemoteTimedCandidate:
         started = time.perf_counter()
         reply, _ = self.sealed.ask(self.process, message, count) if self.sealed else self.process.ask(message)
         wall_ms = (time.perf_counter() - started) * 1e3
+        self.seconds["candidate calls"] += wall_ms / 1e3
         waiting_ms = scheduler_wait.excused_ms(waits_before, scheduler_wait.sample(self.process.pid))
         device_ms = _times(reply, "device_ms", count)
         host_ms = _times(reply, "host_ms", count)
@@ -193,7 +198,10 @@ class RemoteTimedCandidate:
         count = len(copies)
         digests = output_digest.committed_digests(reply, count)
         picks = sorted(self._random.sample(range(count), checks_per_batch(count)))
+        fetching = time.perf_counter()
         _, payload = self.process.ask({"op": "fetch", "indices": picks}, device=self._req.device)
+        checking = time.perf_counter()
+        self.seconds["fetch outputs"] += checking - fetching
         outputs = payload.get("outputs") if isinstance(payload, dict) else None
         if not isinstance(outputs, list) or len(outputs) != len(picks):
             raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
@@ -203,6 +211,7 @@ class RemoteTimedCandidate:
             print("flag [strict] " + self.outputs.flag["code"] + ": " + self.outputs.flag["reason"])
         for index, output in zip(picks, outputs):
             self.outputs.check(output, copies[index])
+        self.seconds["check outputs"] += time.perf_counter() - checking
 
     def census(self) -> dict:
         """The candidate's kernels over a few calls on pool inputs (GPU); their outputs are

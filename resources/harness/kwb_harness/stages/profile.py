@@ -245,6 +245,9 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
         _measure(variants, pools, req, timer, clock, remote, timings, result, marks)
         phases.mark("timing")
+        if remote is not None:
+            for part, seconds in remote.seconds.items():
+                phases.note("timing: " + part, seconds)
         gpu_after = monitor.read() if monitor else gpu_before
         result["integrity"]["gpu_state"] = {"before": gpu_before, "after": gpu_after}
         _add_flag(result, gpu_monitor.drift_flag(gpu_before, gpu_after))

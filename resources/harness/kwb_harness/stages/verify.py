@@ -10,6 +10,7 @@ threads left running, replaced timers and torch names.
 """
 
 import gc
+import time
 
 from .. import device as devices
 from .. import models
@@ -110,27 +111,46 @@ class _RemoteCandidate:
     def __init__(self, req, process: CandidateProcess, flags: _Flags):
         self.req, self.process, self.flags = req, process, flags
         self.last_stats = []
+        # Where the checks' time goes (the stage's phase parts).
+        self.seconds = {"candidate calls": 0.0, "fetch outputs": 0.0, "compare": 0.0}
 
-    def _outputs(self, case: _ReferenceCase, calls: int, resize) -> dict:
+    def _charge(self, part: str, since: float) -> float:
+        now = time.perf_counter()
+        self.seconds[part] += now - since
+        return now
+
+    def _outputs(self, case: _ReferenceCase, calls: int, resize) -> list:
+        """The outputs of ``calls`` calls on the case's inputs; None for a repeat whose committed
+        digest equals the first call's: the same bits, so there is nothing to fetch."""
         req = self.req
         key = output_digest.new_key()
         message = {"op": "calls", "seed": case.seed, "resize": resize, "poison": True, "watch_inputs": True,
                    "digest_key": key, "inputs": [{"seed": case.seed}] * calls}
+        started = time.perf_counter()
         reply, _ = self.process.ask(message)
+        started = self._charge("candidate calls", started)
         digests = output_digest.committed_digests(reply, calls)
-        _, payload = self.process.ask({"op": "fetch", "indices": list(range(calls))}, device=req.device)
+        # A repeat's digest is as much the candidate's word as the bytes it would send: fetching
+        # them would add no evidence, only a copy of the output.
+        wanted = [0] + [index for index in range(1, calls) if digests[index] != digests[0]]
+        _, payload = self.process.ask({"op": "fetch", "indices": wanted}, device=req.device)
         if not isinstance(payload, dict) or not isinstance(payload.get("outputs"), list) \
-                or len(payload["outputs"]) != calls:
+                or len(payload["outputs"]) != len(wanted):
             raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
-        changed = output_digest.first_changed(payload["outputs"], list(range(calls)), digests, key)
+        changed = output_digest.first_changed(payload["outputs"], wanted, digests, key)
         if changed is not None:
             self.flags.add(output_digest.changed_flag(changed))
-        return payload
+        outputs = [None] * calls
+        for index, output in zip(wanted, payload["outputs"]):
+            outputs[index] = output
+        self._charge("fetch outputs", started)
+        return outputs
 
     def run(self, case: _ReferenceCase, determinism: bool = True, resize=None) -> list:
         req = self.req
-        payload = self._outputs(case, 2 if determinism else 1, resize)
-        output = payload["outputs"][0]
+        outputs = self._outputs(case, 2 if determinism else 1, resize)
+        output = outputs[0]
+        started = time.perf_counter()
         _require_plain_outputs(output, case.expected, self.flags)
         comparison = compare(output, case.expected, req.atol, req.rtol, req.dtype_tolerances)
         # Kept for the caller: a failing check still reports how far off each output was.
@@ -138,17 +158,17 @@ class _RemoteCandidate:
         if not comparison.ok:
             raise HarnessError(comparison.kind, comparison.message)
 
-        if determinism:
-            # The same inputs again, on freshly poisoned memory: an answer that depends on what
-            # happened to be in memory changes, a computed one does not.
-            again = payload["outputs"][1]
-            # Bit-identical is the common case and cheap to establish; only otherwise is the
-            # tolerance comparison (float64 copies of both) worth its cost.
+        if determinism and outputs[1] is not None:
+            # The same inputs again, on freshly poisoned memory, gave other bits: an answer that
+            # depends on what happened to be in memory changes beyond the tolerance, one computed
+            # with a different order of (atomic) additions does not.
+            again = outputs[1]
             repeat = None if _identical(again, output) else compare(again, output, req.atol, req.rtol, req.dtype_tolerances)
             if repeat is not None and not repeat.ok:
                 self.flags.add({"code": "nondeterministic_output", "severity": "strict",
                                 "reason": "two runs on the same inputs disagree (uninitialised memory?): "
                                           + repeat.message})
+        self._charge("compare", started)
         return comparison.stats
 
 
@@ -261,6 +281,8 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
         phases.mark("checks")
         _check_second_shape(runner, shape_case, result)
         phases.mark("second shape")
+        for part, seconds in runner.seconds.items():
+            phases.note("checks and second shape: " + part, seconds)
         result["correct"] = True
     finally:
         result["phase_seconds"] = phases.report()
