@@ -21,3 +21,13 @@ configure_gpu_host_build() {
         -DKWB_PYTHON_EXECUTABLE="$(command -v python3)" -DCMAKE_PREFIX_PATH="$prefix" \
         -DCMAKE_INCLUDE_PATH="$prefix/include" -DCMAKE_LIBRARY_PATH="$prefix/lib" "$@" >/dev/null
 }
+
+# The bundled bubblewrap (tools/pack-host-deps.sh), where the host has none and it runs here:
+# without it every evaluation runs `sandbox_weak` and the sandbox-escape cases reach what they
+# look for.
+use_bundled_bubblewrap() {
+    if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
+        "$repo/.deps/sandbox/bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true 2>/dev/null; then
+        export KWB_BWRAP="$repo/.deps/sandbox/bwrap"
+    fi
+}

@@ -26,6 +26,8 @@ mkdir -p "$out" "$work"
 echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
 configure_gpu_host_build
+use_bundled_bubblewrap
+echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
 started=$(date +%s)
 cmake --build "$build" --target kwb kwb_cupti_inject kwb_edit_loop_bench kwb_gpu_tests \
     kwb_adversarial_gpu_tests 2>&1 | grep -E "error|FAILED" | head -20

@@ -36,14 +36,6 @@ print(":".join([lib] + sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib")
 PY
 }
 
-# The bundled bubblewrap (tools/pack-host-deps.sh), as the other GPU scripts use it.
-use_bundled_bubblewrap() {
-    if ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ] &&
-        "$repo/.deps/sandbox/bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true 2>/dev/null; then
-        export KWB_BWRAP="$repo/.deps/sandbox/bwrap"
-    fi
-}
-
 case "$part" in
 prepare)
     mkdir -p "$carry"
