@@ -49,7 +49,10 @@ std::optional<CachedBaseline> loadBaseline(const BaselineKey& key) {
         return std::nullopt;
     CachedBaseline baseline{timingFromJson(j.value("eager", json::object())),
                             timingFromJson(j.value("compile", json::object()))};
-    if (!baseline.eager.available)
+    // Without torch.compile's timing a reward measures against eager alone. Why compile failed
+    // (no compiler, a file size limit, an inductor bug) may be gone by the next evaluation, so
+    // such an entry is timed again rather than trusted until the cache is refreshed by hand.
+    if (!baseline.eager.available || !baseline.compiled.available)
         return std::nullopt;
     return baseline;
 }
