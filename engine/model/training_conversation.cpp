@@ -1,37 +1,10 @@
 #include "engine/model/training_conversation.h"
 
+#include "engine/model/tool_call_text.h"
+
 #include <optional>
 
 namespace kwb::model {
-
-std::string assistantText(const nlohmann::json& message) {
-    std::string text = message.contains("content") && message["content"].is_string()
-                           ? message["content"].get<std::string>()
-                           : std::string();
-    if (!message.contains("tool_calls") || !message["tool_calls"].is_array())
-        return text;
-    for (const auto& call : message["tool_calls"]) {
-        const nlohmann::json function = call.value("function", nlohmann::json::object());
-        nlohmann::json arguments = function.value("arguments", nlohmann::json::object());
-        // OpenAI's format carries the arguments as a JSON string; the model writes an object.
-        if (arguments.is_string()) {
-            nlohmann::json parsed = nlohmann::json::parse(arguments.get<std::string>(), nullptr,
-                                                          /*allow_exceptions=*/false);
-            arguments = parsed.is_discarded() ? arguments : parsed;
-        }
-        // The name first, as the model is asked to write it.
-        nlohmann::ordered_json shown;
-        shown["name"] = function.value("name", "");
-        shown["arguments"] = arguments;
-        if (!text.empty())
-            text += "\n";
-        text += "<tool_call>\n" +
-                shown.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                "\n</tool_call>";
-    }
-    return text;
-}
-
 namespace {
 
 TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer& tokenizer,
@@ -50,7 +23,6 @@ TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer&
         return out;
     }
     const std::optional<TokenId> endOfTurn = tokenizer.tokenId(chat.endOfTurn());
-    std::vector<ChatTurn> turns;
     std::string rendered; // the text whose tokens are in `out.tokens`
     const auto append = [&](const std::string& text, bool trained) {
         if (text.compare(0, rendered.size(), rendered) != 0) {
@@ -72,28 +44,27 @@ TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer&
         rendered = text;
         return true;
     };
+    // Every turn as the model sees it (tools offered in the row close its system turn); a
+    // system turn the tools needed is put first, ahead of the messages the mask numbers.
+    std::string turnError;
+    const std::vector<ChatTurn> all =
+        conversationTurns(messages, row.value("tools", nlohmann::json()), chat, &turnError);
+    if (all.empty()) {
+        out.error = turnError;
+        return out;
+    }
+    const std::size_t added = all.size() - messages.size();
+    std::vector<ChatTurn> turns(all.begin(), all.begin() + std::ptrdiff_t(added));
     bool anyTrained = false;
     for (std::size_t i = 0; i < messages.size(); ++i) {
-        const nlohmann::json& m = messages[i];
-        if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
-            out.error = "message " + std::to_string(i) + " has no role";
-            return out;
-        }
-        const std::string role = m["role"].get<std::string>();
-        const bool assistant = role == "assistant";
+        const ChatTurn& turn = all[i + added];
+        const bool assistant = turn.role == "assistant";
         const bool trained =
             assistant && (!masked || (row["loss_mask"][i].is_number() && row["loss_mask"][i] == 1));
-        if (assistant) {
-            // The header is the prompt's (what generation starts from); the turn is the model's.
-            if (!append(chat.render(turns, /*generationPrompt=*/true), false))
-                return out;
-            turns.push_back({role, assistantText(m)});
-        } else {
-            const std::string content = m.contains("content") && m["content"].is_string()
-                                            ? m["content"].get<std::string>()
-                                            : std::string();
-            turns.push_back({role, content});
-        }
+        // The header is the prompt's (what generation starts from); the turn is the model's.
+        if (assistant && !append(chat.render(turns, /*generationPrompt=*/true), false))
+            return out;
+        turns.push_back(turn);
         if (!append(chat.render(turns, false), trained))
             return out;
         anyTrained = anyTrained || trained;

@@ -28,7 +28,4 @@ struct TokenizedConversation {
 TokenizedConversation tokenizeConversation(const nlohmann::json& row, const BpeTokenizer& tokenizer,
                                            const ChatTemplate& chat);
 
-// The text of an assistant message with its tool calls appended as above.
-std::string assistantText(const nlohmann::json& message);
-
 } // namespace kwb::model

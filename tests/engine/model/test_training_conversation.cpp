@@ -1,6 +1,7 @@
 // An exported episode as training tokens: the chat template's text, token for token, with only
 // the trained assistant turns' own tokens marked (tiny.gguf's tokenizer knows ChatML's markers).
 #include "engine/model/gguf_file.h"
+#include "engine/model/tool_call_text.h"
 #include "engine/model/training_conversation.h"
 
 #include <gtest/gtest.h>
@@ -88,6 +89,32 @@ TEST(TrainingConversation, TheMaskChoosesTurnsAndBadRowsAreExplained) {
     roleless["messages"][1].erase("role");
     EXPECT_EQ(tokenizeConversation(roleless, *tok, chat).error, "message 1 has no role");
     EXPECT_TRUE(tokenizeConversation(roleless, *tok, chat).tokens.empty());
+}
+
+TEST(TrainingConversation, ToolsOfferedInTheRowCloseTheSystemTurnAsAtRunTime) {
+    const auto tok = tiny();
+    const ChatTemplate chat = ChatTemplate::chatMl("You are helpful.");
+    nlohmann::json row = episode();
+    row["tools"] = nlohmann::json::parse(
+        R"([{"type": "function", "function": {"name": "read_file", "description": "Reads."}}])");
+    const TokenizedConversation c = tokenizeConversation(row, *tok, chat);
+    ASSERT_EQ(c.error, "");
+    std::string error;
+    const auto turns = conversationTurns(row["messages"], row["tools"], chat, &error);
+    EXPECT_EQ(tok->decode(c.tokens), chat.render(turns, false));
+    EXPECT_NE(tok->decode(c.tokens).find("You write CUDA kernels.\n\n# Tools"), std::string::npos);
+    EXPECT_EQ(runs(*tok, c).size(), 2u) << "the mask still numbers the row's own messages";
+
+    // A row without a system message gets one: the template's default prompt and the tools,
+    // and the mask keeps to the messages it was written for.
+    row["messages"].erase(0);
+    row["loss_mask"] = {0, 1, 0, 0};
+    const TokenizedConversation without = tokenizeConversation(row, *tok, chat);
+    ASSERT_EQ(without.error, "");
+    EXPECT_EQ(
+        tok->decode(without.tokens).rfind("<|im_start|>system\nYou are helpful.\n\n# Tools", 0),
+        0u);
+    EXPECT_EQ(runs(*tok, without).size(), 1u);
 }
 
 } // namespace
