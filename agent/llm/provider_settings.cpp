@@ -10,6 +10,8 @@ std::string_view providerKindName(ProviderKind kind) {
         return "openai";
     case ProviderKind::AnthropicMessages:
         return "anthropic";
+    case ProviderKind::LocalModel:
+        return "local";
     }
     return "openai";
 }
@@ -19,12 +21,16 @@ std::optional<ProviderKind> parseProviderKind(std::string_view name) {
         return ProviderKind::OpenAiChat;
     if (name == "anthropic")
         return ProviderKind::AnthropicMessages;
+    if (name == "local")
+        return ProviderKind::LocalModel;
     return std::nullopt;
 }
 
 ProviderSettings ProviderSettings::defaultsFor(ProviderKind kind) {
     ProviderSettings settings;
     settings.kind = kind;
+    if (kind == ProviderKind::LocalModel)
+        return settings; // no endpoint and no key
     settings.baseUrl = kind == ProviderKind::AnthropicMessages ? "https://api.anthropic.com"
                                                                : "https://api.openai.com/v1";
     settings.apiKeyEnv =

@@ -12,13 +12,14 @@
 
 namespace kwb::agent {
 
-// Which wire protocol a provider speaks. The in-process local model becomes a third kind.
+// Which wire protocol a provider speaks.
 enum class ProviderKind {
     OpenAiChat,        // OpenAI Chat Completions: OpenAI, vLLM, SGLang, llama.cpp, Ollama
     AnthropicMessages, // Anthropic Messages
+    LocalModel,        // a model file run by kwb-model on this machine: no server, no key
 };
 
-std::string_view providerKindName(ProviderKind kind); // "openai", "anthropic"
+std::string_view providerKindName(ProviderKind kind); // "openai", "anthropic", "local"
 std::optional<ProviderKind> parseProviderKind(std::string_view name);
 
 struct ProviderSettings {
@@ -26,7 +27,10 @@ struct ProviderSettings {
     // OpenAI-compatible: up to and including "/v1" (requests go to {baseUrl}/chat/completions);
     // Anthropic: the host (requests go to {baseUrl}/v1/messages). Empty: the official endpoint.
     std::string baseUrl;
+    // The API's model name; for a local model, its GGUF file or Hugging Face folder.
     std::string model;
+    // A local model's device: "cpu", "cuda", or "auto" (the GPU when there is one).
+    std::string localDevice = "auto";
     std::vector<std::pair<std::string, std::string>> extraHeaders;
     // The key: `apiKey` when set (from the settings), else the variable `apiKeyEnv` names, read
     // when the provider is created. Neither is required: local servers often take no key.

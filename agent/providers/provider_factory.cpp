@@ -2,6 +2,7 @@
 
 #include "agent/llm/retrying_provider.h"
 #include "agent/providers/anthropic_messages_provider.h"
+#include "agent/providers/local_model_provider.h"
 #include "agent/providers/openai_chat_provider.h"
 
 namespace kwb::agent {
@@ -14,6 +15,9 @@ std::unique_ptr<LlmProvider> makeProvider(const ProviderSettings& settings, Slee
         break;
     case ProviderKind::AnthropicMessages:
         provider = std::make_unique<AnthropicMessagesProvider>(settings);
+        break;
+    case ProviderKind::LocalModel:
+        provider = std::make_unique<LocalModelProvider>(settings);
         break;
     }
     return std::make_unique<RetryingProvider>(std::move(provider), settings.retry,

@@ -85,20 +85,26 @@ TaskSetLoad loadRunTaskSet(const RolloutConfig& config, const std::string& store
 } // namespace
 
 json rolloutSettingsToJson(const RolloutConfig& c) {
-    return {{"limit", c.limit},
-            {"episodes_per_task", c.episodesPerTask},
-            {"concurrency", c.concurrency},
-            {"max_turns", c.maxTurns},
-            {"infrastructure_retries", c.infrastructureRetries},
-            {"provider_kind", providerKindName(c.provider.kind)},
-            {"base_url", c.provider.effectiveBaseUrl()},
-            {"model", c.provider.model},
-            {"api_key_env", c.provider.apiKeyEnv},
-            {"python", c.python},
-            {"logprobs", c.logprobs},
-            {"token_ids", c.tokenIds},
-            {"evaluation_profile", toString(c.evaluation.evaluationProfile)},
-            {"device", deviceChoiceName(c.evaluation.device)}};
+    json s = {{"limit", c.limit},
+              {"episodes_per_task", c.episodesPerTask},
+              {"concurrency", c.concurrency},
+              {"max_turns", c.maxTurns},
+              {"infrastructure_retries", c.infrastructureRetries},
+              {"provider_kind", providerKindName(c.provider.kind)},
+              {"base_url", c.provider.effectiveBaseUrl()},
+              {"model", c.provider.model},
+              {"local_device", c.provider.localDevice},
+              {"api_key_env", c.provider.apiKeyEnv},
+              {"python", c.python},
+              {"logprobs", c.logprobs},
+              {"token_ids", c.tokenIds},
+              {"evaluation_profile", toString(c.evaluation.evaluationProfile)},
+              {"device", deviceChoiceName(c.evaluation.device)}};
+    if (c.maxTokens)
+        s["max_tokens"] = *c.maxTokens;
+    if (c.temperature)
+        s["temperature"] = *c.temperature;
+    return s;
 }
 
 RolloutConfig rolloutSettingsFromJson(const json& s) {
@@ -114,12 +120,17 @@ RolloutConfig rolloutSettingsFromJson(const json& s) {
     c.provider = ProviderSettings::defaultsFor(kind.value_or(ProviderKind::OpenAiChat));
     c.provider.baseUrl = s.value("base_url", "");
     c.provider.model = s.value("model", "");
+    c.provider.localDevice = s.value("local_device", "auto");
     const std::string keyEnv = s.value("api_key_env", "");
     if (!keyEnv.empty())
         c.provider.apiKeyEnv = keyEnv;
     c.python = s.value("python", "");
     c.logprobs = s.value("logprobs", false);
     c.tokenIds = s.value("token_ids", false);
+    if (s.contains("max_tokens") && s["max_tokens"].is_number_integer())
+        c.maxTokens = s["max_tokens"].get<int>();
+    if (s.contains("temperature") && s["temperature"].is_number())
+        c.temperature = s["temperature"].get<double>();
     // Runs stored before profiles were recorded evaluated with the options' defaults.
     const auto profile = evaluationProfileFrom(s.value("evaluation_profile", "cuda-agent"));
     applyEvaluationProfile(c.evaluation, profile.value_or(EvaluationProfile::CudaAgent));
@@ -301,6 +312,8 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
             launch.evaluations = evaluations;
             launch.logprobs = config.logprobs;
             launch.tokenIds = config.tokenIds;
+            launch.maxTokens = config.maxTokens;
+            launch.temperature = config.temperature;
             launch.extraSettings = {{"run_id", runId},
                                     {"run_task", task.id},
                                     {"run_sample", item.sample},

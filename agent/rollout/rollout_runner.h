@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -27,6 +28,8 @@ struct RolloutConfig {
     ProviderSettings provider; // its key is read from the environment, never stored
     bool logprobs = false;     // keep the sampled tokens' log-probabilities (and ids)
     bool tokenIds = false;
+    std::optional<int> maxTokens; // per reply; unset: the provider's default
+    std::optional<double> temperature;
     std::string python;
     // The rl profile's options unless the caller applies another (kwb rollout --profile); the
     // profile is stored with the run, so a resume evaluates by the same rules.

@@ -90,6 +90,8 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
     config.finalEvaluation = launch.finalEvaluation;
     config.logprobs = launch.logprobs;
     config.tokenIds = launch.tokenIds;
+    config.maxTokens = launch.maxTokens;
+    config.temperature = launch.temperature;
     // What resuming the episode later needs to reach the same model the same way (never the key
     // itself: only where it came from).
     config.extraSettings = {{"provider_kind", providerKindName(launch.provider.kind)},
@@ -97,6 +99,8 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
                             {"api_key_env", launch.provider.apiKeyEnv},
                             {"python", launch.python},
                             {"device", deviceChoiceName(launch.evaluation.device)}};
+    if (launch.provider.kind == ProviderKind::LocalModel)
+        config.extraSettings["local_device"] = launch.provider.localDevice;
     if (launch.extraSettings.is_object())
         for (const auto& [key, value] : launch.extraSettings.items())
             config.extraSettings[key] = value;

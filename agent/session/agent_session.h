@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ struct AgentLaunch {
     // the tokens as ids where the server is vLLM (return_tokens_as_token_ids).
     bool logprobs = false;
     bool tokenIds = false;
+    // Per reply: the token limit and the sampling temperature; unset: the provider's defaults.
+    // A local model on a CPU needs a small limit to answer in seconds.
+    std::optional<int> maxTokens;
+    std::optional<double> temperature;
     // Merged into the episode's settings when it is created (a rollout's run, task and sample).
     nlohmann::json extraSettings = nlohmann::json::object();
 };

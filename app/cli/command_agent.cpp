@@ -8,6 +8,7 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 namespace kwb::cli {
 namespace {
@@ -55,11 +56,14 @@ struct AgentOptions {
     std::string apiKeyEnv;
     int maxTurns = 0; // 0: 200, or the resumed episode's
     std::string store;
-    std::string device; // empty: auto, or the resumed episode's
+    std::string device;      // empty: auto, or the resumed episode's
+    std::string modelDevice; // a local model's; empty: auto, or the resumed episode's
     std::string python;
     agent::EpisodeId resume = 0;
     bool logprobs = false;
     bool tokenIds = false;
+    std::optional<int> maxTokens;      // per reply
+    std::optional<double> temperature; // per reply
 };
 
 // `--resume`: the episode to continue, and every option not given taken from its record (the
@@ -99,8 +103,16 @@ std::string fillFromResumedEpisode(AgentOptions& o, agent::AgentLaunch& launch) 
         o.apiKeyEnv = setting("api_key_env");
     if (o.device.empty())
         o.device = setting("device");
+    if (o.modelDevice.empty())
+        o.modelDevice = setting("local_device");
     if (o.python.empty())
         o.python = setting("python");
+    if (!o.maxTokens && settings.is_object() && settings.contains("max_tokens") &&
+        settings["max_tokens"].is_number_integer())
+        o.maxTokens = settings["max_tokens"].get<int>();
+    if (!o.temperature && settings.is_object() && settings.contains("temperature") &&
+        settings["temperature"].is_number())
+        o.temperature = settings["temperature"].get<double>();
     if (settings.is_object() && settings.value("logprobs", false))
         o.logprobs = true;
     if (settings.is_object() && settings.value("token_ids", false))
@@ -131,13 +143,15 @@ int runAgent(AgentOptions o) {
         o.maxTurns = 200;
     const auto kind = agent::parseProviderKind(o.provider);
     if (!kind) {
-        std::cerr << "kwb: unknown provider '" << o.provider << "' (openai or anthropic)\n";
+        std::cerr << "kwb: unknown provider '" << o.provider << "' (openai, anthropic or local)\n";
         return kExitUsage;
     }
     launch.provider = agent::ProviderSettings::defaultsFor(*kind);
     if (!o.baseUrl.empty())
         launch.provider.baseUrl = o.baseUrl;
     launch.provider.model = o.model;
+    if (!o.modelDevice.empty())
+        launch.provider.localDevice = o.modelDevice;
     if (!o.apiKeyEnv.empty())
         launch.provider.apiKeyEnv = o.apiKeyEnv;
     launch.taskPath = o.task;
@@ -148,6 +162,8 @@ int runAgent(AgentOptions o) {
     launch.evaluation.device = deviceChoiceFrom(o.device.empty() ? "auto" : o.device);
     launch.logprobs = o.logprobs || o.tokenIds;
     launch.tokenIds = o.tokenIds;
+    launch.maxTokens = o.maxTokens;
+    launch.temperature = o.temperature;
 
     agent::AgentSession::Prepared prepared = agent::AgentSession::prepare(launch);
     if (!prepared) {
@@ -202,8 +218,14 @@ void addAgentCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand("agent", "Run an agent episode on a task, live, and store it");
     auto o = std::make_shared<AgentOptions>();
     cmd->add_option("--task", o->task, "KernelBench task file")->check(CLI::ExistingFile);
-    cmd->add_option("--provider", o->provider, "openai (any OpenAI-compatible server) or anthropic")
-        ->check(CLI::IsMember({"openai", "anthropic"}));
+    cmd->add_option("--provider", o->provider,
+                    "openai (any OpenAI-compatible server), anthropic, or local (a model file run "
+                    "by kwb-model on this machine: --model names its GGUF file or Hugging Face "
+                    "folder)")
+        ->check(CLI::IsMember({"openai", "anthropic", "local"}));
+    cmd->add_option("--model-device", o->modelDevice,
+                    "Where a local model runs: auto (the GPU when there is one), cpu or cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     cmd->add_option("--base-url", o->baseUrl,
                     "API base URL (OpenAI-compatible: up to /v1; default: the official one)");
     cmd->add_option("--model", o->model, "Model name");
@@ -226,6 +248,14 @@ void addAgentCommand(CLI::App& app) {
                   "servers that return them)");
     cmd->add_flag("--token-ids", o->tokenIds,
                   "Ask for the tokens as ids as well (vLLM's return_tokens_as_token_ids)");
+    cmd->add_option("--max-tokens", o->maxTokens,
+                    "Token limit per reply (default: the provider's; a local model on a CPU "
+                    "needs a small one)")
+        ->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--temperature", o->temperature,
+                    "Sampling temperature (default: the provider's; 1 keeps a local model's "
+                    "log-probabilities its own, as PPO needs)")
+        ->check(CLI::Range(0.0, 10.0));
     cmd->callback([o] {
         if (int code = runAgent(*o); code != kExitOk)
             throw CLI::RuntimeError(code);

@@ -4,12 +4,14 @@
 #include "engine/model/chat_template.h"
 #include "engine/model/choice_grammar.h"
 #include "engine/model/model_files.h"
+#include "engine/model/tool_call_text.h"
 #include "engine/torch/llama_model.h"
 #include "engine/torch/policy_trainer.h"
 #include "save_trained_model.h"
 #include "step_json.h"
 #include "training_options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
@@ -129,17 +131,23 @@ public:
 
 private:
     json sample(const json& r) {
-        std::vector<model::ChatTurn> turns;
-        for (const json& m : r.value("messages", json::array())) {
-            if (!m.is_object() || !m.value("role", json()).is_string() ||
-                !m.value("content", json()).is_string())
-                return {{"error", "each message needs a string role and content"}};
-            turns.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
-        }
+        // OpenAI-style messages (tool calls and tool results included) and the tools offered,
+        // rendered as training renders them (model::conversationTurns).
+        const json tools = r.value("tools", json::array());
+        std::string turnError;
+        const std::vector<model::ChatTurn> turns =
+            model::conversationTurns(r.value("messages", json::array()), tools, *chat_, &turnError);
         if (turns.empty())
-            return {{"error", "sample needs messages"}};
+            return {{"error", turnError.empty() ? "sample needs messages" : turnError}};
         const std::vector<model::TokenId> prompt =
             tokenizer_->encode(chat_->render(turns, /*generationPrompt=*/true));
+        // Positions past the context were never trained: the caller prunes and asks again.
+        const int context = model_->config().context;
+        if (context > 0 && std::int64_t(prompt.size()) >= context)
+            return {{"error", "the conversation is " + std::to_string(prompt.size()) +
+                                  " tokens; the model's context holds " + std::to_string(context)},
+                    {"error_kind", "context_too_long"},
+                    {"prompt_token_count", prompt.size()}};
         torchnn::LlamaModel::GenerationOptions options;
         options.maxTokens = r.value("max_tokens", 64);
         options.temperature = r.value("temperature", 1.0);
@@ -175,17 +183,42 @@ private:
         const auto group = model_->generateGroup(prompt, count, options, constraints);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        std::vector<std::string> stops;
+        for (const json& stop : r.value("stop", json::array()))
+            if (stop.is_string() && !stop.get<std::string>().empty())
+                stops.push_back(stop.get<std::string>());
+        const bool tokenTexts = r.value("token_texts", false);
         json samples = json::array();
         std::size_t generated = 0;
-        for (const auto& g : group) {
+        for (auto g : group) {
+            if (!stops.empty())
+                cutAtStopSequence(g, stops);
             std::vector<model::TokenId> text = g.tokens;
             if (!text.empty() && g.stopReason == "stop_token")
                 text.pop_back();
             generated += g.tokens.size();
-            samples.push_back({{"text", tokenizer_->decode(text)},
-                               {"tokens", g.tokens},
-                               {"logprobs", g.logprobs},
-                               {"stop_reason", g.stopReason}});
+            json sample = {{"text", tokenizer_->decode(text)},
+                           {"tokens", g.tokens},
+                           {"logprobs", g.logprobs},
+                           {"stop_reason", g.stopReason}};
+            if (g.stopReason == "stop_sequence")
+                sample["text"] = textBeforeStop(sample["text"].get<std::string>(), stops);
+            if (tokenTexts) {
+                json pieces = json::array();
+                for (const model::TokenId id : g.tokens)
+                    pieces.push_back(tokenizer_->decode(std::vector<model::TokenId>{id}));
+                sample["token_texts"] = std::move(pieces);
+            }
+            if (!tools.empty()) {
+                const model::ParsedReply reply =
+                    model::parseToolCalls(sample["text"].get<std::string>());
+                json calls = json::array();
+                for (const model::ParsedToolCall& call : reply.calls)
+                    calls.push_back({{"name", call.name}, {"arguments", call.argumentsJson}});
+                sample["content"] = reply.content;
+                sample["tool_calls"] = std::move(calls);
+            }
+            samples.push_back(std::move(sample));
         }
         return {{"prompt_tokens", prompt},
                 {"samples", samples},
@@ -194,6 +227,41 @@ private:
                 {"decode_seconds", group.empty() ? 0.0 : group.front().decodeSeconds},
                 {"generated_tokens", generated},
                 {"tokens_per_second", seconds > 0 ? double(generated) / seconds : 0.0}};
+    }
+
+    // Ends a reply at the first token whose text completes a stop sequence (the shortest prefix
+    // whose decoded text holds one: found by halving, as holding one only grows with length), so
+    // the tokens and log-probabilities kept are exactly those of the text returned.
+    void cutAtStopSequence(torchnn::LlamaModel::Generation& g,
+                           const std::vector<std::string>& stops) const {
+        const auto holdsStop = [&](std::size_t count) {
+            const std::string text = tokenizer_->decode(std::vector<model::TokenId>(
+                g.tokens.begin(), g.tokens.begin() + std::ptrdiff_t(count)));
+            return std::any_of(stops.begin(), stops.end(), [&](const std::string& stop) {
+                return text.find(stop) != std::string::npos;
+            });
+        };
+        if (g.tokens.empty() || !holdsStop(g.tokens.size()))
+            return;
+        std::size_t low = 1, high = g.tokens.size();
+        while (low < high) {
+            const std::size_t middle = (low + high) / 2;
+            if (holdsStop(middle))
+                high = middle;
+            else
+                low = middle + 1;
+        }
+        g.tokens.resize(low);
+        g.logprobs.resize(low);
+        g.stopReason = "stop_sequence";
+    }
+
+    static std::string textBeforeStop(const std::string& text,
+                                      const std::vector<std::string>& stops) {
+        std::size_t cut = text.size();
+        for (const std::string& stop : stops)
+            cut = std::min(cut, text.find(stop));
+        return text.substr(0, cut);
     }
 
     // Episodes: {"prompt_tokens", "tokens" (the sample's), "logprobs" (the sample's), "reward",

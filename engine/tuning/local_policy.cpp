@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <unistd.h>
 
 namespace kwb {
@@ -37,7 +38,7 @@ std::string locateModelWorker() {
     return {};
 }
 
-std::string LocalPolicy::start(const LocalPolicyOptions& options) {
+std::string LocalPolicy::start(const LocalPolicyOptions& options, std::stop_token stop) {
     options_ = options;
     if (options_.executable.empty())
         options_.executable = locateModelWorker();
@@ -69,7 +70,12 @@ std::string LocalPolicy::start(const LocalPolicyOptions& options) {
     std::string error;
     if (!process_.start(spec, options_.logPath, &error))
         return "cannot start kwb-model: " + error;
-    const auto line = process_.readLine(kRequestTimeout);
+    bool stopped = false;
+    const auto line = readLineOrStop(kRequestTimeout, stop, &stopped);
+    if (stopped) {
+        process_.kill();
+        return "cancelled while the model was loading";
+    }
     const json ready = line ? json::parse(*line, nullptr, false) : json();
     if (!ready.is_object() || !ready.value("ready", false)) {
         std::string why = ready.is_object() && ready.contains("error")
@@ -83,42 +89,98 @@ std::string LocalPolicy::start(const LocalPolicyOptions& options) {
     return {};
 }
 
-json LocalPolicy::request(json body, std::chrono::milliseconds timeout) {
+bool LocalPolicy::running() {
+    return process_.pid() > 0 && !process_.ended() && process_.running();
+}
+
+std::optional<std::string> LocalPolicy::readLineOrStop(std::chrono::milliseconds timeout,
+                                                       std::stop_token stop, bool* stopped) {
+    if (!stop.stop_possible())
+        return process_.readLine(timeout);
+    constexpr std::chrono::milliseconds kSlice{100};
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        if (stop.stop_requested()) {
+            *stopped = true;
+            return std::nullopt;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left <= std::chrono::milliseconds(0))
+            return std::nullopt;
+        if (auto line = process_.readLine(std::min(left, kSlice)))
+            return line;
+        if (process_.ended())
+            return std::nullopt;
+    }
+}
+
+json LocalPolicy::request(json body, std::chrono::milliseconds timeout, std::stop_token stop) {
     const std::uint64_t id = nextId_++;
     body["id"] = id;
-    if (!process_.writeLine(body.dump()))
-        return {{"error", "the model's process is gone" + logTail()}};
-    const auto line = process_.readLine(timeout);
+    if (!process_.writeLine(body.dump(-1, ' ', false, json::error_handler_t::replace)))
+        return {{"error", "the model's process is gone" + logTail()}, {"error_kind", "process"}};
+    bool stopped = false;
+    const auto line = readLineOrStop(timeout, stop, &stopped);
+    if (stopped) {
+        // What it was generating is not wanted, and it cannot be told so mid-generation.
+        process_.kill();
+        return {{"error", "cancelled"}, {"error_kind", "cancelled"}};
+    }
     if (!line) {
         if (!process_.ended())
             process_.kill(); // hung: what it was doing is lost either way
-        return {{"error", "the model's process ended or stopped answering" + logTail()}};
+        return {{"error", "the model's process ended or stopped answering" + logTail()},
+                {"error_kind", "process"}};
     }
     json reply = json::parse(*line, nullptr, false);
-    if (!reply.is_object())
-        return {{"error", "the model's process answered something that is not JSON"}};
+    // A process that breaks the protocol is not trusted with the next request either.
+    if (!reply.is_object()) {
+        process_.kill();
+        return {{"error", "the model's process answered something that is not JSON"},
+                {"error_kind", "process"}};
+    }
     // A reply to an earlier request that timed out on our side cannot arrive: the process is
     // killed then. Anything else out of order is a protocol error.
-    if (reply.value("id", std::uint64_t(0)) != id)
-        return {{"error", "the model's process answered out of order"}};
+    if (!reply.contains("id") || !reply["id"].is_number_unsigned() ||
+        reply["id"].get<std::uint64_t>() != id) {
+        process_.kill();
+        return {{"error", "the model's process answered out of order"}, {"error_kind", "process"}};
+    }
+    if (reply.contains("error") && !reply.contains("error_kind"))
+        reply["error_kind"] = "request";
     return reply;
 }
 
 PolicyGroup LocalPolicy::sample(const std::string& system, const std::string& user,
                                 const PolicySampling& sampling) {
+    return sampleChat(json::array({{{"role", "system"}, {"content", system}},
+                                   {{"role", "user"}, {"content", user}}}),
+                      json::array(), sampling);
+}
+
+PolicyGroup LocalPolicy::sampleChat(const json& messages, const json& tools,
+                                    const PolicySampling& sampling, std::stop_token stop) {
     PolicyGroup group;
     json body = {{"op", "sample"},
-                 {"messages", json::array({{{"role", "system"}, {"content", system}},
-                                           {{"role", "user"}, {"content", user}}})},
+                 {"messages", messages},
                  {"count", sampling.count},
                  {"max_tokens", sampling.maxTokens},
                  {"temperature", sampling.temperature},
                  {"seed", sampling.seed}};
+    if (tools.is_array() && !tools.empty())
+        body["tools"] = tools;
     if (!sampling.grammar.empty())
         body["grammar"] = sampling.grammar;
-    const json reply = request(std::move(body), kRequestTimeout);
+    if (!sampling.stop.empty())
+        body["stop"] = sampling.stop;
+    if (sampling.tokenTexts)
+        body["token_texts"] = true;
+    const json reply = request(std::move(body), kRequestTimeout, stop);
     if (reply.contains("error")) {
-        group.error = reply["error"].get<std::string>();
+        group.error =
+            reply["error"].is_string() ? reply["error"].get<std::string>() : reply["error"].dump();
+        group.errorKind = reply.value("error_kind", "request");
         return group;
     }
     try {
@@ -129,13 +191,27 @@ PolicyGroup LocalPolicy::sample(const std::string& system, const std::string& us
             sample.tokens = s.at("tokens").get<std::vector<std::int32_t>>();
             sample.logprobs = s.at("logprobs").get<std::vector<float>>();
             sample.stopReason = s.at("stop_reason").get<std::string>();
+            if (sample.logprobs.size() != sample.tokens.size())
+                throw std::runtime_error("a sample's log-probabilities and tokens differ in count");
+            sample.content = s.value("content", sample.text);
+            if (s.contains("tool_calls")) {
+                sample.toolCalls = s["tool_calls"];
+                for (const json& call : sample.toolCalls)
+                    if (!call.is_object() || !call.value("name", json()).is_string() ||
+                        !call.value("arguments", json()).is_string())
+                        throw std::runtime_error("a tool call without a name or arguments");
+            }
+            if (s.contains("token_texts"))
+                sample.tokenTexts = s["token_texts"].get<std::vector<std::string>>();
             group.samples.push_back(std::move(sample));
         }
         group.seconds = reply.value("seconds", 0.0);
         group.tokensPerSecond = reply.value("tokens_per_second", 0.0);
-    } catch (const json::exception& e) {
+    } catch (const std::exception& e) {
         group = {};
         group.error = std::string("the model's reply is malformed: ") + e.what();
+        group.errorKind = "process";
+        process_.kill();
     }
     return group;
 }

@@ -2,8 +2,11 @@
 
 #include "engine/process/line_process.h"
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -28,7 +31,12 @@ struct PolicySample {
     std::string text; // the reply, its end token left out
     std::vector<std::int32_t> tokens;
     std::vector<float> logprobs; // each token's, as drawn
-    std::string stopReason;      // stop_token, max_tokens, context, constraint
+    std::string stopReason;      // stop_token, stop_sequence, max_tokens, context, constraint
+    // With tools offered: the text outside the tool-call blocks, and the calls read from them
+    // ({"name", "arguments": JSON text}).
+    std::string content;
+    nlohmann::json toolCalls = nlohmann::json::array();
+    std::vector<std::string> tokenTexts; // with PolicySampling::tokenTexts: each token's text
 };
 
 struct PolicyGroup {
@@ -37,6 +45,10 @@ struct PolicyGroup {
     double seconds = 0;
     double tokensPerSecond = 0;
     std::string error; // empty when the samples are there
+    // What kind of failure: "context_too_long" (the prompt does not fit the model's context),
+    // "cancelled" (the stop token fired; the process was ended), "process" (it died, hung or
+    // spoke out of turn), "request" (it refused the request, and is still usable).
+    std::string errorKind;
 };
 
 struct PolicySampling {
@@ -45,6 +57,8 @@ struct PolicySampling {
     double temperature = 1.0; // 1: the log-probabilities are the policy's own, as PPO needs
     std::string grammar;      // a ChoiceGrammar text; empty: free text
     std::uint64_t seed = 0;
+    std::vector<std::string> stop; // text that ends a reply (cut before it)
+    bool tokenTexts = false;
 };
 
 // The local model of a training run, in its own process (`kwb-model serve`: libtorch never
@@ -54,9 +68,17 @@ struct PolicySampling {
 class LocalPolicy {
 public:
     // Starts the process and waits for the model to load; empty when ready, else why not.
-    std::string start(const LocalPolicyOptions& options);
+    std::string start(const LocalPolicyOptions& options, std::stop_token stop = {});
+    // The process is up and answering (false before start, after stop, a cancel or a death).
+    bool running();
     PolicyGroup sample(const std::string& system, const std::string& user,
                        const PolicySampling& sampling);
+    // A whole conversation: OpenAI-style messages (tool calls and results included) and the
+    // tools offered (model::conversationTurns renders them). A stop request ends the process
+    // (generation cannot be interrupted otherwise) and answers "cancelled" within ~0.1 s; the
+    // caller starts it again for the next request.
+    PolicyGroup sampleChat(const nlohmann::json& messages, const nlohmann::json& tools,
+                           const PolicySampling& sampling, std::stop_token stop = {});
     // One GRPO step; the reply's figures (loss, clip_fraction, approximate_kl, entropy,
     // grad_norm, tokens_per_second, peak_memory_bytes, ...) or {"error": ...}.
     nlohmann::json grpoStep(const nlohmann::json& episodes, const nlohmann::json& settings);
@@ -71,7 +93,12 @@ public:
     std::int64_t trainableParameters() const { return trainableParameters_; }
 
 private:
-    nlohmann::json request(nlohmann::json body, std::chrono::milliseconds timeout);
+    nlohmann::json request(nlohmann::json body, std::chrono::milliseconds timeout,
+                           std::stop_token stop = {});
+    // The next line, waiting up to `timeout` in short slices so that `stop` is seen; nullopt
+    // on timeout, end of output or stop (then *stopped is set).
+    std::optional<std::string> readLineOrStop(std::chrono::milliseconds timeout,
+                                              std::stop_token stop, bool* stopped);
     std::string logTail() const;
 
     LineProcess process_;
