@@ -23,7 +23,9 @@ TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer&
         return out;
     }
     const std::optional<TokenId> endOfTurn = tokenizer.tokenId(chat.endOfTurn());
-    std::string rendered; // the text whose tokens are in `out.tokens`
+    std::string rendered;
+    std::vector<float>
+        logprobs; // one per token of out.tokens // the text whose tokens are in `out.tokens`
     const auto append = [&](const std::string& text, bool trained) {
         if (text.compare(0, rendered.size(), rendered) != 0) {
             out.error = "the chat template is not prefix-stable for this conversation";
@@ -41,6 +43,52 @@ TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer&
                 flags[k] = 0;
             }
         out.trained.insert(out.trained.end(), flags.begin(), flags.end());
+        logprobs.resize(out.tokens.size(), 0.0f);
+        rendered = text;
+        return true;
+    };
+    // An assistant turn as the ids the model drew (with their log-probabilities), then what the
+    // template writes after the turn's end-of-turn marker as context; `text` is the conversation
+    // rendered through this turn, from which the later turns continue.
+    const auto appendSampled = [&](const nlohmann::json& entry, const std::string& text,
+                                   bool trained, std::size_t index) {
+        const nlohmann::json ids = entry["ids"];
+        const nlohmann::json drawn = entry.value("logprobs", nlohmann::json());
+        if (!drawn.is_array() || drawn.size() != ids.size()) {
+            out.error = "message " + std::to_string(index) +
+                        ": the sampled tokens and their log-probabilities differ in count";
+            return false;
+        }
+        const std::size_t vocabulary = tokenizer.vocabularySize();
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+            if (!ids[k].is_number_integer() || ids[k].get<std::int64_t>() < 0 ||
+                std::size_t(ids[k].get<std::int64_t>()) >= vocabulary || !drawn[k].is_number()) {
+                out.error = "message " + std::to_string(index) + ": sampled token " +
+                            std::to_string(k) + " is not a token of this model";
+                return false;
+            }
+            out.tokens.push_back(ids[k].get<TokenId>());
+            out.trained.push_back(trained ? 1 : 0);
+            logprobs.push_back(trained ? drawn[k].get<float>() : 0.0f);
+        }
+        const std::string marker = chat.endOfTurn();
+        const std::size_t end = text.rfind(marker);
+        if (end == std::string::npos || end < rendered.size()) {
+            out.error = "the chat template wrote no end-of-turn marker for message " +
+                        std::to_string(index);
+            return false;
+        }
+        // A reply cut short did not write the marker: the template's follows as context.
+        if (!endOfTurn || out.tokens.back() != *endOfTurn) {
+            const std::vector<TokenId> closing = tokenizer.encode(marker);
+            out.tokens.insert(out.tokens.end(), closing.begin(), closing.end());
+            out.trained.insert(out.trained.end(), closing.size(), 0);
+            logprobs.resize(out.tokens.size(), 0.0f);
+        }
+        const std::vector<TokenId> tail = tokenizer.encode(text.substr(end + marker.size()));
+        out.tokens.insert(out.tokens.end(), tail.begin(), tail.end());
+        out.trained.insert(out.trained.end(), tail.size(), 0);
+        logprobs.resize(out.tokens.size(), 0.0f);
         rendered = text;
         return true;
     };
@@ -55,7 +103,12 @@ TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer&
     }
     const std::size_t added = all.size() - messages.size();
     std::vector<ChatTurn> turns(all.begin(), all.begin() + std::ptrdiff_t(added));
-    bool anyTrained = false;
+    const nlohmann::json sampled = row.value("sampled_tokens", nlohmann::json());
+    if (!sampled.is_null() && (!sampled.is_array() || sampled.size() != messages.size())) {
+        out.error = "\"sampled_tokens\" does not have one entry per message";
+        return out;
+    }
+    bool anyTrained = false, everyTrainedSampled = true;
     for (std::size_t i = 0; i < messages.size(); ++i) {
         const ChatTurn& turn = all[i + added];
         const bool assistant = turn.role == "assistant";
@@ -65,10 +118,23 @@ TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer&
         if (assistant && !append(chat.render(turns, /*generationPrompt=*/true), false))
             return out;
         turns.push_back(turn);
-        if (!append(chat.render(turns, false), trained))
-            return out;
+        const nlohmann::json ids = sampled.is_array() && sampled[i].is_object()
+                                       ? sampled[i].value("ids", nlohmann::json())
+                                       : nlohmann::json();
+        if (assistant && ids.is_array() && !ids.empty()) {
+            if (!appendSampled(sampled[i], chat.render(turns, false), trained, i))
+                return out;
+        } else {
+            everyTrainedSampled = everyTrainedSampled && !trained;
+            if (!append(chat.render(turns, false), trained))
+                return out;
+        }
         anyTrained = anyTrained || trained;
     }
+    if (everyTrainedSampled)
+        out.sampledLogprobs = std::move(logprobs);
+    else
+        out.sampledLogprobs.clear();
     if (!anyTrained)
         out.error = "no assistant turn is trained";
     return out;
@@ -83,6 +149,7 @@ TokenizedConversation tokenizeConversation(const nlohmann::json& row, const BpeT
         // A row is used whole or not at all.
         out.tokens.clear();
         out.trained.clear();
+        out.sampledLogprobs.clear();
     }
     return out;
 }

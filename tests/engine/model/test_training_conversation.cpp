@@ -117,5 +117,72 @@ TEST(TrainingConversation, ToolsOfferedInTheRowCloseTheSystemTurnAsAtRunTime) {
     EXPECT_EQ(runs(*tok, without).size(), 1u);
 }
 
+TEST(TrainingConversation, SampledTurnsTrainOnTheIdsTheModelDrewWithTheirLogprobs) {
+    const auto tok = tiny();
+    const ChatTemplate chat = ChatTemplate::chatMl();
+    nlohmann::json row = episode();
+    const std::optional<TokenId> end = tok->tokenId("<|im_end|>");
+    ASSERT_TRUE(end);
+    // Turn 2's stored text ("First I look." with its tool call, as the provider parsed it) is not
+    // what the ids spell: the ids are what the model drew, and they are what trains. It stopped
+    // at the end-of-turn marker; turn 4 was cut by the token limit (no marker).
+    std::vector<TokenId> drawn = tok->encode("Hmm");
+    drawn.push_back(*end);
+    std::vector<float> firstLogprobs;
+    for (std::size_t k = 0; k < drawn.size(); ++k)
+        firstLogprobs.push_back(-0.5f - float(k));
+    const std::vector<TokenId> cut = tok->encode("Do");
+    row["sampled_tokens"] = nlohmann::json::array(
+        {nullptr,
+         nullptr,
+         {{"ids", drawn}, {"logprobs", firstLogprobs}},
+         nullptr,
+         {{"ids", cut}, {"logprobs", std::vector<float>(cut.size(), -2.0f)}}});
+    const TokenizedConversation c = tokenizeConversation(row, *tok, chat);
+    ASSERT_EQ(c.error, "");
+    ASSERT_EQ(c.sampledLogprobs.size(), c.tokens.size());
+    // The trained tokens are exactly the drawn ids, in order, with their log-probabilities.
+    std::vector<TokenId> trained;
+    std::vector<float> trainedLogprobs;
+    for (std::size_t i = 0; i < c.tokens.size(); ++i)
+        if (c.trained[i]) {
+            trained.push_back(c.tokens[i]);
+            trainedLogprobs.push_back(c.sampledLogprobs[i]);
+        } else {
+            EXPECT_EQ(c.sampledLogprobs[i], 0.0f);
+        }
+    std::vector<TokenId> expected = drawn;
+    expected.insert(expected.end(), cut.begin(), cut.end());
+    EXPECT_EQ(trained, expected);
+    EXPECT_EQ(trainedLogprobs.front(), -0.5f);
+    EXPECT_EQ(trainedLogprobs.back(), -2.0f);
+    // The cut reply's marker follows as context, then the template goes on as before.
+    const std::string text = tok->decode(c.tokens);
+    EXPECT_NE(text.find("<|im_start|>assistant\nHmm<|im_end|>\n<|im_start|>tool"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("First I look."), std::string::npos);
+    EXPECT_NE(text.find("<|im_start|>assistant\nDo<|im_end|>\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("<|im_start|>tool\nimport torch<|im_end|>"), std::string::npos);
+
+    // One trained turn without its sampled ids: no log-probabilities for the row (the trainer
+    // takes them from the policy) but the drawn ids still train.
+    row["sampled_tokens"][4] = nullptr;
+    const TokenizedConversation mixed = tokenizeConversation(row, *tok, chat);
+    ASSERT_EQ(mixed.error, "");
+    EXPECT_TRUE(mixed.sampledLogprobs.empty());
+
+    // Ids that are not this model's tokens, or counts that differ, are refused whole.
+    row["sampled_tokens"][2]["ids"][0] = 1 << 30;
+    EXPECT_NE(tokenizeConversation(row, *tok, chat).error.find("is not a token of this model"),
+              std::string::npos);
+    row["sampled_tokens"][2] = {{"ids", {1, 2}}, {"logprobs", {-1.0}}};
+    EXPECT_NE(tokenizeConversation(row, *tok, chat).error.find("differ in count"),
+              std::string::npos);
+    row["sampled_tokens"] = nlohmann::json::array({nullptr});
+    EXPECT_EQ(tokenizeConversation(row, *tok, chat).error,
+              "\"sampled_tokens\" does not have one entry per message");
+}
+
 } // namespace
 } // namespace kwb::model
