@@ -76,10 +76,15 @@ torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cach
     const torch::Tensor doubled = torch::cat({angles, angles}, -1);
     const torch::Tensor cos = doubled.cos().to(dtype).view({1, 1, length, D});
     const torch::Tensor sin = doubled.sin().to(dtype).view({1, 1, length, D});
-    // New position i (absolute past + i) sees keys 0 .. past + i.
-    const torch::Tensor mask =
-        torch::full({length, total}, -INFINITY, torch::TensorOptions().dtype(dtype).device(device))
-            .triu(past + 1);
+    // New position i (absolute past + i) sees keys 0 .. past + i. Without a past that is plain
+    // causal attention and one token after a past sees every key: both need no mask, which
+    // keeps torch's flash kernels eligible. A chunk after a past needs it (true: attended).
+    std::optional<torch::Tensor> mask;
+    if (past > 0 && length > 1)
+        mask =
+            torch::ones({length, total}, torch::TensorOptions().dtype(torch::kBool).device(device))
+                .tril(past);
+    const bool causal = past == 0 && length > 1;
     const int groups = config.heads / config.kvHeads;
     for (std::size_t index = 0; index < layers.size(); ++index) {
         const Layer& l = layers[index];
@@ -105,10 +110,12 @@ torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cach
             k = k.repeat_interleave(groups, 1);
             v = v.repeat_interleave(groups, 1);
         }
-        torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D));
-        scores = (scores + mask).to(torch::kFloat32).softmax(-1).to(dtype);
-        const torch::Tensor attended =
-            torch::matmul(scores, v).transpose(1, 2).reshape({batch, length, config.heads * D});
+        // Torch's fused attention (flash or memory-efficient where it has them): the scores
+        // matrix is never kept for the backward pass, where a 4k-token episode's would take
+        // ~20 GB in float32 over 30 layers; the softmax accumulates in float32 as before.
+        const torch::Tensor attended = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal)
+                                           .transpose(1, 2)
+                                           .reshape({batch, length, config.heads * D});
         x = x + project(l, 3, attended, withoutAdapters);
         const torch::Tensor g = rmsNorm(x, l.ffnNorm);
         const torch::Tensor gated =
