@@ -62,6 +62,7 @@ void printEvent(const json& e) {
 void addTrainCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand("train", "Train a local model on GPU rewards");
     cmd->require_subcommand(1);
+    addEpisodeTrainingCommands(cmd);
     auto configPath = std::make_shared<std::string>();
     auto overrides = std::make_shared<json>(json::object());
     auto steps = std::make_shared<int>(-1);

@@ -26,8 +26,9 @@ void addEpisodesCommand(CLI::App& app);
 void addRolloutCommands(CLI::App& app); // rollout, runs
 void addNvrtcCommand(CLI::App& app);
 void addServeCommand(CLI::App& app);
-void addModelCommand(CLI::App& app); // model info, tokenize, detokenize
-void addTrainCommand(CLI::App& app); // train tune
+void addModelCommand(CLI::App& app);              // model info, tokenize, detokenize
+void addTrainCommand(CLI::App& app);              // train tune, rft, grpo, value, ppo
+void addEpisodeTrainingCommands(CLI::App* train); // train rft|grpo|value|ppo
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;
