@@ -44,6 +44,7 @@ const std::map<std::string, TrainerKey>& trainerKeys() {
         {"lora_alpha", {"--lora-alpha", ValueType::Number, S::All}},
         {"lora_targets", {"--lora-targets", ValueType::TextList, S::All}},
         {"full", {"--full", ValueType::Boolean, S::All}},
+        {"gradient_checkpointing", {"--gradient-checkpointing", ValueType::Boolean, S::All}},
         {"checkpoint_in", {"--checkpoint-in", ValueType::Text, S::All}},
         {"epochs", {"--epochs", ValueType::Integer, S::Rl}},
         {"clip_low", {"--clip-low", ValueType::Number, S::Rl}},

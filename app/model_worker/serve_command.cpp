@@ -30,6 +30,7 @@ struct ServeSettings {
     std::string model, device = "cpu";
     bool float32 = false;
     bool full = false;
+    bool gradientCheckpointing = false;
     torchnn::LoraSettings lora;
     torchnn::OptimiserSettings optimiser;
 };
@@ -99,6 +100,7 @@ public:
         if (!loaded)
             return {{"error", loaded.error}};
         model_ = std::move(loaded.model);
+        model_->setGradientCheckpointing(settings_.gradientCheckpointing);
         torchnn::LoraSettings lora = settings_.lora;
         lora.enabled = !settings_.full;
         trainer_ = std::make_unique<torchnn::PolicyTrainer>(*model_, lora, settings_.optimiser);
@@ -387,7 +389,7 @@ void addServeCommand(CLI::App& app) {
     cmd->add_option("model", s->model, "GGUF file or model folder")->required();
     cmd->add_option("--device", s->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
     cmd->add_flag("--float32", s->float32, "float32 on a GPU too (default there: bfloat16)");
-    addTrainingOptions(cmd, s->optimiser, s->lora, s->full);
+    addTrainingOptions(cmd, s->optimiser, s->lora, s->full, s->gradientCheckpointing);
     cmd->add_option("--seed", s->lora.seed, "The adapters' initialisation seed (1)");
     cmd->callback([s] { serve(*s); });
 }

@@ -46,6 +46,7 @@ struct TrainSettings {
     int batchSize = 4;
     int maxTokens = 0; // 0: the model's context
     bool full = false;
+    bool gradientCheckpointing = false;
     torchnn::LoraSettings lora;
     torchnn::OptimiserSettings optimiser;
     // Reinforcement learning (grpo, value, ppo).
@@ -176,6 +177,8 @@ void runTraining(const TrainSettings& s) {
     if (!loaded)
         fail(loaded.error);
     torchnn::LlamaModel& model = *loaded.model;
+    // Before the trainer: the critic's network is a copy of this one and keeps the setting.
+    model.setGradientCheckpointing(s.gradientCheckpointing);
     const std::vector<TrainingSequence> data =
         readConversations(s, *tokenizer.tokenizer, *chat, model.config().context);
     torchnn::LoraSettings lora = s.lora;
@@ -311,7 +314,8 @@ void addTrainCommand(CLI::App& app) {
                             "Start from a checkpoint (adapters, optimiser, critic)");
         command->add_option("--checkpoint-out", settings->checkpointOut,
                             "Save the training state when done (value: the pretrained critic)");
-        addTrainingOptions(command, settings->optimiser, settings->lora, settings->full);
+        addTrainingOptions(command, settings->optimiser, settings->lora, settings->full,
+                           settings->gradientCheckpointing);
         if (algorithm != Algorithm::Sft)
             addRlOptions(command, *settings,
                          algorithm == Algorithm::Value || algorithm == Algorithm::Ppo);

@@ -56,6 +56,10 @@ const LlamaNetwork& LlamaModel::network() const {
     return *impl_->net;
 }
 
+void LlamaModel::setGradientCheckpointing(bool enabled) {
+    impl_->net->gradientCheckpointing = enabled;
+}
+
 std::vector<float> LlamaModel::logits(const std::vector<std::int32_t>& ids) const {
     if (ids.empty())
         return {};

@@ -28,6 +28,9 @@ public:
     // The tensors and the forward pass, for training (PolicyTrainer) and export.
     LlamaNetwork& network();
     const LlamaNetwork& network() const;
+    // Training computes each layer again in its backward pass instead of keeping its activations
+    // (LlamaNetwork::gradientCheckpointing); set before a trainer copies the network.
+    void setGradientCheckpointing(bool enabled);
 
     // Logits of every position of one sequence: positions x vocabulary floats, row-major.
     std::vector<float> logits(const std::vector<std::int32_t>& ids) const;

@@ -60,6 +60,52 @@ torch::Tensor LlamaNetwork::forward(const torch::Tensor& ids, KvCache* cache, bo
     return torch::linear(hiddenStates(ids, cache, withGrad, withoutAdapters), head);
 }
 
+namespace {
+
+// A decoder layer whose activations are not kept: the forward pass runs without a graph and
+// saves the layer's input; the backward pass runs the layer again with one and propagates
+// through it, the adapters' gradients accumulating as in an ordinary pass (torch's reentrant
+// checkpoint, which libtorch's C++ API does not provide).
+class CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
+public:
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                                 const torch::Tensor& cos, const torch::Tensor& sin,
+                                 std::int64_t network, std::int64_t index, bool withoutAdapters) {
+        ctx->save_for_backward({x, cos, sin});
+        // The network outlives the step that built this graph (it owns the trained weights);
+        // an IValue holds no pointer, so its address travels as an integer.
+        ctx->saved_data["network"] = network;
+        ctx->saved_data["index"] = index;
+        ctx->saved_data["without_adapters"] = withoutAdapters;
+        return layerOf(network).layerForward(std::size_t(index), x, cos, sin, std::nullopt,
+                                             x.size(1) > 1, nullptr, 0, withoutAdapters);
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const auto saved = ctx->get_saved_variables();
+        const torch::Tensor x = saved[0].detach().requires_grad_(true);
+        torch::Tensor out;
+        {
+            torch::AutoGradMode enabled(true);
+            out = layerOf(ctx->saved_data["network"].toInt())
+                      .layerForward(std::size_t(ctx->saved_data["index"].toInt()), x, saved[1],
+                                    saved[2], std::nullopt, x.size(1) > 1, nullptr, 0,
+                                    ctx->saved_data["without_adapters"].toBool());
+        }
+        torch::autograd::backward({out}, {grads[0]});
+        return {x.grad(),        torch::Tensor(), torch::Tensor(),
+                torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    }
+
+private:
+    static const LlamaNetwork& layerOf(std::int64_t network) {
+        return *reinterpret_cast<const LlamaNetwork*>(network);
+    }
+};
+
+} // namespace
+
 torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cache, bool withGrad,
                                          bool withoutAdapters) const {
     std::optional<torch::NoGradGuard> noGrad;
@@ -85,46 +131,63 @@ torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cach
             torch::ones({length, total}, torch::TensorOptions().dtype(torch::kBool).device(device))
                 .tril(past);
     const bool causal = past == 0 && length > 1;
-    const int groups = config.heads / config.kvHeads;
-    for (std::size_t index = 0; index < layers.size(); ++index) {
-        const Layer& l = layers[index];
-        const torch::Tensor h = rmsNorm(x, l.attnNorm);
-        torch::Tensor q = project(l, 0, h, withoutAdapters)
-                              .view({batch, length, config.heads, D})
-                              .transpose(1, 2);
-        torch::Tensor k = project(l, 1, h, withoutAdapters)
-                              .view({batch, length, config.kvHeads, D})
-                              .transpose(1, 2);
-        torch::Tensor v = project(l, 2, h, withoutAdapters)
-                              .view({batch, length, config.kvHeads, D})
-                              .transpose(1, 2);
-        q = q * cos + rotateHalf(q) * sin;
-        k = k * cos + rotateHalf(k) * sin;
-        if (cache) {
-            cache->keys[index].narrow(2, past, length).copy_(k);
-            cache->values[index].narrow(2, past, length).copy_(v);
-            k = cache->keys[index].narrow(2, 0, total);
-            v = cache->values[index].narrow(2, 0, total);
-        }
-        if (groups > 1) {
-            k = k.repeat_interleave(groups, 1);
-            v = v.repeat_interleave(groups, 1);
-        }
-        // Torch's fused attention (flash or memory-efficient where it has them): the scores
-        // matrix is never kept for the backward pass, where a 4k-token episode's would take
-        // ~20 GB in float32 over 30 layers; the softmax accumulates in float32 as before.
-        const torch::Tensor attended = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal)
-                                           .transpose(1, 2)
-                                           .reshape({batch, length, config.heads * D});
-        x = x + project(l, 3, attended, withoutAdapters);
-        const torch::Tensor g = rmsNorm(x, l.ffnNorm);
-        const torch::Tensor gated =
-            torch::silu(project(l, 4, g, withoutAdapters)) * project(l, 5, g, withoutAdapters);
-        x = x + project(l, 6, gated, withoutAdapters);
-    }
+    const bool checkpointed = withGrad && gradientCheckpointing && !cache;
+    if (checkpointed && !x.requires_grad())
+        // The recomputation's gradients reach the adapters only through a graph: the frozen
+        // embedding's output is made a leaf that asks for one (its own gradient is dropped).
+        x = x.detach().requires_grad_(true);
+    for (std::size_t index = 0; index < layers.size(); ++index)
+        x = checkpointed
+                ? CheckpointedLayer::apply(x, cos, sin, reinterpret_cast<std::int64_t>(this),
+                                           std::int64_t(index), withoutAdapters)
+                : layerForward(index, x, cos, sin, mask, causal, cache, past, withoutAdapters);
     if (cache)
         cache->length = total;
     return rmsNorm(x, norm);
+}
+
+torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor& input,
+                                         const torch::Tensor& cos, const torch::Tensor& sin,
+                                         const std::optional<torch::Tensor>& mask, bool causal,
+                                         KvCache* cache, std::int64_t past,
+                                         bool withoutAdapters) const {
+    const std::int64_t batch = input.size(0), length = input.size(1);
+    const std::int64_t total = past + length;
+    const int D = config.headDim;
+    const int groups = config.heads / config.kvHeads;
+    torch::Tensor x = input;
+    const Layer& l = layers[index];
+    const torch::Tensor h = rmsNorm(x, l.attnNorm);
+    torch::Tensor q =
+        project(l, 0, h, withoutAdapters).view({batch, length, config.heads, D}).transpose(1, 2);
+    torch::Tensor k =
+        project(l, 1, h, withoutAdapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
+    torch::Tensor v =
+        project(l, 2, h, withoutAdapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
+    q = q * cos + rotateHalf(q) * sin;
+    k = k * cos + rotateHalf(k) * sin;
+    if (cache) {
+        cache->keys[index].narrow(2, past, length).copy_(k);
+        cache->values[index].narrow(2, past, length).copy_(v);
+        k = cache->keys[index].narrow(2, 0, total);
+        v = cache->values[index].narrow(2, 0, total);
+    }
+    if (groups > 1) {
+        k = k.repeat_interleave(groups, 1);
+        v = v.repeat_interleave(groups, 1);
+    }
+    // Torch's fused attention (flash or memory-efficient where it has them): the scores
+    // matrix is never kept for the backward pass, where a 4k-token episode's would take
+    // ~20 GB in float32 over 30 layers; the softmax accumulates in float32 as before.
+    const torch::Tensor attended = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal)
+                                       .transpose(1, 2)
+                                       .reshape({batch, length, config.heads * D});
+    x = x + project(l, 3, attended, withoutAdapters);
+    const torch::Tensor g = rmsNorm(x, l.ffnNorm);
+    const torch::Tensor gated =
+        torch::silu(project(l, 4, g, withoutAdapters)) * project(l, 5, g, withoutAdapters);
+    x = x + project(l, 6, gated, withoutAdapters);
+    return x;
 }
 
 std::vector<torch::Tensor> LlamaNetwork::attachLora(int rank, double alpha,

@@ -225,6 +225,41 @@ namespace {
 // A trainer resumed from a checkpoint continues exactly where the saved one was: the same
 // weights, the same optimiser moments (so the same next step), the same step count, the critic
 // included; a checkpoint of another shape is refused and changes nothing.
+TEST(PolicyTrainer, GradientCheckpointingTakesTheSameSteps) {
+    // The same PPO steps with and without recomputing the layers in the backward pass: the
+    // same losses, gradient norms and resulting weights (critic included), for LoRA and for
+    // full fine-tuning, where the embedding's own gradient must flow too.
+    for (const bool full : {false, true}) {
+        LoraSettings lora;
+        lora.rank = 4;
+        lora.enabled = !full;
+        OptimiserSettings optimiser;
+        optimiser.learningRate = 2e-2;
+        CriticSettings critic;
+        critic.rank = 4;
+        auto plain = tinyModel(13);
+        auto checkpointed = tinyModel(13);
+        checkpointed->setGradientCheckpointing(true);
+        PolicyTrainer a(*plain, lora, optimiser);
+        PolicyTrainer b(*checkpointed, lora, optimiser);
+        ASSERT_EQ(a.enableCritic(critic), "");
+        ASSERT_EQ(b.enableCritic(critic), "");
+        for (int round = 1; round <= 3; ++round) {
+            const auto batch = sampledEpisodes(*plain, round, 8);
+            const TrainingStep x = a.ppoStep(batch, {});
+            const TrainingStep y = b.ppoStep(batch, {});
+            EXPECT_NEAR(x.loss, y.loss, 1e-6) << "full " << full << ", round " << round;
+            EXPECT_NEAR(x.valueLoss, y.valueLoss, 1e-6);
+            ASSERT_GT(x.gradNorm, 0.0);
+            EXPECT_NEAR(x.gradNorm, y.gradNorm, 1e-5 * x.gradNorm);
+            EXPECT_NEAR(a.supervisedStep(batch).gradNorm, b.supervisedStep(batch).gradNorm,
+                        1e-5 * x.gradNorm);
+        }
+        const auto probe = sampledEpisodes(*plain, 9, 1)[0].tokens;
+        EXPECT_LT(maxDifference(plain->logits(probe), checkpointed->logits(probe)), 1e-5);
+    }
+}
+
 TEST(PolicyTrainerCheckpoint, AResumedTrainerTakesTheSameNextStep) {
     const std::string path = ::testing::TempDir() + "/kwb-policy-checkpoint.pt";
     LoraSettings lora;
