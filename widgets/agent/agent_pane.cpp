@@ -1,6 +1,8 @@
 #include "widgets/agent/agent_pane.h"
 
 #include "agent/store/model_prices.h"
+#include "engine/model/model_files.h"
+#include "engine/system/python_environment.h"
 #include "widgets/agent/conversation_delegate.h"
 #include "widgets/models/conversation_model.h"
 
@@ -241,6 +243,8 @@ QWidget* AgentPane::buildStartForm() {
     provider_->addItem(tr("OpenAI-compatible (OpenAI, vLLM, SGLang, llama.cpp, Ollama)"),
                        int(agent::ProviderKind::OpenAiChat));
     provider_->addItem(tr("Anthropic Messages"), int(agent::ProviderKind::AnthropicMessages));
+    provider_->addItem(tr("Local model (kwb-model, no server)"),
+                       int(agent::ProviderKind::LocalModel));
     baseUrl_ = new QLineEdit(box);
     modelName_ = new QComboBox(box);
     modelName_->setEditable(true);
@@ -248,6 +252,11 @@ QWidget* AgentPane::buildStartForm() {
     maxTurns_ = new QSpinBox(box);
     maxTurns_->setRange(1, 10000);
     maxTurns_->setValue(50);
+    maxTokens_ = new QSpinBox(box);
+    maxTokens_->setRange(0, 1 << 20);
+    maxTokens_->setSpecialValueText(tr("provider's default"));
+    maxTokens_->setToolTip(tr("The token limit of each reply. A local model on a CPU needs a "
+                              "small one (a few hundred) to answer in seconds."));
     start_ = new QPushButton(tr("Start agent"), box);
     form->addRow(tr("Task"), task_);
     form->addRow(tr("Provider"), provider_);
@@ -255,22 +264,38 @@ QWidget* AgentPane::buildStartForm() {
     form->addRow(tr("Model"), modelName_);
     form->addRow(tr("API key variable"), apiKeyEnv_);
     form->addRow(tr("Max turns"), maxTurns_);
+    form->addRow(tr("Tokens per reply"), maxTokens_);
     form->addRow(start_);
     const auto providerChanged = [this] {
         const auto kind = static_cast<agent::ProviderKind>(provider_->currentData().toInt());
         const agent::ProviderSettings defaults = agent::ProviderSettings::defaultsFor(kind);
         baseUrl_->setPlaceholderText(QString::fromStdString(defaults.effectiveBaseUrl()));
         apiKeyEnv_->setPlaceholderText(QString::fromStdString(defaults.apiKeyEnv));
+        const bool local = kind == agent::ProviderKind::LocalModel;
+        // A local model has no endpoint and no key; its "model" is a file.
+        baseUrl_->setEnabled(!local);
+        apiKeyEnv_->setEnabled(!local);
         const QString typed = modelName_->currentText();
         modelName_->clear();
-        // Suggestions only; any model name the server knows can be typed.
-        modelName_->addItems(kind == agent::ProviderKind::AnthropicMessages
-                                 ? QStringList{QStringLiteral("claude-sonnet-4-20250514"),
-                                               QStringLiteral("claude-opus-4-20250514"),
-                                               QStringLiteral("claude-3-5-haiku-latest")}
-                                 : QStringList{QStringLiteral("gpt-4.1"), QStringLiteral("gpt-4o"),
-                                               QStringLiteral("gpt-4o-mini")});
-        if (!typed.isEmpty())
+        // Suggestions only; any model name the server knows, or any model file, can be typed.
+        QStringList suggestions;
+        if (local) {
+            for (const std::string& file : model::packagedModelFiles(projectVenvPythons()))
+                suggestions << QString::fromStdString(file);
+        } else if (kind == agent::ProviderKind::AnthropicMessages) {
+            suggestions = {QStringLiteral("claude-sonnet-4-20250514"),
+                           QStringLiteral("claude-opus-4-20250514"),
+                           QStringLiteral("claude-3-5-haiku-latest")};
+        } else {
+            suggestions = {QStringLiteral("gpt-4.1"), QStringLiteral("gpt-4o"),
+                           QStringLiteral("gpt-4o-mini")};
+        }
+        modelName_->addItems(suggestions);
+        modelName_->lineEdit()->setPlaceholderText(local ? tr("a GGUF file or model folder")
+                                                         : QString());
+        // What was typed is kept while it suits the provider: a file for a local model, a name
+        // for a server.
+        if (!typed.isEmpty() && local == QFileInfo(typed).isAbsolute())
             modelName_->setCurrentText(typed);
     };
     connect(provider_, &QComboBox::currentIndexChanged, this, providerChanged);
@@ -290,13 +315,17 @@ agent::AgentLaunch AgentPane::startRequest() const {
     agent::AgentLaunch request;
     const auto kind = static_cast<agent::ProviderKind>(provider_->currentData().toInt());
     request.provider = agent::ProviderSettings::defaultsFor(kind);
-    if (!baseUrl_->text().trimmed().isEmpty())
+    // A local model's form leaves the endpoint and key fields as they were, unused.
+    const bool remote = kind != agent::ProviderKind::LocalModel;
+    if (remote && !baseUrl_->text().trimmed().isEmpty())
         request.provider.baseUrl = baseUrl_->text().trimmed().toStdString();
-    if (!apiKeyEnv_->text().trimmed().isEmpty())
+    if (remote && !apiKeyEnv_->text().trimmed().isEmpty())
         request.provider.apiKeyEnv = apiKeyEnv_->text().trimmed().toStdString();
     request.provider.model = modelName_->currentText().trimmed().toStdString();
     request.taskPath = task_->text().toStdString();
     request.maxTurns = maxTurns_->value();
+    if (maxTokens_->value() > 0)
+        request.maxTokens = maxTokens_->value();
     return request;
 }
 

@@ -97,6 +97,7 @@ private:
     QComboBox* modelName_;
     QLineEdit* apiKeyEnv_;
     QSpinBox* maxTurns_;
+    QSpinBox* maxTokens_;
     QPushButton* start_;
     QGroupBox* startForm_;
     QToolButton* startToggle_;

@@ -1,6 +1,8 @@
 #include "widgets/runs/rollout_launch_dialog.h"
 
 #include "engine/evaluation/evaluation_profile.h"
+#include "engine/model/model_files.h"
+#include "engine/system/python_environment.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -65,6 +67,8 @@ RolloutLaunchDialog::RolloutLaunchDialog(const agent::ProviderSettings& provider
     provider_ = new QComboBox(this);
     provider_->addItem(tr("OpenAI-compatible"), int(agent::ProviderKind::OpenAiChat));
     provider_->addItem(tr("Anthropic Messages"), int(agent::ProviderKind::AnthropicMessages));
+    provider_->addItem(tr("Local model (kwb-model, no server)"),
+                       int(agent::ProviderKind::LocalModel));
     provider_->setCurrentIndex(provider_->findData(int(provider.kind)));
     baseUrl_ = new QLineEdit(QString::fromStdString(provider.baseUrl), this);
     baseUrl_->setPlaceholderText(tr("the official endpoint"));
@@ -72,10 +76,30 @@ RolloutLaunchDialog::RolloutLaunchDialog(const agent::ProviderSettings& provider
     apiKeyEnv_ = new QLineEdit(QString::fromStdString(provider.apiKeyEnv), this);
     apiKeyEnv_->setToolTip(tr("The environment variable holding the key; keys are never stored "
                               "with a run."));
+    maxTokens_ = spin(0, 1 << 20, 0, tr("the provider's default"));
+    maxTokens_->setToolTip(tr("The token limit of each reply. A local model on a CPU needs a "
+                              "small one (a few hundred) to answer in seconds."));
     form->addRow(tr("Provider"), provider_);
     form->addRow(tr("Base URL"), baseUrl_);
     form->addRow(tr("Model"), model_);
     form->addRow(tr("API key variable"), apiKeyEnv_);
+    form->addRow(tr("Tokens per reply"), maxTokens_);
+    // A local model has no endpoint and no key; its "model" is a file, and the one the project's
+    // Python environment ships is offered.
+    const auto providerChanged = [this] {
+        const bool local = provider_->currentData().toInt() == int(agent::ProviderKind::LocalModel);
+        baseUrl_->setEnabled(!local);
+        apiKeyEnv_->setEnabled(!local);
+        model_->setPlaceholderText(local ? tr("a GGUF file or Hugging Face folder")
+                                         : tr("the server's model name"));
+        if (local && model_->text().trimmed().isEmpty()) {
+            const auto packaged = model::packagedModelFiles(projectVenvPythons());
+            if (!packaged.empty())
+                model_->setText(QString::fromStdString(packaged.front()));
+        }
+        updateProblem();
+    };
+    connect(provider_, &QComboBox::currentIndexChanged, this, providerChanged);
 
     device_ = new QComboBox(this);
     device_->addItem(tr("Auto (a GPU when there is one)"), QStringLiteral("auto"));
@@ -101,7 +125,7 @@ RolloutLaunchDialog::RolloutLaunchDialog(const agent::ProviderSettings& provider
     layout->addWidget(buttons_);
     connect(taskSet_, &QLineEdit::textChanged, this, &RolloutLaunchDialog::updateProblem);
     connect(model_, &QLineEdit::textChanged, this, &RolloutLaunchDialog::updateProblem);
-    updateProblem();
+    providerChanged();
 }
 
 void RolloutLaunchDialog::setTaskSet(const QString& path) {
@@ -116,6 +140,9 @@ QString RolloutLaunchDialog::problem() const {
         return tr("%1 does not exist.").arg(path);
     if (model_->text().trimmed().isEmpty())
         return tr("Name the model.");
+    if (provider_->currentData().toInt() == int(agent::ProviderKind::LocalModel) &&
+        !QFileInfo::exists(model_->text().trimmed()))
+        return tr("The model %1 does not exist.").arg(model_->text().trimmed());
     return {};
 }
 
@@ -135,11 +162,15 @@ agent::RolloutConfig RolloutLaunchDialog::config() const {
     c.maxTurns = maxTurns_->value();
     const auto kind = static_cast<agent::ProviderKind>(provider_->currentData().toInt());
     c.provider = agent::ProviderSettings::defaultsFor(kind);
-    if (!baseUrl_->text().trimmed().isEmpty())
+    // A local model's form leaves the endpoint and key fields as they were, unused.
+    const bool remote = kind != agent::ProviderKind::LocalModel;
+    if (remote && !baseUrl_->text().trimmed().isEmpty())
         c.provider.baseUrl = baseUrl_->text().trimmed().toStdString();
-    if (!apiKeyEnv_->text().trimmed().isEmpty())
+    if (remote && !apiKeyEnv_->text().trimmed().isEmpty())
         c.provider.apiKeyEnv = apiKeyEnv_->text().trimmed().toStdString();
     c.provider.model = model_->text().trimmed().toStdString();
+    if (maxTokens_->value() > 0)
+        c.maxTokens = maxTokens_->value();
     c.python = python_.toStdString();
     // The profile first: it resets what it decides, and the device is the user's choice.
     if (const auto profile =

@@ -32,6 +32,9 @@ public:
     QSpinBox* episodesPerTaskBox() const { return episodesPerTask_; }
     QSpinBox* concurrencyBox() const { return concurrency_; }
     QComboBox* deviceBox() const { return device_; }
+    QComboBox* providerBox() const { return provider_; }
+    QLineEdit* baseUrlEdit() const { return baseUrl_; }
+    QSpinBox* maxTokensBox() const { return maxTokens_; }
 
 private:
     void updateProblem();
@@ -46,6 +49,7 @@ private:
     QLineEdit* baseUrl_;
     QLineEdit* model_;
     QLineEdit* apiKeyEnv_;
+    QSpinBox* maxTokens_;
     QComboBox* device_;
     QComboBox* profile_;
     QLabel* problem_;
