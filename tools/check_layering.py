@@ -58,6 +58,8 @@ ALLOWED = {
                             "widgets/common", "widgets/editors"],
     "widgets/result": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
     "widgets/timeline": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
+    "widgets/training": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/rollout",
+                         "widgets/runs"],
     "widgets/runs": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common",
                      "widgets/rollout"],
     "widgets/agent": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common",

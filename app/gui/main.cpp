@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
     QCommandLineOption themeOption("theme", "Override the theme: dark or light.", "NAME");
     QCommandLineOption viewOption(
         "view",
-        "Bring this pane to the front: tasks, reference, agent, runs, rollouts, timeline, "
-        "rewards, log, result, problems, assembly.",
+        "Bring this pane to the front: tasks, reference, agent, runs, rollouts, training, "
+        "timeline, rewards, log, result, problems, assembly.",
         "NAME");
     QCommandLineOption episodeOption(
         "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",

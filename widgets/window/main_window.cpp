@@ -26,6 +26,7 @@
 #include "widgets/runs/rollouts_view.h"
 #include "widgets/runs/runs_browser.h"
 #include "widgets/timeline/timeline_pane.h"
+#include "widgets/training/training_view.h"
 #include "widgets/window/edit_loop_controller.h"
 #include "widgets/window/log_pane.h"
 #include "widgets/window/settings_dialog.h"
@@ -77,6 +78,11 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
         bridge_, *agentPanes_, [this] { return settings_.pythonInterpreter(); }, this);
     rolloutsDock_ =
         addPane("dock.rollouts", tr("Rollouts"), rolloutPanes_->view(), Qt::BottomDockWidgetArea);
+    // Local training on the same store's rollout runs.
+    trainingView_ =
+        new TrainingView(QString::fromStdString(agent::TrajectoryStore::defaultPath()), this);
+    trainingDock_ =
+        addPane("dock.training", tr("Training"), trainingView_, Qt::BottomDockWidgetArea);
     timelinePane_ = new TimelinePane(this);
     timelineDock_ =
         addPane("dock.timeline", tr("Timeline"), timelinePane_, Qt::BottomDockWidgetArea);
@@ -157,6 +163,7 @@ void MainWindow::placeDocksByDefault() {
     // The runs browser's action row is wide; beside the timeline it does not squeeze the editors.
     tabifyDockWidget(rewardsDock_, runsDock_);
     tabifyDockWidget(runsDock_, rolloutsDock_);
+    tabifyDockWidget(rolloutsDock_, trainingDock_);
     // One tab group on the right: stacked, the agent form and the result panel together would
     // need more height than a 1000 px window has. A finished evaluation raises its tab.
     tabifyDockWidget(agentDock_, assemblyDock_);
@@ -183,8 +190,8 @@ void MainWindow::showEvent(QShowEvent* event) {
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {tasksDock_, referenceDock_, agentDock_,  timelineDock_, rewardsDock_, logDock_,
-            runsDock_,  rolloutsDock_,  resultDock_, problemsDock_, assemblyDock_};
+    return {tasksDock_, referenceDock_, agentDock_,    timelineDock_, rewardsDock_,  logDock_,
+            runsDock_,  rolloutsDock_,  trainingDock_, resultDock_,   problemsDock_, assemblyDock_};
 }
 
 void MainWindow::buildMenus() {
@@ -200,6 +207,10 @@ void MainWindow::buildMenus() {
         rolloutsDock_->show();
         rolloutsDock_->raise();
         rolloutPanes_->launchFromDialog();
+    });
+    file->addAction(tr("New &Training Run…"), this, [this] {
+        trainingDock_->show();
+        trainingDock_->raise();
     });
     file->addAction(tr("&Settings…"), QKeySequence::Preferences, this, &MainWindow::openSettings);
     file->addSeparator();

@@ -17,6 +17,7 @@ namespace kwb::ui {
 
 class AgentPanes;
 class RolloutPanes;
+class TrainingView;
 class CandidateDiagnostics;
 class CandidateEditors;
 class CodeEditor;
@@ -56,6 +57,7 @@ public:
     TaskListModel* taskListModel() const { return taskModel_; }
     AgentPanes* agentPanes() const { return agentPanes_; }
     RolloutPanes* rolloutPanes() const { return rolloutPanes_; }
+    TrainingView* trainingView() const { return trainingView_; }
     TimelinePane* timelinePane() const { return timelinePane_; }
     CandidateDiagnostics* candidateDiagnostics() const { return diagnostics_; }
     ResultPanel* resultPanel() const { return resultPanel_; }
@@ -119,6 +121,8 @@ private:
     QDockWidget* runsDock_ = nullptr;
     RolloutPanes* rolloutPanes_ = nullptr;
     QDockWidget* rolloutsDock_ = nullptr;
+    TrainingView* trainingView_ = nullptr;
+    QDockWidget* trainingDock_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     CandidateDiagnostics* diagnostics_ = nullptr;
     QDockWidget* problemsDock_ = nullptr;
