@@ -27,10 +27,13 @@ void printStep(const json& e) {
     } else if (event == "step") {
         std::cerr << std::fixed << std::setprecision(4) << e.value("phase", "policy") << " step "
                   << e.value("step", 0) << ": loss " << e.value("loss", 0.0);
-        if (e.value("phase", "") == "value")
+        const std::string phase = e.value("phase", "");
+        if (phase == "value")
             std::cerr << ", value loss " << e.value("value_loss", 0.0) << ", mean value "
                       << e.value("mean_value", 0.0) << " (return " << e.value("mean_return", 0.0)
                       << ")";
+        else if (phase == "supervised")
+            std::cerr << ", entropy " << e.value("entropy", 0.0);
         else
             std::cerr << ", reward " << e.value("mean_reward", 0.0) << ", kl "
                       << e.value("approximate_kl", 0.0) << ", entropy " << e.value("entropy", 0.0)

@@ -238,7 +238,9 @@ void runTraining(const TrainSettings& s) {
         }
         nlohmann::json line = stepJson(r);
         line["event"] = "step";
-        line["phase"] = s.algorithm == Algorithm::Value ? "value" : "policy";
+        line["phase"] = s.algorithm == Algorithm::Value ? "value"
+                        : s.algorithm == Algorithm::Sft ? "supervised"
+                                                        : "policy";
         log.write(line);
     }
     if (!s.checkpointOut.empty())

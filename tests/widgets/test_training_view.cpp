@@ -69,6 +69,20 @@ private slots:
                  QStringLiteral("2.000"));
         QCOMPARE(model.index(1, TrainingStepModel::LossColumn).data().toString(),
                  QStringLiteral("-0.2500"));
+        // A supervised (RFT) step has a loss and an entropy, no reward, ratio or clip.
+        const auto supervised = trainingStepFromJson({{"event", "step"},
+                                                      {"phase", "supervised"},
+                                                      {"step", 1},
+                                                      {"loss", 1.25},
+                                                      {"entropy", 1.5}});
+        QVERIFY(supervised);
+        model.append(*supervised);
+        QVERIFY(!model.index(2, TrainingStepModel::RewardColumn).data().isValid());
+        QVERIFY(!model.index(2, TrainingStepModel::ClipColumn).data().isValid());
+        QCOMPARE(model.index(2, TrainingStepModel::EntropyColumn).data().toString(),
+                 QStringLiteral("1.500"));
+        QVERIFY2(!model.index(0, TrainingStepModel::EntropyColumn).data().isValid(),
+                 "the critic's pretraining has no entropy of its own");
         model.reset();
         QCOMPARE(model.rowCount(), 0);
     }

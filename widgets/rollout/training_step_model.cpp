@@ -56,7 +56,10 @@ QVariant TrainingStepModel::data(const QModelIndex& index, int role) const {
                                              : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
         return {};
-    const bool value = r.phase == QLatin1String("value");
+    // Value pretraining reads rewards but reports none of its own; supervised steps have no
+    // reward, ratio or clip at all.
+    const bool value = r.phase == QLatin1String("value") || r.phase == QLatin1String("supervised");
+    const bool critic = r.phase == QLatin1String("value");
     switch (index.column()) {
     case StepColumn:
         return r.step;
@@ -65,12 +68,11 @@ QVariant TrainingStepModel::data(const QModelIndex& index, int role) const {
     case LossColumn:
         return QString::number(r.loss, 'f', 4);
     case RewardColumn:
-        // Value pretraining reads rewards but reports none of its own.
         return value ? QVariant() : QVariant(QString::number(r.meanReward, 'f', 3));
     case KlColumn:
         return value ? QVariant() : QVariant(QString::number(r.approximateKl, 'g', 3));
     case EntropyColumn:
-        return value ? QVariant() : QVariant(QString::number(r.entropy, 'f', 3));
+        return critic ? QVariant() : QVariant(QString::number(r.entropy, 'f', 3));
     case ClipColumn:
         return value ? QVariant() : QVariant(QString::number(r.clipFraction, 'f', 3));
     case GradNormColumn:

@@ -10,7 +10,7 @@ namespace kwb::ui {
 
 // One step of a training run as `kwb-model train` reports it (a line of the run's steps.jsonl).
 struct TrainingStepRow {
-    QString phase; // "policy" or "value"
+    QString phase; // "policy", "value" (the critic's pretraining) or "supervised" (SFT / RFT)
     int step = 0;
     double loss = 0;
     double meanReward = 0;

@@ -240,9 +240,11 @@ void TrainingView::redrawCurves() {
         const auto point = [&](double y) {
             return PlotPoint{x, y, 0, 0, tr("%1 step %2: %3").arg(r.phase).arg(r.step).arg(y)};
         };
-        const bool value = r.phase == QLatin1String("value");
-        if (value) {
+        if (r.phase == QLatin1String("value")) {
             valueLoss.points.push_back(point(r.valueLoss));
+        } else if (r.phase == QLatin1String("supervised")) {
+            loss.points.push_back(point(r.loss));
+            entropy.points.push_back(point(r.entropy));
         } else {
             loss.points.push_back(point(r.loss));
             reward.points.push_back(point(r.meanReward));
