@@ -44,7 +44,8 @@ StopReason stopReasonOf(const std::string& reason, bool hasToolCalls) {
 
 LocalModelProvider::LocalModelProvider(ProviderSettings settings, std::string executable)
     : settings_(std::move(settings)), device_(resolveDevice(settings_.localDevice)),
-      executable_(executable.empty() ? locateModelWorker() : std::move(executable)), logPath_(newLogPath()) {
+      executable_(executable.empty() ? locateModelWorker() : std::move(executable)),
+      logPath_(newLogPath()) {
     // Different episodes must draw different replies; within one provider every call differs.
     seedBase_ = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
 }

@@ -188,13 +188,12 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
             drawTokens(drawable, options, uniforms.defined() ? uniforms[step] : uniforms);
         // The tokens and their log-probabilities to the CPU in one copy (ids are exact in a
         // double): one wait for the device per step, as when the logits came over whole.
-        const torch::Tensor drawn =
-            torch::stack({drawnTokens.to(torch::kFloat64),
-                          logprobs.gather(1, drawnTokens.view({count, 1}))
-                              .view({count})
-                              .to(torch::kFloat64)})
-                .cpu()
-                .contiguous();
+        const torch::Tensor drawn = torch::stack({drawnTokens.to(torch::kFloat64),
+                                                  logprobs.gather(1, drawnTokens.view({count, 1}))
+                                                      .view({count})
+                                                      .to(torch::kFloat64)})
+                                        .cpu()
+                                        .contiguous();
         const double* drawnToken = drawn.data_ptr<double>();
         const double* drawnLogprob = drawnToken + count;
         for (int r = 0; r < count; ++r) {
