@@ -214,18 +214,34 @@ int runAgent(AgentOptions o) {
 
 } // namespace
 
-void addAgentCommand(CLI::App& app) {
-    auto* cmd = app.add_subcommand("agent", "Run an agent episode on a task, live, and store it");
-    auto o = std::make_shared<AgentOptions>();
-    cmd->add_option("--task", o->task, "KernelBench task file")->check(CLI::ExistingFile);
-    cmd->add_option("--provider", o->provider,
+void addProviderOptions(CLI::App* cmd, std::string& provider, std::string& modelDevice) {
+    cmd->add_option("--provider", provider,
                     "openai (any OpenAI-compatible server), anthropic, or local (a model file run "
                     "by kwb-model on this machine: --model names its GGUF file or Hugging Face "
                     "folder)")
         ->check(CLI::IsMember({"openai", "anthropic", "local"}));
-    cmd->add_option("--model-device", o->modelDevice,
+    cmd->add_option("--model-device", modelDevice,
                     "Where a local model runs: auto (the GPU when there is one), cpu or cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+}
+
+void addReplyOptions(CLI::App* cmd, std::optional<int>& maxTokens,
+                     std::optional<double>& temperature) {
+    cmd->add_option("--max-tokens", maxTokens,
+                    "Token limit per reply (default: the provider's; a local model on a CPU "
+                    "needs a small one)")
+        ->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--temperature", temperature,
+                    "Sampling temperature (default: the provider's; 1 keeps a local model's "
+                    "log-probabilities its own, as PPO needs)")
+        ->check(CLI::Range(0.0, 10.0));
+}
+
+void addAgentCommand(CLI::App& app) {
+    auto* cmd = app.add_subcommand("agent", "Run an agent episode on a task, live, and store it");
+    auto o = std::make_shared<AgentOptions>();
+    cmd->add_option("--task", o->task, "KernelBench task file")->check(CLI::ExistingFile);
+    addProviderOptions(cmd, o->provider, o->modelDevice);
     cmd->add_option("--base-url", o->baseUrl,
                     "API base URL (OpenAI-compatible: up to /v1; default: the official one)");
     cmd->add_option("--model", o->model, "Model name");
@@ -248,14 +264,7 @@ void addAgentCommand(CLI::App& app) {
                   "servers that return them)");
     cmd->add_flag("--token-ids", o->tokenIds,
                   "Ask for the tokens as ids as well (vLLM's return_tokens_as_token_ids)");
-    cmd->add_option("--max-tokens", o->maxTokens,
-                    "Token limit per reply (default: the provider's; a local model on a CPU "
-                    "needs a small one)")
-        ->check(CLI::Range(1, 1 << 20));
-    cmd->add_option("--temperature", o->temperature,
-                    "Sampling temperature (default: the provider's; 1 keeps a local model's "
-                    "log-probabilities its own, as PPO needs)")
-        ->check(CLI::Range(0.0, 10.0));
+    addReplyOptions(cmd, o->maxTokens, o->temperature);
     cmd->callback([o] {
         if (int code = runAgent(*o); code != kExitOk)
             throw CLI::RuntimeError(code);

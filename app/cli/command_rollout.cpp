@@ -108,14 +108,7 @@ void addRolloutCommands(CLI::App& app) {
     cmd->add_option("--retries", o->retries,
                     "Runs again of an episode that ended in an infrastructure error")
         ->check(CLI::Range(0, 100));
-    cmd->add_option("--provider", o->provider,
-                    "openai (any OpenAI-compatible server), anthropic, or local (a model file run "
-                    "by kwb-model on this machine: --model names its GGUF file or Hugging Face "
-                    "folder)")
-        ->check(CLI::IsMember({"openai", "anthropic", "local"}));
-    cmd->add_option("--model-device", o->modelDevice,
-                    "Where a local model runs: auto (the GPU when there is one), cpu or cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    addProviderOptions(cmd, o->provider, o->modelDevice);
     cmd->add_option("--base-url", o->baseUrl, "API base URL");
     cmd->add_option("--model", o->model, "Model name");
     cmd->add_option("--api-key-env", o->apiKeyEnv, "Environment variable holding the key");
@@ -134,14 +127,7 @@ void addRolloutCommands(CLI::App& app) {
                   "servers that return them)");
     cmd->add_flag("--token-ids", o->tokenIds,
                   "Ask for the tokens as ids as well (vLLM's return_tokens_as_token_ids)");
-    cmd->add_option("--max-tokens", o->maxTokens,
-                    "Token limit per reply (default: the provider's; a local model on a CPU "
-                    "needs a small one)")
-        ->check(CLI::Range(1, 1 << 20));
-    cmd->add_option("--temperature", o->temperature,
-                    "Sampling temperature (default: the provider's; 1 keeps a local model's "
-                    "log-probabilities its own, as PPO needs)")
-        ->check(CLI::Range(0.0, 10.0));
+    addReplyOptions(cmd, o->maxTokens, o->temperature);
     auto* resume = cmd->add_subcommand("resume", "Continue a run with its recorded settings");
     resume->add_option("run", o->resumeRun, "Run id")->required();
     resume->add_option("--store", o->store, "Trajectory store (default: the state folder)");

