@@ -1,7 +1,6 @@
 #include "agent/providers/local_model_provider.h"
 
 #include "agent/providers/openai_chat_format.h"
-#include "engine/cuda/gpu_inventory.h"
 
 #include <atomic>
 #include <cstdio>
@@ -13,12 +12,6 @@ namespace kwb::agent {
 namespace {
 
 using nlohmann::json;
-
-std::string resolveDevice(const std::string& wanted) {
-    if (wanted == "cpu" || wanted == "cuda")
-        return wanted;
-    return detectGpus().hasGpu() ? "cuda" : "cpu";
-}
 
 // One log file per provider, in the temporary folder, removed with the provider.
 std::string newLogPath() {
@@ -43,7 +36,7 @@ StopReason stopReasonOf(const std::string& reason, bool hasToolCalls) {
 } // namespace
 
 LocalModelProvider::LocalModelProvider(ProviderSettings settings, std::string executable)
-    : settings_(std::move(settings)), device_(resolveDevice(settings_.localDevice)),
+    : settings_(std::move(settings)), device_(resolveModelDevice(settings_.localDevice)),
       executable_(executable.empty() ? locateModelWorker() : std::move(executable)),
       logPath_(newLogPath()) {
     // Different episodes must draw different replies; within one provider every call differs.

@@ -2,7 +2,6 @@
 
 #include "agent/rollout/run_export.h"
 #include "agent/store/trajectory_store.h"
-#include "engine/cuda/gpu_inventory.h"
 #include "engine/process/process_runner.h"
 #include "engine/tuning/local_policy.h"
 
@@ -115,12 +114,6 @@ const char* typeText(ValueType type) {
 
 std::string kwbModelCommand(EpisodeTrainingAlgorithm a) {
     return a == EpisodeTrainingAlgorithm::Rft ? "sft" : episodeTrainingAlgorithmName(a);
-}
-
-std::string resolveDevice(const std::string& wanted) {
-    if (wanted == "cpu" || wanted == "cuda")
-        return wanted;
-    return detectGpus().hasGpu() ? "cuda" : "cpu";
 }
 
 // The last lines of a process's error output: what a failed training says about itself.
@@ -373,7 +366,7 @@ EpisodeTrainingOutcome runEpisodeTraining(const EpisodeTrainingConfig& config,
     }
     ProcessSpec spec;
     spec.argv =
-        trainerArguments(config, executable, dataPath.string(), resolveDevice(config.device));
+        trainerArguments(config, executable, dataPath.string(), resolveModelDevice(config.device));
     spec.outputLimitBytes = 1 << 20;
     spec.stop = stop;
     const auto started = std::chrono::steady_clock::now();

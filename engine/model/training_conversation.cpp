@@ -23,9 +23,8 @@ TokenizedConversation tokenizeRow(const nlohmann::json& row, const BpeTokenizer&
         return out;
     }
     const std::optional<TokenId> endOfTurn = tokenizer.tokenId(chat.endOfTurn());
-    std::string rendered;
-    std::vector<float>
-        logprobs; // one per token of out.tokens // the text whose tokens are in `out.tokens`
+    std::string rendered;        // the text whose tokens are in `out.tokens`
+    std::vector<float> logprobs; // one per token of `out.tokens`
     const auto append = [&](const std::string& text, bool trained) {
         if (text.compare(0, rendered.size(), rendered) != 0) {
             out.error = "the chat template is not prefix-stable for this conversation";

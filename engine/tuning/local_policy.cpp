@@ -1,5 +1,6 @@
 #include "engine/tuning/local_policy.h"
 
+#include "engine/cuda/gpu_inventory.h"
 #include "engine/process/head_tail_capper.h"
 #include "engine/system/resource_paths.h"
 
@@ -36,6 +37,12 @@ std::string locateModelWorker() {
         if (access(candidate.c_str(), X_OK) == 0)
             return candidate.string();
     return {};
+}
+
+std::string resolveModelDevice(const std::string& wanted) {
+    if (wanted == "cpu" || wanted == "cuda")
+        return wanted;
+    return detectGpus().hasGpu() ? "cuda" : "cpu";
 }
 
 std::string LocalPolicy::start(const LocalPolicyOptions& options, std::stop_token stop) {

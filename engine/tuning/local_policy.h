@@ -112,4 +112,8 @@ private:
 // (app/model_worker/kwb-model beside app/cli/kwb); $KWB_MODEL_WORKER overrides. Empty when none.
 std::string locateModelWorker();
 
+// A local model's device: "cpu" and "cuda" as given, anything else (auto) the GPU when the
+// driver reports one.
+std::string resolveModelDevice(const std::string& wanted);
+
 } // namespace kwb
