@@ -4,7 +4,7 @@ descriptor 3, with replies scripted by the "model" file the provider names. Stan
 
 The model file: {"load": "ok" or an error text, "replies": [step, ...]}; each sample request takes
 the next step: {"sample": {...}} answers with that sample (prompt_tokens [1, 2, 3]),
-{"sleep": s} sleeps first (then answers with the next step's sample), {"crash": code} exits,
+{"sleep": s} sleeps and answers nothing (a hung generation), {"crash": code} exits,
 {"garbage": text} writes a line that is not JSON, {"error": text, "error_kind": kind} refuses.
 Every request is appended to MODEL.requests.jsonl and every start counted in MODEL.starts, so a
 test sees what the provider sent and how often the process was started."""

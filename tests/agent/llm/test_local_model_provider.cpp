@@ -155,8 +155,14 @@ TEST_F(LocalModelProviderTest, ConsecutiveCallsDrawWithDifferentSeedsFromOneProc
 TEST_F(LocalModelProviderTest, AStopEndsAHungGenerationAndTheNextCallStartsAfresh) {
     auto provider = providerFor({{"replies", {{{"sleep", 60}}, sample("after the stop")}}});
     std::stop_source stop;
-    std::jthread stopper([&stop] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Stops once the fake has the request (it logs it before sleeping): a fixed delay raced a
+    // slow start under CI's load, the stop then ended the loading instead, and the next call
+    // drew the sleeping step.
+    const std::string requestLog = model_ + ".requests.jsonl";
+    std::jthread stopper([&stop, requestLog] {
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (!fs::exists(requestLog) && std::chrono::steady_clock::now() < giveUp)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
         stop.request_stop();
     });
     RecordingSink sink;
@@ -166,8 +172,9 @@ TEST_F(LocalModelProviderTest, AStopEndsAHungGenerationAndTheNextCallStartsAfres
     const CompletionOutcome cancelled = provider->complete(request, sink, stop.get_token());
     ASSERT_FALSE(cancelled.ok());
     EXPECT_EQ(cancelled.error().kind, LlmErrorKind::Cancelled);
-    // The fake sleeps for a minute: returning at all, well before, shows the process was ended.
-    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+    // The fake sleeps for a minute: returning well before shows the process was ended.
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(50));
+    ASSERT_EQ(requests().size(), 1u) << "the stop came before the request reached the model";
 
     const CompletionOutcome next = provider->complete(request, sink, {});
     ASSERT_TRUE(next.ok()) << next.error().describe();
