@@ -1,8 +1,11 @@
-"""Output comparison: atol and rtol, and KernelBench's tolerance per precision."""
+"""Output comparison: atol and rtol, KernelBench's tolerance per precision, and the same verdict
+and figures whether a CPU tensor is compared whole or slice by slice."""
+import math
 import unittest
 
 import torch
 
+from kwb_harness import compare as compare_module
 from kwb_harness.compare import compare
 from kwb_harness.errors import NUMERICAL_MISMATCH
 
@@ -32,6 +35,33 @@ class CompareTest(unittest.TestCase):
         ref = torch.ones(8, dtype=torch.float64)
         self.assertTrue(compare(ref + 5e-3, ref, 1e-2, 1e-2, KERNELBENCH).ok)
         self.assertFalse(compare(ref + 5e-2, ref, 1e-2, 1e-2, KERNELBENCH).ok)
+
+    def test_slices_report_what_a_whole_tensor_comparison_reports(self):
+        torch.manual_seed(3)
+        reference = torch.randn(7, 1000)
+        candidate = reference + torch.randn(7, 1000) * 1e-6
+        candidate[5, 10] += 1.0  # the worst error, in a late slice
+        candidate[2, 3] += 1.0 - 1e-3  # bad too, smaller, in an early slice
+        candidate[6, 999] = math.nan  # a NaN on one side only, in the last slice
+        reference[0, 0] = candidate[0, 0] = math.inf  # equal infinities are equal
+        whole = self._message_and_stats(candidate, reference)
+        saved = compare_module._CPU_SLICE
+        try:
+            for size in (7, 999, 1000, 4096):
+                compare_module._CPU_SLICE = size
+                self.assertEqual(self._message_and_stats(candidate, reference), whole, size)
+                # A transposed (non-contiguous) pair is read in its own order.
+                self.assertEqual(self._message_and_stats(candidate.t(), reference.t())[0],
+                                 self._message_and_stats(candidate.t().contiguous(), reference.t().contiguous())[0])
+        finally:
+            compare_module._CPU_SLICE = saved
+        self.assertIn("3 of 7000 elements", whole[0])
+        self.assertIn("worst at [6, 999]", whole[0])  # the NaN: an infinite error
+
+    @staticmethod
+    def _message_and_stats(candidate, reference):
+        result = compare(candidate, reference, 1e-2, 1e-2)
+        return result.message, result.stats
 
 
 if __name__ == "__main__":

@@ -41,6 +41,42 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+# Elements per slice when comparing on the CPU. Whole-tensor float64 temporaries (a dozen, 8
+# bytes per element) were each fresh memory the kernel had to fault in and zero: 1.4-1.8 s for
+# 8M elements. A slice stays in the cache, and below ATen's grain size (32768) each operation
+# runs on this thread alone: larger slices were split over the intra-op threads at every
+# operation, and on a machine busy with other work those waits made a comparison 5-10x slower.
+# On a GPU one pass over the whole tensor is cheapest (a slice would cost a launch and a sync).
+_CPU_SLICE = 1 << 14
+
+
+def _slice_errors(c, r, atol: float, rtol: float):
+    """(max_abs, max_rel, bad_count, worst_offset, worst_diff) of one flat float64 slice;
+    worst_offset is None when nothing in it is bad."""
+    import torch
+
+    equal = (c == r) | (torch.isnan(c) & torch.isnan(r))
+    both_finite = torch.isfinite(c) & torch.isfinite(r)
+    diff = torch.where(equal, 0.0, (c - r).abs())
+    # A NaN or infinity on one side only is as wrong as an error can be.
+    diff = torch.where(equal | both_finite, diff, math.inf)
+    r_abs = r.abs()
+    bad = (diff > atol + rtol * r_abs) | ~(equal | both_finite)
+    # Relative error only means something where the reference is not ~0: near zero, a 1e-7
+    # rounding difference would read as an enormous relative error.
+    significant = r_abs > atol
+    rel = torch.where(significant, diff / r_abs.clamp_min(1e-30), 0.0)
+    rel = torch.where(torch.isinf(diff) | torch.isnan(rel), math.inf, rel)
+    bad_count = int(bad.sum().item())
+    worst_offset = worst_diff = None
+    if bad_count:
+        # argmax gives the first of equal maxima, so the worst element is the first one found.
+        masked = torch.where(bad, diff, -1.0)
+        worst_offset = int(masked.argmax().item())
+        worst_diff = masked[worst_offset].item()
+    return diff.max().item(), rel.max().item(), bad_count, worst_offset, worst_diff
+
+
 def _tensor_errors(cand, ref, atol: float, rtol: float):
     """(max_abs, max_rel, bad_count, worst_index, cand_value, ref_value) for equal shapes."""
     import torch
@@ -52,32 +88,26 @@ def _tensor_errors(cand, ref, atol: float, rtol: float):
     if r.is_complex():
         c = torch.view_as_real(c)
         r = torch.view_as_real(r)
-    c = c.to(torch.float64)
-    r = r.to(torch.float64)
-    equal = (c == r) | (torch.isnan(c) & torch.isnan(r))
-    both_finite = torch.isfinite(c) & torch.isfinite(r)
-    diff = torch.where(equal, torch.zeros_like(c), (c - r).abs())
-    # A NaN or infinity on one side only is as wrong as an error can be.
-    diff = torch.where(equal | both_finite, diff, torch.full_like(c, math.inf))
-    r_abs = r.abs()
-    bad = (diff > atol + rtol * r_abs) | ~(equal | both_finite)
-    # Relative error only means something where the reference is not ~0: near zero, a 1e-7
-    # rounding difference would read as an enormous relative error.
-    significant = r_abs > atol
-    rel = torch.where(significant, diff / r_abs.clamp_min(1e-30), torch.zeros_like(diff))
-    rel = torch.where(torch.isinf(diff) | torch.isnan(rel), torch.full_like(rel, math.inf), rel)
-    max_abs = diff.max().item()
-    max_rel = rel.max().item()
-    bad_count = int(bad.sum().item())
-    worst = None
-    cand_value = ref_value = None
-    if bad_count:
-        flat = torch.where(bad, diff, torch.full_like(diff, -1.0)).flatten()
-        pos = int(flat.argmax().item())
-        worst = list(_unravel(pos, tuple(c.shape)))
-        cand_value = c.flatten()[pos].item()
-        ref_value = r.flatten()[pos].item()
-    return max_abs, max_rel, bad_count, worst, cand_value, ref_value
+    shape = tuple(c.shape)
+    c = c.reshape(-1)
+    r = r.reshape(-1)
+    count = r.numel()
+    step = count if r.device.type != "cpu" else _CPU_SLICE
+    max_abs = max_rel = 0.0
+    bad_count = 0
+    worst = worst_diff = None
+    for start in range(0, count, step):
+        s_abs, s_rel, s_bad, s_offset, s_diff = _slice_errors(
+            c[start:start + step].to(torch.float64), r[start:start + step].to(torch.float64), atol, rtol)
+        max_abs = max(max_abs, s_abs)
+        max_rel = max(max_rel, s_rel)
+        bad_count += s_bad
+        if s_offset is not None and (worst_diff is None or s_diff > worst_diff):
+            worst, worst_diff = start + s_offset, s_diff
+    if worst is None:
+        return max_abs, max_rel, bad_count, None, None, None
+    return (max_abs, max_rel, bad_count, list(_unravel(worst, shape)),
+            c[worst].to(torch.float64).item(), r[worst].to(torch.float64).item())
 
 
 def _unravel(pos: int, shape: tuple):

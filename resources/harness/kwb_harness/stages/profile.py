@@ -126,6 +126,10 @@ class ProfilePreparation(Preparation):
 
     def __init__(self, req, with_candidate: bool = True):
         super().__init__(req)
+        # Paid once per process (the warm worker's children inherit it): timed apart from the
+        # CUDA context, which a cold CPU stage would otherwise seem to spend seconds on.
+        candidate_process.warm_before_fork()
+        self.phases.mark("torch and guard warm-up")
         if with_candidate:
             # Forked first: before this process has a CUDA context or anything the candidate could
             # use. It prepares its side (device, clocks, task, its input pool) meanwhile.

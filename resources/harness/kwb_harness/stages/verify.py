@@ -214,6 +214,10 @@ class VerifyPreparation(Preparation):
 
     def __init__(self, req):
         super().__init__(req)
+        # Paid once per process (the warm worker's children inherit it): timed apart from the
+        # CUDA context, which a cold CPU stage would otherwise seem to spend seconds on.
+        candidate_process.warm_before_fork()
+        self.phases.mark("torch and guard warm-up")
         # Forked first: before this process has a CUDA context or anything the candidate could
         # use; it prepares its side (device, clocks, task) while this one computes references.
         self.candidate = candidate_process.start_for(req, guard=True)
