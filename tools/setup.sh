@@ -31,7 +31,7 @@ preset="${KWB_BUILD_PRESET:-release}"
 apt_packages=(
     build-essential cmake ninja-build ccache pkg-config git
     qt6-base-dev qt6-base-dev-tools libqscintilla2-qt6-dev libdtl-dev libgl-dev libxkbcommon-dev
-    libssl-dev nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libpcre2-dev libspdlog-dev libfmt-dev
+    libssl-dev nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libpcre2-dev libsimdjson-dev libspdlog-dev libfmt-dev
     libgtest-dev bubblewrap xvfb xauth fonts-dejavu-core python3-venv python3-dev clang-format
     clang libclang-rt-14-dev
 )

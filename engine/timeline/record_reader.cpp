@@ -1,72 +1,73 @@
 #include "engine/timeline/record_reader.h"
 
-#include "engine/system/bounded_json.h"
+#include "engine/timeline/flat_json_object.h"
 
-#include <nlohmann/json.hpp>
+#include <limits>
 
 namespace kwb::timeline {
 namespace {
 
-using nlohmann::json;
+using Kind = FlatJsonValue::Kind;
 
 // Field readers that refuse a wrong type instead of converting it: a record with a string where
-// a timestamp belongs is malformed, not zero.
-bool readInt(const json& j, const char* key, std::int64_t& out, bool required = true) {
-    auto it = j.find(key);
-    if (it == j.end())
+// a timestamp belongs is malformed, not zero; so is a number too large for its field.
+bool readInt(const FlatJsonObject& j, const char* key, std::int64_t& out, bool required = true) {
+    const FlatJsonValue* value = j.find(key);
+    if (!value)
         return !required;
-    if (!it->is_number_integer())
+    if (value->kind != Kind::Integer)
         return false;
-    out = it->get<std::int64_t>();
+    out = value->integer;
     return true;
 }
 
 template <typename Unsigned>
-bool readUnsigned(const json& j, const char* key, Unsigned& out, bool required = true) {
-    std::int64_t value = 0;
-    if (!readInt(j, key, value, required))
+bool readUnsigned(const FlatJsonObject& j, const char* key, Unsigned& out, bool required = true) {
+    const FlatJsonValue* value = j.find(key);
+    if (!value)
+        return !required;
+    if (value->kind != Kind::Integer || value->integer < 0 ||
+        static_cast<std::uint64_t>(value->integer) > std::numeric_limits<Unsigned>::max())
         return false;
-    if (value < 0)
-        return false;
-    if (j.contains(key))
-        out = static_cast<Unsigned>(value);
+    out = static_cast<Unsigned>(value->integer);
     return true;
 }
 
-bool readText(const json& j, const char* key, std::string& out) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null())
+bool readText(const FlatJsonObject& j, const char* key, std::string& out) {
+    const FlatJsonValue* value = j.find(key);
+    if (!value || value->kind == Kind::Null)
         return true;
-    if (!it->is_string())
+    if (value->kind != Kind::String)
         return false;
-    out = it->get<std::string>();
+    out = value->text;
     return true;
 }
 
-bool readTriple(const json& j, const char* key, std::uint32_t (&out)[3]) {
-    auto it = j.find(key);
-    if (it == j.end())
+bool readTriple(const FlatJsonObject& j, const char* key, std::uint32_t (&out)[3]) {
+    const FlatJsonValue* value = j.find(key);
+    if (!value)
         return true;
-    if (!it->is_array() || it->size() != 3)
+    if (value->kind != Kind::IntegerArray || value->integers.size() != 3)
         return false;
     for (std::size_t i = 0; i < 3; ++i) {
-        if (!(*it)[i].is_number_integer() || (*it)[i].get<std::int64_t>() < 0)
+        const std::int64_t element = value->integers[i];
+        if (element < 0 || element > std::numeric_limits<std::uint32_t>::max())
             return false;
-        out[i] = (*it)[i].get<std::uint32_t>();
+        out[i] = static_cast<std::uint32_t>(element);
     }
     return true;
 }
 
-bool readInterval(const json& j, TimelineRecord& r) {
+bool readInterval(const FlatJsonObject& j, TimelineRecord& r) {
     return readInt(j, "start", r.start) && readInt(j, "end", r.end) && r.end >= r.start;
 }
 
-bool readPlacement(const json& j, TimelineRecord& r) {
+bool readPlacement(const FlatJsonObject& j, TimelineRecord& r) {
     return readUnsigned(j, "dev", r.device) && readUnsigned(j, "ctx", r.context, false) &&
            readInt(j, "stream", r.stream) && r.stream >= 0;
 }
 
-bool readKernel(const json& j, TimelineRecord& r) {
+bool readKernel(const FlatJsonObject& j, TimelineRecord& r) {
     KernelLaunch& k = r.launch;
     return readPlacement(j, r) && readInterval(j, r) && readTriple(j, "grid", k.grid) &&
            readTriple(j, "block", k.block) &&
@@ -78,18 +79,18 @@ bool readKernel(const json& j, TimelineRecord& r) {
            !r.name.empty();
 }
 
-bool readTransfer(const json& j, TimelineRecord& r) {
+bool readTransfer(const FlatJsonObject& j, TimelineRecord& r) {
     return readPlacement(j, r) && readInterval(j, r) && readUnsigned(j, "bytes", r.bytes) &&
            readText(j, "kind", r.detail) && readUnsigned(j, "corr", r.launch.correlationId, false);
 }
 
-bool readSync(const json& j, TimelineRecord& r) {
+bool readSync(const FlatJsonObject& j, TimelineRecord& r) {
     return readUnsigned(j, "ctx", r.context) && readInt(j, "stream", r.stream, false) &&
            readInterval(j, r) && readText(j, "type", r.detail) &&
            readUnsigned(j, "corr", r.launch.correlationId, false);
 }
 
-bool readMarker(const json& j, TimelineRecord& r) {
+bool readMarker(const FlatJsonObject& j, TimelineRecord& r) {
     std::string flag;
     if (!readUnsigned(j, "id", r.id) || !readInt(j, "ts", r.start) || !readText(j, "flag", flag) ||
         !readUnsigned(j, "tid", r.thread, false) || !readText(j, "name", r.name) ||
@@ -107,7 +108,7 @@ bool readMarker(const json& j, TimelineRecord& r) {
     return true;
 }
 
-bool readBody(const std::string& type, const json& j, TimelineRecord& r) {
+bool readBody(const std::string& type, const FlatJsonObject& j, TimelineRecord& r) {
     if (type == "kernel") {
         r.type = RecordType::Kernel;
         return readKernel(j, r);
@@ -158,23 +159,24 @@ bool readBody(const std::string& type, const json& j, TimelineRecord& r) {
 } // namespace
 
 std::optional<TimelineRecord> parseRecordLine(std::string_view line) {
+    return parseRecordLine(line, FlatJsonParser::Fastest);
+}
+
+std::optional<TimelineRecord> parseRecordLine(std::string_view line, FlatJsonParser parser) {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r'))
         line.remove_suffix(1);
     if (line.empty())
         return std::nullopt;
-    const json j = parseBoundedJson(line);
-    if (!j.is_object())
+    // One object per thread, reused: its field storage outlives the line.
+    thread_local FlatJsonObject object;
+    if (!object.parse(line, parser))
         return std::nullopt;
-    auto type = j.find("t");
-    if (type == j.end() || !type->is_string())
+    const FlatJsonValue* type = object.find("t");
+    if (!type || type->kind != Kind::String)
         return std::nullopt;
     TimelineRecord record;
-    try {
-        if (!readBody(type->get<std::string>(), j, record))
-            return std::nullopt;
-    } catch (const json::exception&) {
-        return std::nullopt; // a number out of range for its field
-    }
+    if (!readBody(type->text, object, record))
+        return std::nullopt;
     return record;
 }
 
