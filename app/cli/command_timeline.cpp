@@ -5,12 +5,11 @@
 #include "engine/evaluation/evaluator.h"
 #include "engine/timeline/injection_library.h"
 #include "engine/timeline/perfetto_export.h"
-#include "engine/timeline/timeline_builder.h"
+#include "engine/timeline/trace_file.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -38,11 +37,13 @@ struct LoadedTimeline {
 };
 
 LoadedTimeline loadRecords(const std::string& path) {
-    timeline::TimelineBuilder builder;
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);)
-        builder.addLine(line);
-    return {builder.finish(), builder.errors(), builder.sawHeader(), builder.sawEnd()};
+    timeline::LoadedTrace trace = timeline::loadTraceFile(path);
+    LoadedTimeline loaded{trace.timeline, trace.writerErrors, trace.sawHeader, trace.sawEnd};
+    if (!loaded.timeline) { // an empty timeline, and the reason with the library's messages
+        loaded.timeline = std::make_shared<const timeline::KernelTimeline>();
+        loaded.errors.push_back(trace.error);
+    }
+    return loaded;
 }
 
 std::string milliseconds(double ns) {

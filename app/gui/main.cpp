@@ -8,6 +8,7 @@
 #include "widgets/models/task_list_model.h"
 #include "widgets/window/main_window.h"
 #include "widgets/window/theme.h"
+#include "widgets/window/trace_opener.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -83,8 +84,11 @@ int main(int argc, char** argv) {
     QCommandLineOption episodeOption(
         "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",
         "ID");
+    QCommandLineOption traceOption(
+        "trace", "Open this trace in the timeline: kwb-cupti records or Chrome/Perfetto JSON.",
+        "FILE");
     parser.addOptions({taskOption, workspaceOption, screenshotOption, sizeOption, settingsOption,
-                       themeOption, viewOption, episodeOption});
+                       themeOption, viewOption, episodeOption, traceOption});
     parser.process(app);
 
     const bool screenshot = parser.isSet(screenshotOption);
@@ -140,6 +144,17 @@ int main(int argc, char** argv) {
         dock->show();
         dock->raise();
     }
+    const QString trace = parser.value(traceOption);
+    bool traceDone = trace.isEmpty();
+    if (!trace.isEmpty()) {
+        if (!QFileInfo(trace).isFile()) {
+            std::fprintf(stderr, "kernel-workbench: trace file not found: %s\n", qPrintable(trace));
+            return 2;
+        }
+        QObject::connect(window.traceOpener(), &kwb::ui::TraceOpener::finished, &window,
+                         [&traceDone] { traceDone = true; });
+        window.openTrace(trace);
+    }
     const qint64 episode = parser.value(episodeOption).toLongLong();
     if (episode > 0)
         window.agentPanes()->openEpisode(episode);
@@ -163,7 +178,7 @@ int main(int argc, char** argv) {
             return window.hasSystemReport() && window.hasTaskList() &&
                    (!window.currentTaskPath().isEmpty() || !workspace.isEmpty()) &&
                    (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode()) &&
-                   window.rolloutPanes()->hasShownRuns();
+                   window.rolloutPanes()->hasShownRuns() && traceDone;
         },
         120000);
     if (!complete)
@@ -181,6 +196,8 @@ int main(int argc, char** argv) {
                                         : QStringLiteral("workspace ") + workspace;
     if (parser.isSet(viewOption))
         shown += QStringLiteral(", view ") + parser.value(viewOption);
+    if (!trace.isEmpty())
+        shown += QStringLiteral(", trace ") + trace;
     if (const auto episodeShown = window.agentPanes()->agentPane()->shownEpisode())
         shown += QStringLiteral(", episode %1 shown").arg(episodeShown->record.id);
     std::printf("screenshot: %s (%dx%d, %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()),

@@ -11,6 +11,8 @@ const char* kPython = "python/interpreter";
 const char* kWorkspaceRoot = "workspace/root";
 const char* kTheme = "ui/theme";
 const char* kLastTask = "ui/lastTask";
+const char* kRecentTraces = "ui/recentTraces";
+constexpr int kMaxRecentTraces = 8;
 const char* kVerifyOnSave = "editor/verifyOnSave";
 const char* kGeometry = "ui/geometry";
 const char* kState = "ui/dockState";
@@ -81,6 +83,23 @@ QString AppSettings::lastTaskPath() const {
 
 void AppSettings::setLastTaskPath(const QString& path) {
     settings_->setValue(kLastTask, path);
+}
+
+QStringList AppSettings::recentTraces() const {
+    return settings_->value(kRecentTraces).toStringList();
+}
+
+void AppSettings::addRecentTrace(const QString& path) {
+    QStringList recent = recentTraces();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecentTraces)
+        recent.removeLast();
+    settings_->setValue(kRecentTraces, recent);
+}
+
+void AppSettings::clearRecentTraces() {
+    settings_->remove(kRecentTraces);
 }
 
 QByteArray AppSettings::windowGeometry() const {

@@ -2,6 +2,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 class QSettings;
 
@@ -35,6 +36,11 @@ public:
 
     QString lastTaskPath() const;
     void setLastTaskPath(const QString& path);
+
+    // Trace files opened (File > Open Trace, drops, --trace), newest first, at most eight.
+    QStringList recentTraces() const;
+    void addRecentTrace(const QString& path);
+    void clearRecentTraces();
 
     // Ctrl+S in the candidate editors also verifies and profiles the workspace (fast path).
     bool verifyOnSave() const;

@@ -2,11 +2,10 @@
 
 #include "agent/store/episode_export.h"
 #include "agent/store/trajectory_store.h"
-#include "engine/timeline/timeline_builder.h"
+#include "engine/timeline/trace_file.h"
 
 #include <QMetaObject>
 #include <QPointer>
-#include <fstream>
 #include <mutex>
 
 namespace kwb::ui {
@@ -198,13 +197,7 @@ struct EvaluationOutcome {
 };
 
 kwb::timeline::TimelineSnapshot loadTimeline(const std::string& recordPath) {
-    std::ifstream in(recordPath);
-    if (!in)
-        return {};
-    kwb::timeline::TimelineBuilder builder;
-    for (std::string line; std::getline(in, line);)
-        builder.addLine(line);
-    return builder.finish();
+    return kwb::timeline::loadTraceFile(recordPath).timeline;
 }
 
 } // namespace
@@ -216,6 +209,48 @@ void EngineBridge::requestTimeline(const QString& recordPath) {
         [this, recordPath](kwb::timeline::TimelineSnapshot timeline) {
             emit timelineReady(recordPath, std::move(timeline));
         });
+}
+
+void EngineBridge::requestTraceFile(const QString& path) {
+    if (traceCancel_)
+        traceCancel_->request_stop();
+    auto cancel = std::make_shared<std::stop_source>();
+    traceCancel_ = cancel;
+    const std::string file = path.toStdString();
+    QPointer<EngineBridge> self(this);
+    using Loaded = std::shared_ptr<const kwb::timeline::LoadedTrace>;
+    post<Loaded>(
+        QStringLiteral("trace-file"),
+        [self, path, file, cancel](std::stop_token jobStop) {
+            // Either stop ends the load: a newer request (the job's token) or Cancel.
+            std::stop_source stop;
+            std::stop_callback byJob(jobStop, [&stop] { stop.request_stop(); });
+            std::stop_callback byUser(cancel->get_token(), [&stop] { stop.request_stop(); });
+            int lastPermille = -1;
+            auto progress = [&](std::uint64_t done, std::uint64_t total) {
+                // At most a thousand updates, however many blocks the file has.
+                const int permille = total > 0 ? static_cast<int>(done * 1000 / total) : 0;
+                if (permille == lastPermille)
+                    return;
+                lastPermille = permille;
+                QMetaObject::invokeMethod(
+                    self.data(),
+                    [self, path, done, total] {
+                        if (self)
+                            emit self->traceFileProgress(path, static_cast<qint64>(done),
+                                                         static_cast<qint64>(total));
+                    },
+                    Qt::QueuedConnection);
+            };
+            return Loaded(std::make_shared<const kwb::timeline::LoadedTrace>(
+                kwb::timeline::loadTraceFile(file, stop.get_token(), progress)));
+        },
+        [this, path](Loaded trace) { emit traceFileLoaded(path, std::move(trace)); });
+}
+
+void EngineBridge::cancelTraceFile() {
+    if (traceCancel_)
+        traceCancel_->request_stop();
 }
 
 quint64 EngineBridge::latestEvaluationId() const {

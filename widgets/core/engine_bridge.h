@@ -7,6 +7,7 @@
 #include "engine/service/evaluation_service.h"
 #include "engine/system/system_report.h"
 #include "engine/timeline/kernel_timeline.h"
+#include "engine/timeline/trace_file.h"
 #include "engine/workspace/task_catalog.h"
 
 #include <QHash>
@@ -56,6 +57,10 @@ public:
     // Reads a CUPTI record file (kwb-cupti/1 lines) into a timeline (tag "timeline": a newer
     // request wins), e.g. the one an agent step's evaluation recorded.
     void requestTimeline(const QString& recordPath);
+    // Opens a trace file the user chose (either format, trace_file.h; tag "trace-file": a newer
+    // one stops this one), reporting progress; cancelTraceFile() stops it.
+    void requestTraceFile(const QString& path);
+    void cancelTraceFile();
 
     bool isBusy() const { return inFlight_ > 0; }
 
@@ -77,6 +82,11 @@ signals:
     void evaluationTimelineReady(quint64 evaluationId, kwb::timeline::TimelineSnapshot timeline);
     // For requestTimeline; an empty snapshot when the file cannot be read.
     void timelineReady(const QString& recordPath, kwb::timeline::TimelineSnapshot timeline);
+    // For requestTraceFile: now and then while it loads (bytes), then once with the outcome
+    // (a timeline, an error, or cancelled).
+    void traceFileProgress(const QString& path, qint64 done, qint64 total);
+    void traceFileLoaded(const QString& path,
+                         std::shared_ptr<const kwb::timeline::LoadedTrace> trace);
 
 private:
     // Runs `work` on the engine thread and `deliver` with its result on the UI thread, unless
@@ -90,6 +100,8 @@ private:
     // Shared with the jobs, which create the service on the engine thread (it probes the GPUs).
     std::shared_ptr<Services> services_;
     QHash<QString, quint64> latestId_;
+    // The trace file being opened: Cancel stops it (a newer request stops it through its tag).
+    std::shared_ptr<std::stop_source> traceCancel_;
     int inFlight_ = 0;
     std::unique_ptr<kwb::JobQueue> queue_; // destroyed first: joins the thread before the rest
     // Evaluations wait on their service's ticket here, so that store reads, timeline loads and

@@ -5,6 +5,7 @@
 #include "widgets/models/timeline_event_details.h"
 #include "widgets/models/timeline_format.h"
 #include "widgets/timeline/timeline_view.h"
+#include "widgets/timeline/trace_loading_pane.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -50,12 +51,16 @@ QString TimelinePane::keyHelp() {
               "Click: select a kernel · Click a hatched block: open it · Esc: clear");
 }
 
+QString TimelinePane::emptyExplanation() {
+    return tr("Evaluate with a GPU to record one, or open a trace: File > Open Trace… "
+              "(kwb-cupti records or Chrome/Perfetto JSON), or drop the file on the window.");
+}
+
 TimelinePane::TimelinePane(QWidget* parent)
     : QWidget(parent), stack_(new QStackedWidget(this)),
-      empty_(new EmptyStatePane(tr("No timeline yet"),
-                                tr("Run Profile with timeline, or open a trace."), this)),
-      view_(new TimelineView(this)), comparisonView_(new TimelineView(this)),
-      statistics_(new KernelStatisticsModel(this)),
+      empty_(new EmptyStatePane(tr("No timeline yet"), emptyExplanation(), this)),
+      loading_(new TraceLoadingPane(this)), view_(new TimelineView(this)),
+      comparisonView_(new TimelineView(this)), statistics_(new KernelStatisticsModel(this)),
       statisticsProxy_(new QSortFilterProxyModel(this)) {
     auto* content = new QWidget(this);
 
@@ -131,8 +136,11 @@ TimelinePane::TimelinePane(QWidget* parent)
     contentLayout->addLayout(toolbar);
     contentLayout->addWidget(split, 1);
 
+    content_ = content;
     stack_->addWidget(empty_);
     stack_->addWidget(content);
+    stack_->addWidget(loading_);
+    connect(loading_, &TraceLoadingPane::cancelRequested, this, &TimelinePane::loadCancelRequested);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(stack_);
@@ -165,6 +173,40 @@ bool TimelinePane::showsEmptyState() const {
     return stack_->currentWidget() == empty_;
 }
 
+bool TimelinePane::showsLoading() const {
+    return stack_->currentWidget() == loading_;
+}
+
+void TimelinePane::showLoading(const QString& fileName) {
+    loading_->start(fileName);
+    stack_->setCurrentWidget(loading_);
+}
+
+void TimelinePane::setLoadingProgress(qint64 done, qint64 total) {
+    loading_->setProgress(done, total);
+}
+
+void TimelinePane::showLoadFailure(const QString& title, const QString& why) {
+    // The previous timeline is gone from view; the failure says why instead.
+    view_->setTimeline(nullptr);
+    statistics_->setTimeline(nullptr);
+    details_->clear();
+    source_.clear();
+    empty_->setText(title, why);
+    stack_->setCurrentWidget(empty_);
+    updateStatus();
+}
+
+void TimelinePane::endLoading() {
+    if (showsLoading())
+        stack_->setCurrentWidget(view_->timeline() ? content_ : empty_);
+}
+
+void TimelinePane::setSource(const QString& source) {
+    source_ = source;
+    updateStatus();
+}
+
 bool TimelinePane::comparing() const {
     return !comparisonView_->isHidden();
 }
@@ -175,7 +217,10 @@ void TimelinePane::setTimeline(kwb::timeline::TimelineSnapshot timeline) {
     statistics_->setTimeline(timeline);
     details_->clear();
     measureText_.clear();
-    stack_->setCurrentWidget(has ? stack_->widget(1) : empty_);
+    source_.clear(); // the caller names a file it opened after this
+    if (!has)
+        empty_->setText(tr("No timeline yet"), emptyExplanation());
+    stack_->setCurrentWidget(has ? content_ : empty_);
     shareExtent();
     applySearch();
     updateStatus();
@@ -272,6 +317,8 @@ void TimelinePane::updateStatus() {
     }
     const auto& d = timeline->dropped;
     QStringList parts;
+    if (!source_.isEmpty())
+        parts << source_;
     if (!timeline->deviceName.empty())
         parts << QString::fromStdString(timeline->deviceName);
     parts

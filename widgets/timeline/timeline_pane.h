@@ -21,6 +21,7 @@ namespace kwb::ui {
 class EmptyStatePane;
 class KernelStatisticsModel;
 class TimelineView;
+class TraceLoadingPane;
 
 // The timeline dock: the view (and a second one in compare mode, sharing its time axis), a
 // regex search box, the per-name statistics table, the details of the selected kernel and a
@@ -37,7 +38,19 @@ public:
     // A reference run drawn under the current one on the same time axis; null ends compare mode.
     void setComparison(kwb::timeline::TimelineSnapshot reference);
 
+    // A trace file loading on the engine thread: progress and Cancel replace the pane until
+    // setTimeline(), showLoadFailure() or endLoading() (a cancelled load: back to what was
+    // shown). `source` names what the timeline came from in the status line.
+    void showLoading(const QString& fileName);
+    void setLoadingProgress(qint64 done, qint64 total);
+    void showLoadFailure(const QString& title, const QString& why);
+    void endLoading();
+    void setSource(const QString& source);
+
     bool showsEmptyState() const;
+    bool showsLoading() const;
+    TraceLoadingPane* loadingPane() const { return loading_; }
+    EmptyStatePane* emptyState() const { return empty_; }
     bool comparing() const;
     TimelineView* view() const { return view_; }
     TimelineView* comparisonView() const { return comparisonView_; }
@@ -61,8 +74,10 @@ signals:
     void kernelSelected(const QString& name, int streamLane, quint32 eventIndex, qint64 startNs,
                         qint64 endNs);
     void timeRangeChanged(qint64 startNs, qint64 endNs);
+    void loadCancelRequested();
 
 private:
+    static QString emptyExplanation();
     void applySearch();
     void showSelection(const timeline::TimelineHit& hit);
     void updateStatus();
@@ -70,6 +85,9 @@ private:
 
     QStackedWidget* stack_ = nullptr;
     EmptyStatePane* empty_ = nullptr;
+    TraceLoadingPane* loading_ = nullptr;
+    QWidget* content_ = nullptr;
+    QString source_;
     TimelineView* view_ = nullptr;
     TimelineView* comparisonView_ = nullptr;
     QLabel* currentTitle_ = nullptr;

@@ -34,19 +34,24 @@
 #include "widgets/window/system_status_bar.h"
 #include "widgets/window/task_browser.h"
 #include "widgets/window/theme.h"
+#include "widgets/window/trace_opener.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QTimer>
+#include <QUrl>
 
 namespace kwb::ui {
 
@@ -100,6 +105,16 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     editLoop_ = new EditLoopController(bridge_, settings_, candidates_, resultPanel_, this);
     statusBar_->addPermanentWidget(editLoop_->progressWidget());
     hub_ = new SelectionHub(this);
+    traceOpener_ = new TraceOpener(bridge_, *timelinePane_, settings_, this);
+    connect(traceOpener_, &TraceOpener::showTimelineRequested, this, [this] {
+        timelineDock_->show();
+        timelineDock_->raise();
+    });
+    connect(traceOpener_, &TraceOpener::message, this, [this](const QString& text, bool problem) {
+        log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
+        statusBar()->showMessage(text, 8000);
+    });
+    setAcceptDrops(true);
     placeDocksByDefault();
     buildMenus();
 
@@ -194,6 +209,25 @@ QList<QDockWidget*> MainWindow::docks() const {
             runsDock_,  rolloutsDock_,  trainingDock_, resultDock_,   problemsDock_, assemblyDock_};
 }
 
+void MainWindow::openTrace(const QString& path) {
+    traceOpener_->open(path);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() == 1 && urls.first().isLocalFile())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.size() != 1 || !urls.first().isLocalFile())
+        return;
+    event->acceptProposedAction();
+    // Any file: the loader tells a trace from anything else, and says so.
+    openTrace(urls.first().toLocalFile());
+}
+
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open Task…"), QKeySequence::Open, this, &MainWindow::openTaskFromDialog);
@@ -202,6 +236,9 @@ void MainWindow::buildMenus() {
     backToWorkspace_ =
         file->addAction(tr("&Back to Workspace"), this, &MainWindow::backToWorkspace);
     backToWorkspace_->setEnabled(false);
+    file->addSeparator();
+    file->addAction(traceOpener_->openAction());
+    file->addMenu(traceOpener_->recentMenu());
     file->addSeparator();
     file->addAction(tr("New &Rollout…"), this, [this] {
         rolloutsDock_->show();

@@ -29,6 +29,7 @@ class SystemStatusBar;
 class TaskBrowser;
 class TaskListModel;
 class TimelinePane;
+class TraceOpener;
 
 // The workbench window: dockable panes around the candidate editors. It owns no engine state;
 // everything it shows arrives as snapshots from the EngineBridge.
@@ -43,6 +44,9 @@ public:
     // Opens a workspace folder (model.py + model_new.py): the reference shows its model.py, the
     // candidate editors its model_new.py and kernels/, editable; Ctrl+S saves (and verifies).
     bool openWorkspace(const QString& directory);
+    // Opens a trace file in the timeline dock (loads on the engine thread; TraceOpener).
+    void openTrace(const QString& path);
+    TraceOpener* traceOpener() const { return traceOpener_; }
     void refreshSystemReport();
     void saveLayout();
     void resetLayout();
@@ -82,6 +86,9 @@ signals:
 protected:
     void closeEvent(QCloseEvent* event) override;
     void showEvent(QShowEvent* event) override;
+    // Files dropped on the window open as traces.
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     QDockWidget* addPane(const QString& objectName, const QString& title, QWidget* content,
@@ -113,6 +120,7 @@ private:
     QDockWidget* tasksDock_ = nullptr;
     QDockWidget* referenceDock_ = nullptr;
     TimelinePane* timelinePane_ = nullptr;
+    TraceOpener* traceOpener_ = nullptr;
     QDockWidget* timelineDock_ = nullptr;
     QDockWidget* rewardsDock_ = nullptr;
     QDockWidget* agentDock_ = nullptr;
