@@ -53,7 +53,13 @@ struct StreamLane {
     std::string label; // "GPU 0 · stream 7"
     std::vector<TimelineEvent> events;
     std::vector<std::int64_t> maxEndPrefix; // maxEndPrefix[i] = max(events[0..i].endNs)
+    // busyPrefix[i] = the summed durations of events[0..i), size events.size() + 1: the busy
+    // time of any index range in O(1), which the zoomed-out density needs per pixel column.
+    std::vector<std::int64_t> busyPrefix;
 };
+
+// Fills a stream lane's maxEndPrefix and busyPrefix from its events (sorted by start).
+void indexStreamLane(StreamLane& lane);
 
 // NVTX ranges, one lane per thread that pushed them; nesting depth is TimelineEvent::detail.
 struct RangeLane {
@@ -86,8 +92,8 @@ struct DroppedCounts {
 // An immutable, render-ready timeline. Built once by TimelineBuilder and shared read-only
 // (std::shared_ptr<const KernelTimeline>) between the engine, the CLI and the GUI.
 struct KernelTimeline {
-    std::int64_t originNs = 0; // absolute CUPTI timestamp of the earliest event
-    std::int64_t endNs = 0;    // relative end of the latest event
+    std::int64_t originNs = 0;               // absolute CUPTI timestamp of the earliest event
+    std::int64_t endNs = 0;                  // relative end of the latest event
     std::vector<std::string> names;          // raw (mangled) kernel / range names
     std::vector<std::string> demangledNames; // same index as names; equal when not mangled
     std::vector<StreamLane> streams;         // sorted by (deviceId, streamId)

@@ -230,7 +230,7 @@ TimelineSnapshot TimelineBuilder::finish() const {
             (key.second == kSynchronizationLane ? " · synchronization"
                                                 : " · stream " + std::to_string(key.second));
         std::stable_sort(lane.events.begin(), lane.events.end(), startOrder);
-        fillMaxEndPrefix(lane);
+        indexStreamLane(lane);
         t->streams.push_back(std::move(lane));
     }
 

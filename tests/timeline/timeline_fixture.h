@@ -227,12 +227,9 @@ inline kwb::timeline::TimelineSnapshot buildTimeline(const SyntheticRecords& rec
         std::stable_sort(
             l.events.begin(), l.events.end(),
             [](const TimelineEvent& a, const TimelineEvent& b) { return a.startNs < b.startNs; });
-        l.maxEndPrefix.resize(l.events.size());
-        std::int64_t maxEnd = INT64_MIN;
-        for (std::size_t i = 0; i < l.events.size(); ++i)
-            l.maxEndPrefix[i] = maxEnd = std::max(maxEnd, l.events[i].endNs);
+        indexStreamLane(l);
         if (!l.events.empty())
-            timeline->endNs = std::max(timeline->endNs, maxEnd);
+            timeline->endNs = std::max(timeline->endNs, l.maxEndPrefix.back());
     }
     RangeLane ranges;
     ranges.threadId = 1;

@@ -142,6 +142,58 @@ private slots:
             QStringLiteral("%1 events folded").arg(view.hovered()->count)));
     }
 
+    void foldedBlocksDrawHowBusyTheStreamIsAndWhatMatches() {
+        // 1 ms in 1000 px: 100 ns kernels are sub-pixel and fold into one block. The first half
+        // keeps the stream 25% busy, the second ~91%; names alternate k0, k1.
+        std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+        for (std::int64_t t = 0; t < 500'000; t += 400)
+            spans.push_back({t, t + 100});
+        for (std::int64_t t = 500'000; t < 1'000'000; t += 110)
+            spans.push_back({t, t + 100});
+        TimelineView view;
+        view.resize(1150, 200);
+        view.setTimeline(kwb::testing::makeStreamTimeline(spans, 2));
+        const timeline::LaneRow& row = view.laneLayout().rows().at(0);
+        const double bottom = view.laneLayout().screenTop(row) + row.height - 1.0;
+        const double boxHeight = row.height - 2.0;
+        const int quiet = static_cast<int>(view.viewport().xOf(250'000));
+        const int busy = static_cast<int>(view.viewport().xOf(750'000));
+        const int high = static_cast<int>(bottom - 0.6 * boxHeight);
+        const int low = static_cast<int>(bottom - 0.1 * boxHeight);
+        QImage image = renderOf(view);
+        QCOMPARE(view.lastFrameItemCount(), std::size_t(1));
+        QCOMPARE(image.pixelColor(busy, high), image.pixelColor(busy, low));    // a 91% bar
+        QVERIFY(image.pixelColor(quiet, high) != image.pixelColor(quiet, low)); // a 25% bar
+        QCOMPARE(image.pixelColor(quiet, low), image.pixelColor(busy, low));
+
+        // A filter shows the matching kernels' share of each bar in the highlight colour.
+        QVERIFY(view.setNameFilter("^k1$", TimelineView::FilterMode::Dim));
+        image = renderOf(view);
+        const QColor highlight = view.palette().color(QPalette::Highlight);
+        QCOMPARE(image.pixelColor(busy, low), highlight);
+        QVERIFY(image.pixelColor(busy, high) != highlight); // half of 91% is below 60%
+        // Hiding the others leaves only the matching share.
+        QVERIFY(view.setNameFilter("^k1$", TimelineView::FilterMode::Hide));
+        image = renderOf(view);
+        QCOMPARE(image.pixelColor(busy, low), highlight);
+        QCOMPARE(image.pixelColor(busy, high), image.pixelColor(quiet, high));
+    }
+
+    void zToZoomsToTheSelection() {
+        TimelineView view;
+        view.resize(1150, 200);
+        view.setTimeline(
+            kwb::testing::makeStreamTimeline({{1000, 1500}, {50000, 50300}, {100000, 100500}}, 1));
+        view.selectStreamEvent(0, 1);
+        view.resetZoom();
+        QTest::keyClick(&view, Qt::Key_Z);
+        // The kernel with a few microseconds either side.
+        QVERIFY2(view.viewport().t0() > 45000 && view.viewport().t0() < 50000,
+                 qPrintable(QString::number(view.viewport().t0())));
+        QVERIFY2(view.viewport().t1() > 50300 && view.viewport().t1() < 55000,
+                 qPrintable(QString::number(view.viewport().t1())));
+    }
+
     void hoverShowsKernelDetailsAndClickSelects() {
         TimelineView view;
         view.resize(1150, 200);

@@ -46,7 +46,7 @@ QString TimelinePane::keyHelp() {
     return tr("Wheel: zoom at the cursor · Shift+wheel: scroll lanes\n"
               "Drag: pan · Right-drag: zoom to a range\n"
               "W / S: zoom in / out · A / D: pan left / right\n"
-              "Backspace: previous zoom · Home: whole run\n"
+              "Backspace: previous zoom · Home: whole run · Z: zoom to the selection\n"
               "Shift+drag, or M then two clicks: measure Δt\n"
               "Click: select a kernel · Click a hatched block: open it · Esc: clear");
 }
@@ -70,6 +70,7 @@ TimelinePane::TimelinePane(QWidget* parent)
     hideOthers_ = new QCheckBox(tr("Hide others"), content);
     auto* back = toolButton(tr("Back"), tr("Previous zoom (Backspace)"), content);
     auto* reset = toolButton(tr("Reset"), tr("Show the whole run (Home)"), content);
+    auto* fit = toolButton(tr("Fit"), tr("Zoom to the selected kernel (Z)"), content);
     auto* measure = toolButton(tr("Measure"), tr("Click two points, or shift+drag (M)"), content);
     auto* keys = toolButton(tr("Keys"), keyHelp(), content);
     status_ = new QLabel(content);
@@ -80,6 +81,7 @@ TimelinePane::TimelinePane(QWidget* parent)
     toolbar->addWidget(hideOthers_);
     toolbar->addWidget(back);
     toolbar->addWidget(reset);
+    toolbar->addWidget(fit);
     toolbar->addWidget(measure);
     toolbar->addWidget(keys);
     toolbar->addWidget(status_, 3);
@@ -149,6 +151,7 @@ TimelinePane::TimelinePane(QWidget* parent)
     connect(hideOthers_, &QCheckBox::toggled, this, &TimelinePane::applySearch);
     connect(back, &QToolButton::clicked, view_, &TimelineView::zoomBack);
     connect(reset, &QToolButton::clicked, view_, &TimelineView::resetZoom);
+    connect(fit, &QToolButton::clicked, view_, &TimelineView::zoomToSelection);
     connect(measure, &QToolButton::clicked, view_, &TimelineView::startMeasure);
     // One time axis for both runs: whichever view navigates, the other follows.
     for (auto [from, to] : {std::pair{view_, comparisonView_}, std::pair{comparisonView_, view_}}) {

@@ -1,10 +1,12 @@
 #include "widgets/timeline/timeline_view.h"
 
+#include "engine/timeline/lane_density.h"
 #include "widgets/models/timeline_colors.h"
 #include "widgets/models/timeline_event_details.h"
 #include "widgets/models/timeline_format.h"
 
 #include <QKeyEvent>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -78,6 +80,7 @@ void TimelineView::setTimeline(kwb::timeline::TimelineSnapshot timeline) {
     shortNames_.clear();
     shortNameWidths_.clear();
     matches_.clear();
+    matchPrefixes_.clear();
     folds_.clear(); // a new snapshot may reuse the old one's address
     filterActive_ = false;
     if (!timeline_) {
@@ -121,6 +124,7 @@ bool TimelineView::setNameFilter(const QString& pattern, FilterMode mode) {
     if (pattern.isEmpty()) {
         filterActive_ = false;
         std::fill(matches_.begin(), matches_.end(), 1);
+        matchPrefixes_.clear();
         update();
         return true;
     }
@@ -135,6 +139,12 @@ bool TimelineView::setNameFilter(const QString& pattern, FilterMode mode) {
                                .match(QString::fromStdString(
                                    timeline_->displayName(static_cast<std::uint32_t>(id))))
                                .hasMatch();
+    // Per stream lane, matches counted up to each event: a folded block or a density column
+    // then knows its matches in O(1) however many kernels it holds.
+    matchPrefixes_.clear();
+    if (timeline_)
+        for (const auto& lane : timeline_->streams)
+            matchPrefixes_.push_back(timeline::matchPrefix(lane.events, matches_));
     update();
     return true;
 }
@@ -165,6 +175,16 @@ void TimelineView::setViewRange(double t0, double t1) {
 void TimelineView::zoomToRange(double t0, double t1) {
     viewport_.zoomToRange(t0, t1);
     navigated();
+}
+
+void TimelineView::zoomToSelection() {
+    if (!selected_)
+        return;
+    // A margin of a fifth each side, and at least a few microseconds, so the neighbours show.
+    const double span = std::max(static_cast<double>(selected_->endNs - selected_->startNs), 1.0);
+    const double margin = std::max(span * 0.2, 2000.0);
+    zoomToRange(static_cast<double>(selected_->startNs) - margin,
+                static_cast<double>(selected_->endNs) + margin);
 }
 
 void TimelineView::zoomBack() {
@@ -419,6 +439,9 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_M:
         startMeasure();
         return;
+    case Qt::Key_Z:
+        zoomToSelection();
+        return;
     case Qt::Key_Escape:
         measureClicks_ = false;
         measureA_.reset();
@@ -506,6 +529,9 @@ void TimelineView::paintRow(QPainter& painter, const timeline::LaneRow& row, dou
         const double w = std::max(x1 - x0, 1.0);
         const QRectF box(x0, boxTop, w, boxHeight);
         const TimelineEvent& e = events[item.firstIndex];
+        if (item.folded() && row.kind == timeline::LaneRow::Kind::Stream &&
+            paintDensityBlock(painter, static_cast<std::size_t>(row.lane), item, box))
+            continue;
         if (item.folded()) {
             painter.fillRect(box, filterActive_ ? foldedFiltered : foldColors_[e.nameId]);
             addHatch(box, hatchLines_);
@@ -537,6 +563,75 @@ void TimelineView::paintRow(QPainter& painter, const timeline::LaneRow& row, dou
         painter.setPen(hatchPen_);
         painter.drawLines(hatchLines_.data(), static_cast<int>(hatchLines_.size()));
     }
+}
+
+// A folded block of a stream lane as its density: per pixel column, a bar as high as the share
+// of the column's time its kernels keep the stream busy; with a filter, the matching kernels'
+// share of each bar in the highlight colour (alone, when the others are hidden). The label
+// gives the block's kernel count, busy share and matches.
+bool TimelineView::paintDensityBlock(QPainter& painter, std::size_t lane,
+                                     const timeline::FoldedItem& item, const QRectF& box) {
+    const timeline::StreamLane& stream = timeline_->streams[lane];
+    if (stream.busyPrefix.size() != stream.events.size() + 1)
+        return false; // a timeline built without the sums: the plain folded block
+    const std::vector<std::uint32_t>* matches =
+        filterActive_ && lane < matchPrefixes_.size() ? &matchPrefixes_[lane] : nullptr;
+    const double x0 = std::floor(box.left());
+    const int columns = std::max(1, static_cast<int>(std::ceil(box.right() - x0)));
+    const std::size_t first = item.firstIndex;
+    const std::size_t last = first + item.count;
+    timeline::densityColumns(stream, matches, first, last, viewport_.timeAt(x0),
+                             viewport_.nsPerPixel(), columns, density_);
+    const TimelineEvent& e = stream.events[first];
+    const bool hide = filterActive_ && filterMode_ == FilterMode::Hide;
+    QColor background = filterActive_ ? QColor(150, 150, 150) : foldColors_[e.nameId];
+    background.setAlpha(55);
+    painter.fillRect(box, background);
+
+    const double bottom = box.bottom();
+    const double height = box.height();
+    // One step polygon per layer: a few thousand points, far cheaper than a rectangle a column.
+    auto profile = [&](auto heightOf) {
+        densityPolygon_.clear();
+        densityPolygon_ << QPointF(x0, bottom);
+        for (int c = 0; c < columns; ++c) {
+            const double y = bottom - heightOf(density_[static_cast<std::size_t>(c)]) * height;
+            densityPolygon_ << QPointF(x0 + c, y) << QPointF(x0 + c + 1, y);
+        }
+        densityPolygon_ << QPointF(x0 + columns, bottom);
+        painter.drawPolygon(densityPolygon_);
+    };
+    painter.setPen(Qt::NoPen);
+    if (!hide) {
+        painter.setBrush(filterActive_ ? dimColors_[e.nameId] : foldColors_[e.nameId]);
+        profile([](const timeline::DensityColumn& d) { return static_cast<double>(d.busy); });
+    }
+    std::uint64_t matched = 0;
+    if (matches) {
+        matched = (*matches)[last] - (*matches)[first];
+        painter.setBrush(palette().color(QPalette::Highlight));
+        profile([](const timeline::DensityColumn& d) {
+            return d.count ? static_cast<double>(d.busy) * d.matches / d.count : 0.0;
+        });
+    }
+    painter.setBrush(Qt::NoBrush);
+    if (box.width() > 30.0) {
+        const double span = static_cast<double>(item.endNs - item.startNs);
+        const double busy =
+            span > 0
+                ? static_cast<double>(stream.busyPrefix[last] - stream.busyPrefix[first]) / span
+                : 0.0;
+        QString label = QStringLiteral("%1× · %2% busy")
+                            .arg(QLocale().toString(static_cast<qulonglong>(item.count)))
+                            .arg(std::lround(std::min(busy, 1.0) * 100.0));
+        if (matches)
+            label += tr(" · %1 match").arg(QLocale().toString(static_cast<qulonglong>(matched)));
+        painter.setPen(palette().color(QPalette::Text));
+        painter.drawText(
+            box.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+            fontMetrics().elidedText(label, Qt::ElideRight, static_cast<int>(box.width() - 6.0)));
+    }
+    return true;
 }
 
 void TimelineView::outline(QPainter& painter, const timeline::TimelineHit& hit, const QColor& color,

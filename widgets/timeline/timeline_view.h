@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/timeline/kernel_timeline.h"
+#include "engine/timeline/lane_density.h"
 #include "engine/timeline/timeline_folding.h"
 #include "engine/timeline/timeline_hit_test.h"
 #include "engine/timeline/timeline_lane_layout.h"
@@ -9,6 +10,7 @@
 #include <QColor>
 #include <QLineF>
 #include <QPen>
+#include <QPolygonF>
 #include <QRegularExpression>
 #include <QWidget>
 #include <optional>
@@ -67,6 +69,8 @@ public slots:
     void setViewRange(double t0, double t1);
     void zoomToRange(double t0, double t1);
     void zoomBack();
+    // The selected event (or folded block) with some room around it (Z).
+    void zoomToSelection();
     void resetZoom();
     // Selects the event of a stream lane and brings it into view.
     void selectStreamEvent(int streamLane, quint32 eventIndex);
@@ -98,6 +102,8 @@ private:
     void clickAt(QPointF pos);
     void paintRow(QPainter& painter, const timeline::LaneRow& row, double top,
                   const std::vector<timeline::FoldedItem>& items);
+    bool paintDensityBlock(QPainter& painter, std::size_t lane, const timeline::FoldedItem& item,
+                           const QRectF& box);
     void paintLabels(QPainter& painter);
     void paintRuler(QPainter& painter);
     void paintOverlays(QPainter& painter);
@@ -128,6 +134,9 @@ private:
     std::vector<QString> shortNames_;
     std::vector<int> shortNameWidths_; // -1 until measured
     std::vector<std::uint8_t> matches_;
+    std::vector<std::vector<std::uint32_t>> matchPrefixes_; // per stream lane, while filtering
+    std::vector<timeline::DensityColumn> density_;          // scratch of one folded block
+    QPolygonF densityPolygon_;
     bool filterActive_ = false;
     FilterMode filterMode_ = FilterMode::Dim;
     QPen hatchPen_;
