@@ -2,8 +2,13 @@
 // and zoom sequences rendered offscreen into a 1920x1080 QImage. Prints a markdown table.
 //
 //   QT_QPA_PLATFORM=offscreen kwb_timeline_bench [--kernels N] [--frames N] [--width W]
-//                                                 [--height H]
+//                                                 [--height H] [--from-file RECORDS]
+//
+// --from-file: the load reads a kwb-cupti record file through loadTraceFile, as File > Open
+// Trace does (parse included); the synthetic records are written there first when the file does
+// not exist yet.
 
+#include "engine/timeline/trace_file.h"
 #include "tests/timeline/timeline_fixture.h"
 #include "widgets/timeline/timeline_pane.h"
 #include "widgets/timeline/timeline_view.h"
@@ -18,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -30,7 +36,8 @@ struct Options {
     int frames = 240;
     int width = 1920;
     int height = 1080;
-    QString screenshot; // when set: also save pictures of the pane (whole run, one iteration)
+    QString screenshot;   // when set: also save pictures of the pane (whole run, one iteration)
+    std::string fromFile; // when set: load through a record file (written first if absent)
 };
 
 Options parse(int argc, char** argv) {
@@ -39,6 +46,10 @@ Options parse(int argc, char** argv) {
         const std::string flag = argv[i];
         if (flag == "--screenshot") {
             o.screenshot = QString::fromLocal8Bit(argv[i + 1]);
+            continue;
+        }
+        if (flag == "--from-file") {
+            o.fromFile = argv[i + 1];
             continue;
         }
         const long value = std::strtol(argv[i + 1], nullptr, 10);
@@ -80,6 +91,36 @@ double threadCpuMs() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// The synthetic records as the injection library writes them: header, device, kernels (in
+// arrival order) and NVTX ranges as marker pairs, then the end line.
+void writeRecordFile(const std::string& path, const kwb::testing::SyntheticRecords& records) {
+    std::ofstream out(path, std::ios::binary);
+    const std::int64_t origin = 1'700'000'000'000'000'000;
+    out << R"({"t":"header","format":"kwb-cupti/1","pid":1})" << '\n'
+        << R"({"t":"device","id":0,"name":"NVIDIA H200, synthetic"})" << '\n'
+        << R"({"t":"context","ctx":1,"dev":0})" << '\n';
+    std::uint32_t correlation = 1;
+    for (const auto& k : records.kernels) {
+        const auto& launch = records.launchPerName[k.nameId];
+        out << R"({"t":"kernel","dev":0,"ctx":1,"stream":)" << k.streamId << R"(,"start":)"
+            << origin + k.startNs << R"(,"end":)" << origin + k.endNs << R"(,"grid":[)"
+            << launch.grid[0] << ',' << launch.grid[1] << ',' << launch.grid[2] << R"(],"block":[)"
+            << launch.block[0] << ',' << launch.block[1] << ',' << launch.block[2] << R"(],"regs":)"
+            << launch.registersPerThread << R"(,"ssmem":)" << launch.staticSharedBytes
+            << R"(,"dsmem":)" << launch.dynamicSharedBytes << R"(,"lmem":0,"corr":)"
+            << correlation++ << R"(,"name":")" << records.names[k.nameId] << "\"}\n";
+    }
+    std::uint32_t id = 1;
+    for (const auto& r : records.ranges) {
+        out << R"({"t":"marker","id":)" << id << R"(,"flag":"start","ts":)" << origin + r.startNs
+            << R"(,"tid":1,"name":")" << records.names[r.nameId] << R"(","domain":null})" << '\n'
+            << R"({"t":"marker","id":)" << id << R"(,"flag":"end","ts":)" << origin + r.endNs
+            << R"(,"tid":1,"name":null,"domain":null})" << '\n';
+        ++id;
+    }
+    out << R"({"t":"end","write_failures":0})" << '\n';
 }
 
 struct SequenceResult {
@@ -134,10 +175,26 @@ int main(int argc, char** argv) {
     const kwb::testing::SyntheticRecords records = kwb::testing::generateRecords(spec);
     const double generateMs = msSince(timer);
 
-    // Load = building the snapshot from flat records + handing it to the pane + the first frame.
+    // Load = building the snapshot (from flat records, or reading the record file) + handing
+    // it to the pane + the first frame.
+    std::uintmax_t fileBytes = 0;
+    if (!options.fromFile.empty() && !std::filesystem::exists(options.fromFile))
+        writeRecordFile(options.fromFile, records);
     timer.restart();
     const double loadCpu0 = threadCpuMs();
-    const kwb::timeline::TimelineSnapshot timeline = kwb::testing::buildTimeline(records);
+    kwb::timeline::TimelineSnapshot timeline;
+    if (options.fromFile.empty()) {
+        timeline = kwb::testing::buildTimeline(records);
+    } else {
+        const kwb::timeline::LoadedTrace loaded = kwb::timeline::loadTraceFile(options.fromFile);
+        if (!loaded.timeline) {
+            std::fprintf(stderr, "cannot load %s: %s\n", options.fromFile.c_str(),
+                         loaded.error.c_str());
+            return 1;
+        }
+        timeline = loaded.timeline;
+        fileBytes = loaded.bytes;
+    }
     const double buildMs = msSince(timer);
 
     kwb::ui::TimelinePane pane;
@@ -216,7 +273,12 @@ int main(int argc, char** argv) {
                 extent / 1e9, options.width, options.height, frames, peakRssMiB());
     std::printf("| load step | ms |\n| --- | ---: |\n");
     std::printf("| generate synthetic records (not part of load) | %.1f |\n", generateMs);
-    std::printf("| build snapshot (group, sort, prefix max, statistics) | %.1f |\n", buildMs);
+    if (options.fromFile.empty())
+        std::printf("| build snapshot (group, sort, prefix max, statistics) | %.1f |\n", buildMs);
+    else
+        std::printf("| read and parse %s (%.1f MB; loadTraceFile: parse, group, sort, prefix "
+                    "sums, statistics) | %.1f |\n",
+                    options.fromFile.c_str(), static_cast<double>(fileBytes) / 1e6, buildMs);
     std::printf("| hand to the pane (view, lane layout, statistics model) | %.1f |\n", handOffMs);
     std::printf("| first frame | %.1f |\n", firstFrameMs);
     std::printf("| **load total** | **%.1f** |\n", buildMs + handOffMs + firstFrameMs);

@@ -576,46 +576,69 @@ bool TimelineView::paintDensityBlock(QPainter& painter, std::size_t lane,
         return false; // a timeline built without the sums: the plain folded block
     const std::vector<std::uint32_t>* matches =
         filterActive_ && lane < matchPrefixes_.size() ? &matchPrefixes_[lane] : nullptr;
-    const double x0 = std::floor(box.left());
-    const int columns = std::max(1, static_cast<int>(std::ceil(box.right() - x0)));
-    const std::size_t first = item.firstIndex;
-    const std::size_t last = first + item.count;
-    timeline::densityColumns(stream, matches, first, last, viewport_.timeAt(x0),
+    const int left = static_cast<int>(std::floor(box.left()));
+    const int columns = std::max(1, static_cast<int>(std::ceil(box.right())) - left);
+    const double t0 = viewport_.timeAt(left);
+    const double t1 = viewport_.timeAt(left + columns);
+    // Only the block's kernels that start inside the drawn columns: a block reaching past the
+    // edge of the view would otherwise pile its off-screen kernels into the edge columns.
+    const auto& events = stream.events;
+    const auto byStart = [](const TimelineEvent& e, double t) {
+        return static_cast<double>(e.startNs) < t;
+    };
+    const auto blockBegin = events.begin() + item.firstIndex;
+    const auto blockEnd = blockBegin + item.count;
+    const auto visibleBegin = std::lower_bound(blockBegin, blockEnd, t0, byStart);
+    const auto visibleEnd = std::lower_bound(visibleBegin, blockEnd, t1, byStart);
+    timeline::densityColumns(stream, matches,
+                             static_cast<std::size_t>(visibleBegin - events.begin()),
+                             static_cast<std::size_t>(visibleEnd - events.begin()), t0,
                              viewport_.nsPerPixel(), columns, density_);
-    const TimelineEvent& e = stream.events[first];
+    const TimelineEvent& e = events[item.firstIndex];
     const bool hide = filterActive_ && filterMode_ == FilterMode::Hide;
     QColor background = filterActive_ ? QColor(150, 150, 150) : foldColors_[e.nameId];
     background.setAlpha(55);
     painter.fillRect(box, background);
 
-    const double bottom = box.bottom();
+    const int bottom = static_cast<int>(std::floor(box.bottom()));
     const double height = box.height();
-    // One step polygon per layer: a few thousand points, far cheaper than a rectangle a column.
-    auto profile = [&](auto heightOf) {
-        densityPolygon_.clear();
-        densityPolygon_ << QPointF(x0, bottom);
-        for (int c = 0; c < columns; ++c) {
-            const double y = bottom - heightOf(density_[static_cast<std::size_t>(c)]) * height;
-            densityPolygon_ << QPointF(x0 + c, y) << QPointF(x0 + c + 1, y);
+    // Bars as integer rectangles, neighbours of equal height merged: the raster engine fills
+    // those far faster than a polygon of the same outline.
+    auto bars = [&](const QColor& color, auto shareOf) {
+        densityRects_.clear();
+        int runStart = 0;
+        int runHeight = 0;
+        for (int c = 0; c <= columns; ++c) {
+            const int h = c < columns
+                              ? static_cast<int>(std::lround(
+                                    shareOf(density_[static_cast<std::size_t>(c)]) * height))
+                              : -1;
+            if (h == runHeight)
+                continue;
+            if (runHeight > 0)
+                densityRects_.push_back(
+                    QRect(left + runStart, bottom - runHeight, c - runStart, runHeight));
+            runStart = c;
+            runHeight = h;
         }
-        densityPolygon_ << QPointF(x0 + columns, bottom);
-        painter.drawPolygon(densityPolygon_);
+        painter.setBrush(color);
+        painter.drawRects(densityRects_.data(), static_cast<int>(densityRects_.size()));
     };
     painter.setPen(Qt::NoPen);
-    if (!hide) {
-        painter.setBrush(filterActive_ ? dimColors_[e.nameId] : foldColors_[e.nameId]);
-        profile([](const timeline::DensityColumn& d) { return static_cast<double>(d.busy); });
-    }
+    if (!hide)
+        bars(filterActive_ ? dimColors_[e.nameId] : foldColors_[e.nameId],
+             [](const timeline::DensityColumn& d) { return static_cast<double>(d.busy); });
     std::uint64_t matched = 0;
     if (matches) {
-        matched = (*matches)[last] - (*matches)[first];
-        painter.setBrush(palette().color(QPalette::Highlight));
-        profile([](const timeline::DensityColumn& d) {
+        matched = (*matches)[item.firstIndex + item.count] - (*matches)[item.firstIndex];
+        bars(palette().color(QPalette::Highlight), [](const timeline::DensityColumn& d) {
             return d.count ? static_cast<double>(d.busy) * d.matches / d.count : 0.0;
         });
     }
     painter.setBrush(Qt::NoBrush);
     if (box.width() > 30.0) {
+        const std::size_t first = item.firstIndex;
+        const std::size_t last = first + item.count;
         const double span = static_cast<double>(item.endNs - item.startNs);
         const double busy =
             span > 0
@@ -627,9 +650,7 @@ bool TimelineView::paintDensityBlock(QPainter& painter, std::size_t lane,
         if (matches)
             label += tr(" · %1 match").arg(QLocale().toString(static_cast<qulonglong>(matched)));
         painter.setPen(palette().color(QPalette::Text));
-        painter.drawText(
-            box.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-            fontMetrics().elidedText(label, Qt::ElideRight, static_cast<int>(box.width() - 6.0)));
+        painter.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
     }
     return true;
 }

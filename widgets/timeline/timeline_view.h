@@ -10,7 +10,7 @@
 #include <QColor>
 #include <QLineF>
 #include <QPen>
-#include <QPolygonF>
+#include <QRect>
 #include <QRegularExpression>
 #include <QWidget>
 #include <optional>
@@ -136,7 +136,7 @@ private:
     std::vector<std::uint8_t> matches_;
     std::vector<std::vector<std::uint32_t>> matchPrefixes_; // per stream lane, while filtering
     std::vector<timeline::DensityColumn> density_;          // scratch of one folded block
-    QPolygonF densityPolygon_;
+    std::vector<QRect> densityRects_;
     bool filterActive_ = false;
     FilterMode filterMode_ = FilterMode::Dim;
     QPen hatchPen_;
