@@ -1,5 +1,7 @@
 #include "tests/timeline/timeline_fixture.h"
+#include "widgets/timeline/duration_histogram.h"
 #include "widgets/models/kernel_statistics_model.h"
+#include "widgets/timeline/duration_histogram_view.h"
 #include "widgets/timeline/timeline_pane.h"
 #include "widgets/timeline/timeline_view.h"
 
@@ -192,6 +194,67 @@ private slots:
                  qPrintable(QString::number(view.viewport().t0())));
         QVERIFY2(view.viewport().t1() > 50300 && view.viewport().t1() < 55000,
                  qPrintable(QString::number(view.viewport().t1())));
+    }
+
+    void durationHistogramsSeparateHumpsAndListTheirInstances() {
+        // One kernel, mostly 8 us, every eleventh call 40 us.
+        std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+        std::int64_t t = 0;
+        for (int i = 0; i < 110; ++i) {
+            const std::int64_t d = i % 11 == 10 ? 40'000 : 8'000;
+            spans.push_back({t, t + d});
+            t += d + 1'000;
+        }
+        const auto timeline = kwb::testing::makeStreamTimeline(spans, 1);
+        const DurationHistogram histogram(*timeline, 0, 48);
+        QCOMPARE(histogram.instances().size(), std::size_t(110));
+        QCOMPARE(histogram.minNs(), std::int64_t(8'000));
+        QCOMPARE(histogram.maxNs(), std::int64_t(40'000));
+        QCOMPARE(histogram.medianNs(), std::int64_t(8'000));
+        const int fast = histogram.binOf(8'000);
+        const int slow = histogram.binOf(40'000);
+        QCOMPARE(histogram.count(fast), 100u);
+        QCOMPARE(histogram.count(slow), 10u);
+        for (int b = fast + 1; b < slow; ++b)
+            QCOMPARE(histogram.count(b), 0u);
+        const auto slowOnes = histogram.instancesIn(slow, slow);
+        QCOMPARE(slowOnes.size(), std::size_t(10));
+        QVERIFY(std::is_sorted(slowOnes.begin(), slowOnes.end(),
+                               [](const auto& a, const auto& b) { return a.startNs < b.startNs; }));
+        QCOMPARE(slowOnes.front().durationNs, std::int64_t(40'000));
+        QVERIFY2(DurationHistogram(*timeline, 7, 48).empty(), "a name with no kernels");
+    }
+
+    void thePaneStepsThroughTheInstancesOfChosenBars() {
+        std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+        std::int64_t t = 0;
+        for (int i = 0; i < 110; ++i) {
+            const std::int64_t d = i % 11 == 10 ? 40'000 : 8'000;
+            spans.push_back({t, t + d});
+            t += d + 1'000;
+        }
+        TimelinePane pane;
+        pane.resize(1400, 500);
+        pane.show();
+        pane.setTimeline(kwb::testing::makeStreamTimeline(spans, 1));
+        QVERIFY(pane.durationHistogram()->histogram().empty());
+        pane.selectStatisticsRow("k0");
+        QCOMPARE(pane.durationHistogram()->name(), QString("k0"));
+        const DurationHistogram& histogram = pane.durationHistogram()->histogram();
+        const int slow = histogram.binOf(40'000);
+        pane.durationHistogram()->selectBins(slow, slow);
+        QVERIFY2(pane.instanceText().startsWith("1 of 10"), qPrintable(pane.instanceText()));
+        auto selected = pane.view()->selected();
+        QVERIFY(selected.has_value());
+        QCOMPARE(selected->endNs - selected->startNs, std::int64_t(40'000));
+        QVERIFY2(pane.view()->viewport().spanNs() < 100'000, "zoomed to the instance");
+        pane.stepInstance(+1);
+        QVERIFY(pane.instanceText().startsWith("2 of 10"));
+        QVERIFY(pane.view()->selected()->startNs > selected->startNs);
+        pane.stepInstance(-2);
+        QVERIFY2(pane.instanceText().startsWith("10 of 10"), qPrintable(pane.instanceText()));
+        // Selecting an instance selects its table row again; the stepping stays.
+        QVERIFY(pane.durationHistogram()->selection().has_value());
     }
 
     void hoverShowsKernelDetailsAndClickSelects() {

@@ -4,6 +4,7 @@
 #include "widgets/models/kernel_statistics_model.h"
 #include "widgets/models/timeline_event_details.h"
 #include "widgets/models/timeline_format.h"
+#include "widgets/timeline/duration_histogram_view.h"
 #include "widgets/timeline/timeline_view.h"
 #include "widgets/timeline/trace_loading_pane.h"
 
@@ -122,8 +123,29 @@ TimelinePane::TimelinePane(QWidget* parent)
     details_->setReadOnly(true);
     details_->setPlaceholderText(tr("Click a kernel to see its launch and resources."));
 
+    // Find a kernel's instances by duration: the selected name's histogram, and stepping
+    // through the instances of the bars chosen in it.
+    auto* durations = new QWidget(content);
+    histogram_ = new DurationHistogramView(durations);
+    previousInstance_ =
+        toolButton(tr("◀"), tr("Previous instance of the chosen durations"), durations);
+    nextInstance_ = toolButton(tr("▶"), tr("Next instance of the chosen durations"), durations);
+    instanceLabel_ = new QLabel(durations);
+    instanceLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* stepping = new QHBoxLayout;
+    stepping->setContentsMargins(0, 0, 0, 0);
+    stepping->addWidget(previousInstance_);
+    stepping->addWidget(nextInstance_);
+    stepping->addWidget(instanceLabel_, 1);
+    auto* durationsLayout = new QVBoxLayout(durations);
+    durationsLayout->setContentsMargins(0, 0, 0, 0);
+    durationsLayout->setSpacing(2);
+    durationsLayout->addWidget(histogram_, 1);
+    durationsLayout->addLayout(stepping);
+
     auto* side = new QSplitter(Qt::Vertical, content);
     side->addWidget(table_);
+    side->addWidget(durations);
     side->addWidget(details_);
     auto* split = new QSplitter(Qt::Horizontal, content);
     split->addWidget(views);
@@ -131,7 +153,7 @@ TimelinePane::TimelinePane(QWidget* parent)
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     split->setSizes({3000, 1000}); // proportions: the timeline gets three quarters
-    side->setSizes({600, 400});
+    side->setSizes({450, 300, 250});
 
     auto* contentLayout = new QVBoxLayout(content);
     contentLayout->setContentsMargins(2, 2, 2, 2);
@@ -166,6 +188,16 @@ TimelinePane::TimelinePane(QWidget* parent)
         });
     }
     connect(view_, &TimelineView::eventSelected, this, &TimelinePane::showSelection);
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) { showDurationsOf(current); });
+    connect(histogram_, &DurationHistogramView::binsSelected, this, [this](int first, int last) {
+        stepping_ = histogram_->histogram().instancesIn(first, last);
+        steppingAt_ = stepping_.empty() ? -1 : 0;
+        showSteppedInstance();
+    });
+    connect(previousInstance_, &QToolButton::clicked, this, [this] { stepInstance(-1); });
+    connect(nextInstance_, &QToolButton::clicked, this, [this] { stepInstance(+1); });
+    updateStepping();
     connect(table_, &QTableView::activated, this, [this](const QModelIndex& index) {
         selectKernelName(index.siblingAtColumn(KernelStatisticsModel::Name).data().toString());
     });
@@ -221,12 +253,75 @@ void TimelinePane::setTimeline(kwb::timeline::TimelineSnapshot timeline) {
     details_->clear();
     measureText_.clear();
     source_.clear(); // the caller names a file it opened after this
+    histogram_->clear();
+    histogramNameId_.reset();
+    stepping_.clear();
+    steppingAt_ = -1;
+    updateStepping();
     if (!has)
         empty_->setText(tr("No timeline yet"), emptyExplanation());
     stack_->setCurrentWidget(has ? content_ : empty_);
     shareExtent();
     applySearch();
     updateStatus();
+}
+
+void TimelinePane::showDurationsOf(const QModelIndex& proxyIndex) {
+    const auto& timeline = view_->timeline();
+    if (!timeline || !proxyIndex.isValid()) {
+        histogram_->clear();
+        histogramNameId_.reset();
+        stepping_.clear();
+        steppingAt_ = -1;
+        updateStepping();
+        return;
+    }
+    const auto nameId =
+        static_cast<std::uint32_t>(proxyIndex.siblingAtColumn(KernelStatisticsModel::Name)
+                                       .data(KernelStatisticsModel::NameIdRole)
+                                       .toUInt());
+    // Selecting an instance selects its row again: the histogram and the stepping stay.
+    if (histogramNameId_ == nameId)
+        return;
+    histogramNameId_ = nameId;
+    histogram_->setHistogram(DurationHistogram(*timeline, nameId, kHistogramBins),
+                             QString::fromStdString(timeline->displayName(nameId)));
+    stepping_.clear();
+    steppingAt_ = -1;
+    updateStepping();
+}
+
+void TimelinePane::stepInstance(int delta) {
+    if (stepping_.empty())
+        return;
+    const int n = static_cast<int>(stepping_.size());
+    steppingAt_ = ((steppingAt_ + delta) % n + n) % n;
+    showSteppedInstance();
+}
+
+void TimelinePane::showSteppedInstance() {
+    updateStepping();
+    if (steppingAt_ < 0)
+        return;
+    const KernelInstance& instance = stepping_[static_cast<std::size_t>(steppingAt_)];
+    view_->selectStreamEvent(instance.lane, instance.index);
+    view_->zoomToSelection();
+}
+
+void TimelinePane::updateStepping() {
+    previousInstance_->setEnabled(stepping_.size() > 1);
+    nextInstance_->setEnabled(stepping_.size() > 1);
+    if (steppingAt_ < 0) {
+        instanceLabel_->setText(histogram_->histogram().empty()
+                                    ? QString()
+                                    : tr("Click bars to step through their instances"));
+        return;
+    }
+    const KernelInstance& instance = stepping_[static_cast<std::size_t>(steppingAt_)];
+    instanceLabel_->setText(tr("%1 of %2 · %3")
+                                .arg(steppingAt_ + 1)
+                                .arg(stepping_.size())
+                                .arg(formatDuration(static_cast<double>(instance.durationNs))));
 }
 
 void TimelinePane::setComparison(kwb::timeline::TimelineSnapshot reference) {
@@ -306,6 +401,10 @@ void TimelinePane::showSelection(const timeline::TimelineHit& hit) {
 
 QString TimelinePane::statusText() const {
     return status_->text();
+}
+
+QString TimelinePane::instanceText() const {
+    return instanceLabel_->text();
 }
 
 QString TimelinePane::detailsText() const {

@@ -1,12 +1,17 @@
 #pragma once
 
 #include "engine/timeline/kernel_timeline.h"
+#include "widgets/timeline/duration_histogram.h"
 
 #include <QWidget>
+#include <optional>
+#include <vector>
 
 class QCheckBox;
 class QLabel;
 class QLineEdit;
+class QModelIndex;
+class QToolButton;
 class QPlainTextEdit;
 class QSortFilterProxyModel;
 class QStackedWidget;
@@ -18,6 +23,7 @@ struct TimelineHit;
 
 namespace kwb::ui {
 
+class DurationHistogramView;
 class EmptyStatePane;
 class KernelStatisticsModel;
 class TimelineView;
@@ -58,6 +64,8 @@ public:
     QSortFilterProxyModel* statisticsProxy() const { return statisticsProxy_; }
     QTableView* statisticsTable() const { return table_; }
     QLineEdit* searchBox() const { return search_; }
+    DurationHistogramView* durationHistogram() const { return histogram_; }
+    QString instanceText() const;
     QString statusText() const;
     QString detailsText() const;
 
@@ -76,8 +84,16 @@ signals:
     void timeRangeChanged(qint64 startNs, qint64 endNs);
     void loadCancelRequested();
 
+public slots:
+    // Steps through the instances of the bars chosen in the duration histogram (wraps around).
+    void stepInstance(int delta);
+
 private:
+    static constexpr int kHistogramBins = 48;
     static QString emptyExplanation();
+    void showDurationsOf(const QModelIndex& proxyIndex);
+    void showSteppedInstance();
+    void updateStepping();
     void applySearch();
     void showSelection(const timeline::TimelineHit& hit);
     void updateStatus();
@@ -100,6 +116,13 @@ private:
     KernelStatisticsModel* statistics_ = nullptr;
     QSortFilterProxyModel* statisticsProxy_ = nullptr;
     QString measureText_;
+    DurationHistogramView* histogram_ = nullptr;
+    QToolButton* previousInstance_ = nullptr;
+    QToolButton* nextInstance_ = nullptr;
+    QLabel* instanceLabel_ = nullptr;
+    std::optional<std::uint32_t> histogramNameId_;
+    std::vector<KernelInstance> stepping_;
+    int steppingAt_ = -1;
 };
 
 } // namespace kwb::ui
