@@ -3,11 +3,15 @@
 //
 //   QT_QPA_PLATFORM=offscreen kwb_timeline_bench [--kernels N] [--frames N] [--width W]
 //                                                 [--height H] [--from-file RECORDS]
+//                                                 [--parser fastest|nlohmann]
 //
 // --from-file: the load reads a kwb-cupti record file through loadTraceFile, as File > Open
 // Trace does (parse included); the synthetic records are written there first when the file does
-// not exist yet.
+// not exist yet. --parser nlohmann reads it line by line with the fallback parser (hosts built
+// without simdjson) instead.
 
+#include "engine/timeline/record_reader.h"
+#include "engine/timeline/timeline_builder.h"
 #include "engine/timeline/trace_file.h"
 #include "tests/timeline/timeline_fixture.h"
 #include "widgets/timeline/timeline_pane.h"
@@ -36,8 +40,9 @@ struct Options {
     int frames = 240;
     int width = 1920;
     int height = 1080;
-    QString screenshot;   // when set: also save pictures of the pane (whole run, one iteration)
-    std::string fromFile; // when set: load through a record file (written first if absent)
+    QString screenshot;    // when set: also save pictures of the pane (whole run, one iteration)
+    std::string fromFile;  // when set: load through a record file (written first if absent)
+    bool nlohmann = false; // --parser nlohmann: the fallback parser, line by line
 };
 
 Options parse(int argc, char** argv) {
@@ -50,6 +55,10 @@ Options parse(int argc, char** argv) {
         }
         if (flag == "--from-file") {
             o.fromFile = argv[i + 1];
+            continue;
+        }
+        if (flag == "--parser") {
+            o.nlohmann = std::string(argv[i + 1]) == "nlohmann";
             continue;
         }
         const long value = std::strtol(argv[i + 1], nullptr, 10);
@@ -185,6 +194,15 @@ int main(int argc, char** argv) {
     kwb::timeline::TimelineSnapshot timeline;
     if (options.fromFile.empty()) {
         timeline = kwb::testing::buildTimeline(records);
+    } else if (options.nlohmann) {
+        kwb::timeline::TimelineBuilder builder;
+        std::ifstream in(options.fromFile);
+        for (std::string line; std::getline(in, line);)
+            if (auto record =
+                    kwb::timeline::parseRecordLine(line, kwb::timeline::FlatJsonParser::Nlohmann))
+                builder.addRecord(*record);
+        timeline = builder.finish();
+        fileBytes = std::filesystem::file_size(options.fromFile);
     } else {
         const kwb::timeline::LoadedTrace loaded = kwb::timeline::loadTraceFile(options.fromFile);
         if (!loaded.timeline) {
@@ -276,9 +294,12 @@ int main(int argc, char** argv) {
     if (options.fromFile.empty())
         std::printf("| build snapshot (group, sort, prefix max, statistics) | %.1f |\n", buildMs);
     else
-        std::printf("| read and parse %s (%.1f MB; loadTraceFile: parse, group, sort, prefix "
-                    "sums, statistics) | %.1f |\n",
-                    options.fromFile.c_str(), static_cast<double>(fileBytes) / 1e6, buildMs);
+        std::printf("| read and parse %s (%.1f MB, %s; parse, group, sort, prefix sums, "
+                    "statistics) | %.1f |\n",
+                    options.fromFile.c_str(), static_cast<double>(fileBytes) / 1e6,
+                    options.nlohmann ? "nlohmann-json line by line"
+                                     : "loadTraceFile, simdjson when built with it",
+                    buildMs);
     std::printf("| hand to the pane (view, lane layout, statistics model) | %.1f |\n", handOffMs);
     std::printf("| first frame | %.1f |\n", firstFrameMs);
     std::printf("| **load total** | **%.1f** |\n", buildMs + handOffMs + firstFrameMs);
