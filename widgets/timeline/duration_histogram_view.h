@@ -28,7 +28,7 @@ public:
     int binAt(double x) const;
 
     QSize sizeHint() const override { return {320, 110}; }
-    QSize minimumSizeHint() const override { return {160, 70}; }
+    QSize minimumSizeHint() const override { return {160, 50}; }
 
 signals:
     void binsSelected(int firstBin, int lastBin);

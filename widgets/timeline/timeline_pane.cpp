@@ -17,6 +17,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -137,23 +138,31 @@ TimelinePane::TimelinePane(QWidget* parent)
     stepping->addWidget(previousInstance_);
     stepping->addWidget(nextInstance_);
     stepping->addWidget(instanceLabel_, 1);
+    // Neither tab may make the dock taller: the window must fit a 768-pixel screen.
+    durations->setMinimumHeight(1);
+    details_->setMinimumHeight(1);
     auto* durationsLayout = new QVBoxLayout(durations);
     durationsLayout->setContentsMargins(0, 0, 0, 0);
     durationsLayout->setSpacing(2);
     durationsLayout->addWidget(histogram_, 1);
     durationsLayout->addLayout(stepping);
 
+    // Details and durations share one place: stacked, they made the dock taller than a
+    // 768-pixel screen allows.
+    sideTabs_ = new QTabWidget(content);
+    sideTabs_->setDocumentMode(true);
+    sideTabs_->addTab(details_, tr("Details"));
+    sideTabs_->addTab(durations, tr("Durations"));
     auto* side = new QSplitter(Qt::Vertical, content);
     side->addWidget(table_);
-    side->addWidget(durations);
-    side->addWidget(details_);
+    side->addWidget(sideTabs_);
     auto* split = new QSplitter(Qt::Horizontal, content);
     split->addWidget(views);
     split->addWidget(side);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     split->setSizes({3000, 1000}); // proportions: the timeline gets three quarters
-    side->setSizes({450, 300, 250});
+    side->setSizes({550, 450});
 
     auto* contentLayout = new QVBoxLayout(content);
     contentLayout->setContentsMargins(2, 2, 2, 2);

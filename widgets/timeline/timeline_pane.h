@@ -16,6 +16,7 @@ class QPlainTextEdit;
 class QSortFilterProxyModel;
 class QStackedWidget;
 class QTableView;
+class QTabWidget;
 
 namespace kwb::timeline {
 struct TimelineHit;
@@ -117,6 +118,7 @@ private:
     QSortFilterProxyModel* statisticsProxy_ = nullptr;
     QString measureText_;
     DurationHistogramView* histogram_ = nullptr;
+    QTabWidget* sideTabs_ = nullptr;
     QToolButton* previousInstance_ = nullptr;
     QToolButton* nextInstance_ = nullptr;
     QLabel* instanceLabel_ = nullptr;
