@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/timeline/flat_json_object.h"
 #include "engine/timeline/kernel_timeline.h"
 
 #include <cstdint>
@@ -43,7 +44,11 @@ using TraceProgress = std::function<void(std::uint64_t done, std::uint64_t total
 // Reads a trace file of either format into a timeline: the GUI's File > Open Trace, its
 // --trace option and drag-and-drop, and `kwb timeline --records`. Runs on the caller's thread
 // (a worker); `stop` ends it between blocks of lines or events.
+// `chromeParser`: Fastest reads a Chrome trace whole and parses it with simdjson where the
+// build has it; Nlohmann streams it through nlohmann-json's SAX parser (less memory, slower;
+// tests compare the two).
 LoadedTrace loadTraceFile(const std::string& path, std::stop_token stop = {},
-                          const TraceProgress& progress = {});
+                          const TraceProgress& progress = {},
+                          FlatJsonParser chromeParser = FlatJsonParser::Fastest);
 
 } // namespace kwb::timeline

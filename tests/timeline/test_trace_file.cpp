@@ -79,6 +79,32 @@ std::string describe(const KernelTimeline& t) {
     return text;
 }
 
+// torch.profiler's shape: host ops, a kernel and a copy with their arguments, B/E pairs, an
+// instant, and events a timeline does not draw.
+std::string torchTrace() {
+    return R"TRACE({
+      "schemaVersion": 1,
+      "traceEvents": [
+        {"ph":"M","name":"process_name","pid":0,"args":{"name":"GPU 0"}},
+        {"ph":"X","cat":"cpu_op","name":"aten::gelu","pid":1234,"tid":140123456789,"ts":100.0,"dur":50.5},
+        {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1234,"tid":140123456789,"ts":110.0,"dur":5.0},
+        {"ph":"X","cat":"kernel","name":"void gelu_kernel<float>(float*)","pid":0,"tid":7,"ts":120.25,"dur":3.5,
+         "args":{"device":0,"stream":7,"correlation":55,"registers per thread":32,"shared memory":1024,
+                 "grid":[128,1,1],"block":[256,1,1]}},
+        {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":130.0,"dur":1.0,
+         "args":{"device":0,"stream":7,"bytes":4096}},
+        {"ph":"B","name":"outer","pid":1234,"tid":5,"ts":90.0},
+        {"ph":"B","name":"inner","pid":1234,"tid":5,"ts":95.0},
+        {"ph":"E","pid":1234,"tid":5,"ts":97.0},
+        {"ph":"E","pid":1234,"tid":5,"ts":200.0},
+        {"ph":"E","pid":1234,"tid":6,"ts":200.0},
+        {"ph":"i","name":"mark","pid":1234,"tid":5,"ts":150.0},
+        {"ph":"s","name":"flow","id":1,"pid":1234,"tid":5,"ts":150.0},
+        {"ph":"C","name":"memory","pid":1234,"ts":150.0,"args":{"bytes":10}}
+      ]
+    })TRACE";
+}
+
 } // namespace
 
 TEST(TraceFormatDetection, TellsRecordsFromChromeJsonAndNamesWhatItCannotRead) {
@@ -145,27 +171,7 @@ TEST_F(TraceFileTest, KwbsOwnChromeExportRoundTrips) {
 }
 
 TEST_F(TraceFileTest, TorchProfilerTracesPutKernelsOnStreamsAndHostOpsOnThreads) {
-    const std::string trace = R"TRACE({
-      "schemaVersion": 1,
-      "traceEvents": [
-        {"ph":"M","name":"process_name","pid":0,"args":{"name":"GPU 0"}},
-        {"ph":"X","cat":"cpu_op","name":"aten::gelu","pid":1234,"tid":140123456789,"ts":100.0,"dur":50.5},
-        {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1234,"tid":140123456789,"ts":110.0,"dur":5.0},
-        {"ph":"X","cat":"kernel","name":"void gelu_kernel<float>(float*)","pid":0,"tid":7,"ts":120.25,"dur":3.5,
-         "args":{"device":0,"stream":7,"correlation":55,"registers per thread":32,"shared memory":1024,
-                 "grid":[128,1,1],"block":[256,1,1]}},
-        {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":130.0,"dur":1.0,
-         "args":{"device":0,"stream":7,"bytes":4096}},
-        {"ph":"B","name":"outer","pid":1234,"tid":5,"ts":90.0},
-        {"ph":"B","name":"inner","pid":1234,"tid":5,"ts":95.0},
-        {"ph":"E","pid":1234,"tid":5,"ts":97.0},
-        {"ph":"E","pid":1234,"tid":5,"ts":200.0},
-        {"ph":"E","pid":1234,"tid":6,"ts":200.0},
-        {"ph":"i","name":"mark","pid":1234,"tid":5,"ts":150.0},
-        {"ph":"s","name":"flow","id":1,"pid":1234,"tid":5,"ts":150.0},
-        {"ph":"C","name":"memory","pid":1234,"ts":150.0,"args":{"bytes":10}}
-      ]
-    })TRACE";
+    const std::string trace = torchTrace();
     const LoadedTrace loaded = loadTraceFile(write("torch.json", trace));
     ASSERT_TRUE(loaded.timeline) << loaded.error;
     const KernelTimeline& t = *loaded.timeline;
@@ -261,4 +267,31 @@ TEST_F(TraceFileTest, AStopEndsTheLoadAndProgressReachesTheFileSize) {
     const LoadedTrace json = loadTraceFile(path);
     ASSERT_TRUE(json.timeline) << json.error;
     EXPECT_EQ(json.timeline->kernelCount, 40000u);
+}
+
+TEST_F(TraceFileTest, ChromeTracesReadTheSameWithSimdjsonAndStreamed) {
+    const std::string torch = write("torch.json", torchTrace());
+    const std::string exported = (dir_ / "export.json").string();
+    ASSERT_TRUE(writePerfettoTraceFile(exported, *builtFromRecords()));
+    const std::string array =
+        write("array.json", R"([{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.5,)"
+                            R"("dur":2,"args":{"grid":[4,1,1],"block":[64,1,1]}},"not an event",)"
+                            R"({"ph":"X","name":"host","pid":3,"tid":"main","ts":0,"dur":9}])");
+    for (const std::string& path : {torch, exported, array}) {
+        const LoadedTrace fast = loadTraceFile(path, {}, {}, FlatJsonParser::Fastest);
+        const LoadedTrace streamed = loadTraceFile(path, {}, {}, FlatJsonParser::Nlohmann);
+        ASSERT_TRUE(fast.timeline) << path << ": " << fast.error;
+        ASSERT_TRUE(streamed.timeline) << path << ": " << streamed.error;
+        EXPECT_EQ(describe(*fast.timeline), describe(*streamed.timeline)) << path;
+        EXPECT_EQ(fast.records, streamed.records) << path;
+        EXPECT_EQ(fast.skipped, streamed.skipped) << path;
+    }
+    for (const std::string& broken :
+         {std::string(R"({"traceEvents":[{"ph":"X","name":"k","ts":1,)"),
+          std::string(R"({"traceEvents":[]} trailing)"), std::string(R"({"traceEvents":7})"),
+          std::string(R"({"otherData":{}})")}) {
+        const std::string path = write("broken.json", broken);
+        EXPECT_FALSE(loadTraceFile(path, {}, {}, FlatJsonParser::Fastest).timeline) << broken;
+        EXPECT_FALSE(loadTraceFile(path, {}, {}, FlatJsonParser::Nlohmann).timeline) << broken;
+    }
 }
