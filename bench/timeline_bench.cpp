@@ -4,12 +4,15 @@
 //   QT_QPA_PLATFORM=offscreen kwb_timeline_bench [--kernels N] [--frames N] [--width W]
 //                                                 [--height H] [--from-file RECORDS]
 //                                                 [--parser fastest|nlohmann]
+//                                                 [--export-chrome TRACE.json]
 //
 // --from-file: the load reads a kwb-cupti record file through loadTraceFile, as File > Open
 // Trace does (parse included); the synthetic records are written there first when the file does
-// not exist yet. --parser nlohmann reads it line by line with the fallback parser (hosts built
-// without simdjson) instead.
+// not exist yet. The file may also be Chrome trace-event JSON (--export-chrome writes the loaded
+// timeline as one, for a second run to load). --parser nlohmann reads with the fallback parser
+// (hosts built without simdjson) instead: record lines one by one, Chrome JSON streamed.
 
+#include "engine/timeline/perfetto_export.h"
 #include "engine/timeline/record_reader.h"
 #include "engine/timeline/timeline_builder.h"
 #include "engine/timeline/trace_file.h"
@@ -40,9 +43,10 @@ struct Options {
     int frames = 240;
     int width = 1920;
     int height = 1080;
-    QString screenshot;    // when set: also save pictures of the pane (whole run, one iteration)
-    std::string fromFile;  // when set: load through a record file (written first if absent)
-    bool nlohmann = false; // --parser nlohmann: the fallback parser, line by line
+    QString screenshot;       // when set: also save pictures of the pane (whole run, one iteration)
+    std::string fromFile;     // when set: load through a record file (written first if absent)
+    bool nlohmann = false;    // --parser nlohmann: the fallback parser, line by line
+    std::string exportChrome; // when set: write the loaded timeline there as Chrome JSON
 };
 
 Options parse(int argc, char** argv) {
@@ -55,6 +59,10 @@ Options parse(int argc, char** argv) {
         }
         if (flag == "--from-file") {
             o.fromFile = argv[i + 1];
+            continue;
+        }
+        if (flag == "--export-chrome") {
+            o.exportChrome = argv[i + 1];
             continue;
         }
         if (flag == "--parser") {
@@ -132,6 +140,15 @@ void writeRecordFile(const std::string& path, const kwb::testing::SyntheticRecor
     out << R"({"t":"end","write_failures":0})" << '\n';
 }
 
+// The first kilobytes of a file, for telling its format.
+std::string fileHead(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text(4096, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
 struct SequenceResult {
     std::string name;
     std::vector<double> frameMs;
@@ -194,6 +211,17 @@ int main(int argc, char** argv) {
     kwb::timeline::TimelineSnapshot timeline;
     if (options.fromFile.empty()) {
         timeline = kwb::testing::buildTimeline(records);
+    } else if (options.nlohmann && kwb::timeline::detectTraceFormat(fileHead(options.fromFile)) ==
+                                       kwb::timeline::TraceFormat::ChromeJson) {
+        const kwb::timeline::LoadedTrace loaded = kwb::timeline::loadTraceFile(
+            options.fromFile, {}, {}, kwb::timeline::FlatJsonParser::Nlohmann);
+        if (!loaded.timeline) {
+            std::fprintf(stderr, "cannot load %s: %s\n", options.fromFile.c_str(),
+                         loaded.error.c_str());
+            return 1;
+        }
+        timeline = loaded.timeline;
+        fileBytes = loaded.bytes;
     } else if (options.nlohmann) {
         kwb::timeline::TimelineBuilder builder;
         std::ifstream in(options.fromFile);
@@ -214,6 +242,8 @@ int main(int argc, char** argv) {
         fileBytes = loaded.bytes;
     }
     const double buildMs = msSince(timer);
+    if (!options.exportChrome.empty())
+        kwb::timeline::writePerfettoTraceFile(options.exportChrome, *timeline);
 
     kwb::ui::TimelinePane pane;
     pane.resize(options.width, options.height);
@@ -297,8 +327,9 @@ int main(int argc, char** argv) {
         std::printf("| read and parse %s (%.1f MB, %s; parse, group, sort, prefix sums, "
                     "statistics) | %.1f |\n",
                     options.fromFile.c_str(), static_cast<double>(fileBytes) / 1e6,
-                    options.nlohmann ? "nlohmann-json line by line"
-                                     : "loadTraceFile, simdjson when built with it",
+                    options.nlohmann
+                        ? "nlohmann-json: record lines one by one, Chrome JSON streamed"
+                        : "loadTraceFile, simdjson when built with it",
                     buildMs);
     std::printf("| hand to the pane (view, lane layout, statistics model) | %.1f |\n", handOffMs);
     std::printf("| first frame | %.1f |\n", firstFrameMs);
