@@ -211,18 +211,8 @@ int main(int argc, char** argv) {
     kwb::timeline::TimelineSnapshot timeline;
     if (options.fromFile.empty()) {
         timeline = kwb::testing::buildTimeline(records);
-    } else if (options.nlohmann && kwb::timeline::detectTraceFormat(fileHead(options.fromFile)) ==
+    } else if (options.nlohmann && kwb::timeline::detectTraceFormat(fileHead(options.fromFile)) !=
                                        kwb::timeline::TraceFormat::ChromeJson) {
-        const kwb::timeline::LoadedTrace loaded = kwb::timeline::loadTraceFile(
-            options.fromFile, {}, {}, kwb::timeline::FlatJsonParser::Nlohmann);
-        if (!loaded.timeline) {
-            std::fprintf(stderr, "cannot load %s: %s\n", options.fromFile.c_str(),
-                         loaded.error.c_str());
-            return 1;
-        }
-        timeline = loaded.timeline;
-        fileBytes = loaded.bytes;
-    } else if (options.nlohmann) {
         kwb::timeline::TimelineBuilder builder;
         std::ifstream in(options.fromFile);
         for (std::string line; std::getline(in, line);)
@@ -232,7 +222,10 @@ int main(int argc, char** argv) {
         timeline = builder.finish();
         fileBytes = std::filesystem::file_size(options.fromFile);
     } else {
-        const kwb::timeline::LoadedTrace loaded = kwb::timeline::loadTraceFile(options.fromFile);
+        const kwb::timeline::LoadedTrace loaded =
+            kwb::timeline::loadTraceFile(options.fromFile, {}, {},
+                                         options.nlohmann ? kwb::timeline::FlatJsonParser::Nlohmann
+                                                          : kwb::timeline::FlatJsonParser::Fastest);
         if (!loaded.timeline) {
             std::fprintf(stderr, "cannot load %s: %s\n", options.fromFile.c_str(),
                          loaded.error.c_str());

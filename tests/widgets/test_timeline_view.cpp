@@ -1,6 +1,6 @@
 #include "tests/timeline/timeline_fixture.h"
-#include "widgets/timeline/duration_histogram.h"
 #include "widgets/models/kernel_statistics_model.h"
+#include "widgets/timeline/duration_histogram.h"
 #include "widgets/timeline/duration_histogram_view.h"
 #include "widgets/timeline/timeline_pane.h"
 #include "widgets/timeline/timeline_view.h"
@@ -50,6 +50,18 @@ QImage renderOf(QWidget& w) {
 // Two kernels on one stream, 9 ns per pixel in a 1150 px wide view (1000 px of plot).
 kwb::timeline::TimelineSnapshot twoKernels() {
     return kwb::testing::makeStreamTimeline({{1000, 5000}, {6000, 9000}}, 2);
+}
+
+// One kernel, mostly 8 us, every eleventh call 40 us.
+std::vector<std::pair<std::int64_t, std::int64_t>> twoHumps() {
+    std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+    std::int64_t t = 0;
+    for (int i = 0; i < 110; ++i) {
+        const std::int64_t d = i % 11 == 10 ? 40'000 : 8'000;
+        spans.push_back({t, t + d});
+        t += d + 1'000;
+    }
+    return spans;
 }
 
 double rowMiddle(const TimelineView& view, std::size_t row) {
@@ -197,15 +209,7 @@ private slots:
     }
 
     void durationHistogramsSeparateHumpsAndListTheirInstances() {
-        // One kernel, mostly 8 us, every eleventh call 40 us.
-        std::vector<std::pair<std::int64_t, std::int64_t>> spans;
-        std::int64_t t = 0;
-        for (int i = 0; i < 110; ++i) {
-            const std::int64_t d = i % 11 == 10 ? 40'000 : 8'000;
-            spans.push_back({t, t + d});
-            t += d + 1'000;
-        }
-        const auto timeline = kwb::testing::makeStreamTimeline(spans, 1);
+        const auto timeline = kwb::testing::makeStreamTimeline(twoHumps(), 1);
         const DurationHistogram histogram(*timeline, 0, 48);
         QCOMPARE(histogram.instances().size(), std::size_t(110));
         QCOMPARE(histogram.minNs(), std::int64_t(8'000));
@@ -226,17 +230,10 @@ private slots:
     }
 
     void thePaneStepsThroughTheInstancesOfChosenBars() {
-        std::vector<std::pair<std::int64_t, std::int64_t>> spans;
-        std::int64_t t = 0;
-        for (int i = 0; i < 110; ++i) {
-            const std::int64_t d = i % 11 == 10 ? 40'000 : 8'000;
-            spans.push_back({t, t + d});
-            t += d + 1'000;
-        }
         TimelinePane pane;
         pane.resize(1400, 500);
         pane.show();
-        pane.setTimeline(kwb::testing::makeStreamTimeline(spans, 1));
+        pane.setTimeline(kwb::testing::makeStreamTimeline(twoHumps(), 1));
         QVERIFY(pane.durationHistogram()->histogram().empty());
         pane.selectStatisticsRow("k0");
         QCOMPARE(pane.durationHistogram()->name(), QString("k0"));
