@@ -12,6 +12,10 @@
 #include <vector>
 
 #if KWB_HAVE_SIMDJSON
+// Without exceptions a simdjson result cannot be used as its value, where it would throw on an
+// error: every access must go through get() and check the error (the fuzzer found one that
+// did not).
+#define SIMDJSON_EXCEPTIONS 0
 #include <simdjson.h>
 #endif
 

@@ -5,6 +5,10 @@
 #include <limits>
 
 #if KWB_HAVE_SIMDJSON
+// Without exceptions a simdjson result cannot be used as its value, where it would throw on an
+// error: every access must go through get() and check the error (the fuzzer found one that
+// did not).
+#define SIMDJSON_EXCEPTIONS 0
 #include <simdjson.h>
 #endif
 
@@ -151,11 +155,15 @@ bool FlatJsonObject::parseWithSimdjson(std::string_view text) {
             value.text.assign(string);
             break;
         }
-        case od::json_type::null:
-            if (!item.is_null())
+        case od::json_type::null: {
+            // Checked through get(): a result used as a bool throws on an error (a "nul" that
+            // only starts like null), and the fuzzer found that in a second.
+            bool isNull = false;
+            if (item.is_null().get(isNull) || !isNull)
                 return false;
             value.kind = FlatJsonValue::Kind::Null;
             break;
+        }
         case od::json_type::boolean: {
             bool flag = false;
             if (item.get_bool().get(flag))
