@@ -13,9 +13,12 @@
 #   bench/gpu_tuning_run.sh run       (carry .carry-b) joins the GGUF, checks its hash, runs the
 #                                     tuning run, then bench/model_throughput.py; the files come
 #                                     back in $OUT
-# KWB_BUILD=off skips prepare's kwb build and its probe of the shared warm workers;
-# KWB_TUNING=off or KWB_THROUGHPUT=off skip a part of run (KWB_TUNING_SECONDS and
-# KWB_THROUGHPUT_SECONDS limit them, KWB_THROUGHPUT_ARGS adds the throughput script's options).
+#   bench/gpu_tuning_run.sh resume    (no carry needed) continues the run that `run` started
+#                                     (`kwb train tune --resume`): a run longer than one call
+# KWB_BUILD=off skips prepare's kwb build and its probe of the shared warm workers, KWB_PROBE=off
+# the probe alone; KWB_TUNING=off or KWB_THROUGHPUT=off skip a part of run and resume
+# (KWB_TUNING_SECONDS and KWB_THROUGHPUT_SECONDS limit them, KWB_THROUGHPUT_ARGS adds the
+# throughput script's options, KWB_TUNING_STEPS extends a resumed run).
 set -uo pipefail
 part="${1:-run}"
 out="${OUT:-/tmp/kwb-tuning}"
@@ -61,7 +64,7 @@ prepare)
         cp "$repo/build/gpu-host-torch/app/model_worker/kwb-model" "$carry/kwb-model" &&
             echo "kwb-model built here: $(($(date +%s) - started)) s"
     fi
-    [ "${KWB_BUILD:-on}" != off ] || exit 0
+    [ "${KWB_BUILD:-on}" != off ] && [ "${KWB_PROBE:-on}" != off ] || exit 0
     # The shared warm workers' stages on this GPU (they once failed to start CUDA under Landlock,
     # bench/results/2026-12-03-h200-tuning-run.md): the bundled gelu fast-path solution twice,
     # with the default settings, and where each evaluation's time went.
@@ -76,9 +79,16 @@ prepare)
             "$probe/result.json"
     done
     ;;
-run)
-    cat "$carry/smollm2.gguf.part-a" "$repo/.carry-b/smollm2.gguf.part-b" > "$carry/smollm2.gguf"
-    (cd "$carry" && sha256sum -c "$repo/.carry-b/smollm2.gguf.sha256") || exit 1
+run | resume)
+    if [ "$part" = run ]; then
+        cat "$carry/smollm2.gguf.part-a" "$repo/.carry-b/smollm2.gguf.part-b" > "$carry/smollm2.gguf"
+        (cd "$carry" && sha256sum -c "$repo/.carry-b/smollm2.gguf.sha256") || exit 1
+        cp "$repo/.carry-b/smollm2.gguf.sha256" "$carry/"
+    else
+        # The model joined by `run` on this machine (it stays while the machine is warm).
+        (cd "$carry" && sha256sum -c smollm2.gguf.sha256) ||
+            { echo "no model here: run the prepare and run parts first on this machine"; exit 1; }
+    fi
     [ -x "$kwb" ] || [ "${KWB_TUNING:-on}" = off ] ||
         { echo "kwb is not built: run the prepare part first"; exit 1; }
     # Only kwb-model gets the torch libraries' path: in the evaluation's stages the wheels'
@@ -94,12 +104,17 @@ run)
     echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
     run=/tmp/kwb-tuning-run
     if [ "${KWB_TUNING:-on}" != off ]; then
-        rm -rf "$run"
         started=$(date +%s)
-        PYTHONUNBUFFERED=1 timeout "${KWB_TUNING_SECONDS:-540}" "$kwb" train tune \
-            --config "$repo/bench/tuning/h200.json" --model "$carry/smollm2.gguf" --out "$run" \
+        if [ "$part" = run ]; then
+            rm -rf "$run"
+            what=(--config "$repo/bench/tuning/h200.json" --model "$carry/smollm2.gguf" --out "$run")
+        else
+            what=(--resume "$run" ${KWB_TUNING_STEPS:+--steps "$KWB_TUNING_STEPS"})
+        fi
+        # timeout's TERM stops the run cleanly: what was measured stays in its folder.
+        PYTHONUNBUFFERED=1 timeout "${KWB_TUNING_SECONDS:-540}" "$kwb" train tune "${what[@]}" \
             > "$out/summary-stdout.json"
-        echo "kwb train tune: exit $?, $(($(date +%s) - started)) s"
+        echo "kwb train tune ($part): exit $?, $(($(date +%s) - started)) s"
         for f in config.json samples.jsonl steps.jsonl summary.json policy.log; do
             [ -f "$run/$f" ] && cp "$run/$f" "$out/"
         done

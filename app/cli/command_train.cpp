@@ -160,11 +160,14 @@ void addTrainCommand(CLI::App& app) {
                   << " trainable parameters\n";
         EvaluationServiceConfig serviceConfig;
         serviceConfig.python = *python;
-        serviceConfig.concurrentEvaluations = 1; // the run scores one action at a time
+        // The scorer's slots are the evaluations in flight; a warm worker more keeps one ready.
+        serviceConfig.concurrentEvaluations = unsigned(config->parallelEvaluations);
+        serviceConfig.warmWorkerCapacity = std::size_t(config->parallelEvaluations) + 1;
         EvaluationService service(serviceConfig);
         const EvaluationOptions options =
             tuningEvaluationOptions(*config, deviceChoiceFrom(*evalDevice));
-        EvaluationScorer scorer(service, options, (fs::path(config->out) / "workspaces").string());
+        EvaluationScorer scorer(service, options, (fs::path(config->out) / "workspaces").string(),
+                                config->parallelEvaluations);
         std::stop_source stop;
         std::optional<StopOnSignals> stopOnSignals(std::in_place, stop);
         const TuningRunOutcome outcome =

@@ -203,6 +203,7 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
                                                    "threads",
                                                    "timing",
                                                    "standby",
+                                                   "parallel_evaluations",
                                                    "out",
                                                    "save_model"};
     for (const auto& [key, value] : d.items())
@@ -235,6 +236,7 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
         c.policy.threads = d.value("threads", c.policy.threads);
         c.timing = d.value("timing", c.timing);
         c.standby = d.value("standby", c.standby);
+        c.parallelEvaluations = d.value("parallel_evaluations", c.parallelEvaluations);
         c.out = d.value("out", c.out);
         c.saveModel = d.value("save_model", c.saveModel);
     } catch (const json::exception& e) {
@@ -262,6 +264,8 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
             return "\"threads\" cannot be negative";
         if (c.timing != "quick" && c.timing != "rl")
             return "\"timing\" is quick or rl";
+        if (c.parallelEvaluations < 1 || c.parallelEvaluations > kMaxParallelEvaluations)
+            return "\"parallel_evaluations\" is 1 to " + std::to_string(kMaxParallelEvaluations);
         return {};
     }();
     if (!problem.empty()) {
@@ -296,6 +300,7 @@ json TuningRunConfig::toJson() const {
             {"threads", policy.threads},
             {"timing", timing},
             {"standby", standby},
+            {"parallel_evaluations", parallelEvaluations},
             {"out", out},
             {"save_model", saveModel}};
 }
@@ -391,18 +396,30 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
             return false;
         }
         prompt = group.promptTokens;
-        for (const PolicySample& s : group.samples) {
-            if (stop.stop_requested())
-                return true;
-            const auto action = space.parseAction(s.text);
+        // Parse every sample, then score the group's actions together (side by side where the
+        // scorer can), then record them in the order sampled.
+        std::vector<TuningSpace::Action> actions;
+        std::vector<std::optional<std::size_t>> actionOf(group.samples.size());
+        for (std::size_t i = 0; i < group.samples.size(); ++i)
+            if (const auto action = space.parseAction(group.samples[i].text)) {
+                actionOf[i] = actions.size();
+                actions.push_back(*action);
+            }
+        const std::vector<TuningScore> scores = scorer.scoreAll(space, actions, stop);
+        for (std::size_t i = 0; i < group.samples.size(); ++i) {
+            const PolicySample& s = group.samples[i];
             TuningScore score;
-            if (!action) {
+            if (actionOf[i]) {
+                score = scores[*actionOf[i]];
+            } else {
                 // Only a cut-off reply can miss the grammar; it is the policy's own failure.
                 score.measured = true;
                 score.verdict = "not an action (" + s.stopReason + ")";
-            } else {
-                score = scorer.score(space, *action, stop);
             }
+            // A sample the stop cut off was not scored: it stays out of the files, and a
+            // resumed run samples it again.
+            if (stop.stop_requested() && !score.measured)
+                return true;
             scored.push_back({s, score});
             if (!record(space, phase, step, s.text, score, s.stopReason))
                 return false;
@@ -417,10 +434,14 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
         return true;
     };
     const auto sampleRandom = [&](const TuningSpace& space, int count) -> bool {
-        for (int i = 0; i < count && !stop.stop_requested(); ++i) {
-            const TuningSpace::Action action = space.randomAction(random);
-            if (!record(space, "random", 0, space.actionText(action),
-                        scorer.score(space, action, stop), ""))
+        std::vector<TuningSpace::Action> actions;
+        for (int i = 0; i < count; ++i)
+            actions.push_back(space.randomAction(random));
+        const std::vector<TuningScore> scores = scorer.scoreAll(space, actions, stop);
+        for (std::size_t i = 0; i < actions.size(); ++i) {
+            if (stop.stop_requested() && !scores[i].measured)
+                return true; // not scored: a resumed run draws it again
+            if (!record(space, "random", 0, space.actionText(actions[i]), scores[i], ""))
                 return false;
         }
         return true;

@@ -43,6 +43,10 @@ struct TuningRunConfig {
     // Warm workers prepare the next evaluation of a workspace while the policy samples; the run
     // scores a space's group back to back, so the preparation is mostly used.
     bool standby = true;
+    // Distinct actions of a group measured at once (each in its own workspace). The GPU's timed
+    // stages still take turns; 1 measures one action after another.
+    int parallelEvaluations = 1;
+    static constexpr int kMaxParallelEvaluations = 16;
     std::string out; // the run's folder: config.json, samples.jsonl, steps.jsonl, summary.json
     bool saveModel = false; // the trained model as a Hugging Face folder in out/model
     // Continue the run in `out` (not a setting of the file: the command line's --resume): the

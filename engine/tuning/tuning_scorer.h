@@ -1,16 +1,17 @@
 #pragma once
 
 #include "engine/evaluation/evaluator.h"
+#include "engine/service/evaluation_service.h"
 #include "engine/tuning/tuning_space.h"
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 namespace kwb {
-
-class EvaluationService;
 
 // What one action earned.
 struct TuningScore {
@@ -35,6 +36,12 @@ public:
     virtual ~TuningScorer() = default;
     virtual TuningScore score(const TuningSpace& space, const TuningSpace::Action& action,
                               std::stop_token stop) = 0;
+    // Several actions of one space (a group), their scores in the order asked. This one scores
+    // them one after another; a scorer that can measure side by side does so. Actions left when
+    // `stop` is requested are not scored (their error says "cancelled").
+    virtual std::vector<TuningScore> scoreAll(const TuningSpace& space,
+                                              const std::vector<TuningSpace::Action>& actions,
+                                              std::stop_token stop);
     // A measurement from an earlier part of the same run (a resumed run), for a scorer that
     // measures each action once.
     virtual void remember(const TuningSpace& space, const TuningSpace::Action& action,
@@ -46,23 +53,39 @@ public:
 // reward, every integrity check included. An action is measured once per run: the same
 // rendered kernel asked for again gets the first measurement back (marked `reused`), so a
 // converging policy spends no GPU time on what it already knows.
+//
+// A group's distinct actions are measured up to `parallel` at a time, each in its own copy of
+// the space's workspace (a slot). The service's GPU lanes keep that honest: a timed stage has
+// its GPU alone, and what runs side by side is the untimed work (sandboxes, compiles,
+// verification), which is most of an evaluation's wall time.
 class EvaluationScorer : public TuningScorer {
 public:
     EvaluationScorer(EvaluationService& service, EvaluationOptions options,
-                     std::string workspaceRoot);
+                     std::string workspaceRoot, int parallel = 1);
     TuningScore score(const TuningSpace& space, const TuningSpace::Action& action,
                       std::stop_token stop) override;
+    std::vector<TuningScore> scoreAll(const TuningSpace& space,
+                                      const std::vector<TuningSpace::Action>& actions,
+                                      std::stop_token stop) override;
     void remember(const TuningSpace& space, const TuningSpace::Action& action,
                   const TuningScore& score) override;
     std::size_t measuredActions() const { return memo_.size(); }
+    // The workspace folder of a space's slot (0 .. parallel-1), made on first use.
+    std::string workspaceFor(const TuningSpace& space, int slot, std::string* error);
 
 private:
-    std::string workspaceFor(const TuningSpace& space, std::string* error);
+    // Writes the action's files into the slot's workspace; nullopt with score->error set when
+    // that fails.
+    std::optional<EvaluationRequest> requestFor(const TuningSpace& space,
+                                                const TuningSpace::Action& action, int slot,
+                                                TuningScore* score);
+    TuningScore scoreOf(const EvaluationSnapshot& result) const;
 
     EvaluationService& service_;
     EvaluationOptions options_;
     std::string workspaceRoot_;
-    std::map<std::string, std::string> workspaces_; // space name -> folder
+    int parallel_;
+    std::map<std::string, std::string> workspaces_; // space name and slot -> folder
     std::map<std::string, TuningScore> memo_;       // space name + action text -> score
 };
 

@@ -48,11 +48,18 @@ public:
         s.verdict = rewarded ? "rewarded" : "plain";
         return s;
     }
+    std::vector<TuningScore> scoreAll(const TuningSpace& space,
+                                      const std::vector<TuningSpace::Action>& actions,
+                                      std::stop_token stop) override {
+        groups.push_back(actions.size());
+        return TuningScorer::scoreAll(space, actions, stop);
+    }
     void remember(const TuningSpace&, const TuningSpace::Action&, const TuningScore&) override {
         ++remembered;
     }
     int calls = 0;
     int remembered = 0;
+    std::vector<std::size_t> groups; // the sizes of the batches the run asked for
 };
 
 class BrokenScorer : public TuningScorer {
@@ -131,6 +138,9 @@ TEST_F(TuningRun, GrpoMovesThePolicyTowardTheRewardedChoice) {
     EXPECT_TRUE(outcome.summary["spaces"]["03_softmax"]["held_out"].get<bool>());
     // 12 start + 12 random + 4 x 8 training + 12 final on gelu; 36 on softmax (never trained).
     EXPECT_EQ(scorer.calls, 12 + 12 + 32 + 12 + 36);
+    // Each group reaches the scorer whole (so a scorer can measure it side by side): start,
+    // random and final per space, and one group per training step.
+    EXPECT_EQ(scorer.groups, (std::vector<std::size_t>{12, 12, 12, 12, 8, 8, 8, 8, 12, 12}));
     // Every step's figures are in the run's folder, with the update's.
     std::ifstream steps(fs::path(config.out) / "steps.jsonl");
     int lines = 0;
@@ -290,6 +300,16 @@ TEST(TuningRunConfig, BadSettingsAreRefusedByName) {
     EXPECT_EQ(again->toJson(), good->toJson());
     EXPECT_FALSE(TuningRunConfig::fromJson({{"train", {"a"}}, {"timing", "slow"}}, &error));
     EXPECT_NE(error.find("timing"), std::string::npos) << error;
+    for (const int parallel : {0, 17}) {
+        EXPECT_FALSE(TuningRunConfig::fromJson(
+            {{"train", {"a"}}, {"parallel_evaluations", parallel}}, &error));
+        EXPECT_NE(error.find("parallel_evaluations"), std::string::npos) << error;
+    }
+    const auto four =
+        TuningRunConfig::fromJson({{"train", {"a"}}, {"parallel_evaluations", 4}}, &error);
+    ASSERT_TRUE(four) << error;
+    EXPECT_EQ(four->parallelEvaluations, 4);
+    EXPECT_EQ(four->toJson()["parallel_evaluations"], 4);
 }
 
 TEST(TuningRunConfig, TimingSettingsDecideTheEvaluationOptions) {
