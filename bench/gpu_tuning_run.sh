@@ -18,7 +18,8 @@
 # KWB_BUILD=off skips prepare's kwb build and its probe of the shared warm workers, KWB_PROBE=off
 # the probe alone; KWB_TUNING=off or KWB_THROUGHPUT=off skip a part of run and resume
 # (KWB_TUNING_SECONDS and KWB_THROUGHPUT_SECONDS limit them, KWB_THROUGHPUT_ARGS adds the
-# throughput script's options, KWB_TUNING_STEPS extends a resumed run).
+# throughput script's options, KWB_TUNING_STEPS extends a resumed run); KWB_COMPARE_PARALLEL
+# (with run) first times the phases at the parallel_evaluations settings it lists.
 set -uo pipefail
 part="${1:-run}"
 out="${OUT:-/tmp/kwb-tuning}"
@@ -103,6 +104,34 @@ run | resume)
     use_bundled_bubblewrap
     echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
     run=/tmp/kwb-tuning-run
+    if [ -n "${KWB_COMPARE_PARALLEL:-}" ]; then
+        # The evaluation throughput of the run's phases at several parallel_evaluations settings
+        # (KWB_COMPARE_PARALLEL="4 1 4": in that order, the first on a cold baseline cache): no
+        # training step, the training spaces only, the same seed, each run in its own process.
+        rm -rf "$HOME/.cache/kernel-workbench/baselines"
+        for parallel in $KWB_COMPARE_PARALLEL; do
+            compare="/tmp/kwb-parallel-$parallel-$(date +%s)"
+            python3 - "$repo/bench/tuning/h200.json" "$compare.json" "$parallel" <<'PY'
+import json, sys
+settings = json.load(open(sys.argv[1]))
+settings.update(steps=0, held_out=[], evaluation_samples=8, parallel_evaluations=int(sys.argv[3]))
+json.dump(settings, open(sys.argv[2], "w"))
+PY
+            started=$(date +%s.%N)
+            timeout 300 "$kwb" train tune --config "$compare.json" --model "$carry/smollm2.gguf" \
+                --out "$compare" > /dev/null 2> "$compare.log"
+            python3 - "$compare" "$parallel" "$started" <<'PY'
+import json, statistics, sys, time
+folder, parallel, started = sys.argv[1], sys.argv[2], float(sys.argv[3])
+rows = [json.loads(line) for line in open(folder + "/samples.jsonl")]
+new = [r for r in rows if not r.get("reused") and "seconds" in r]
+seconds = sorted(r["seconds"] for r in new)
+print(f"parallel_evaluations {parallel}: {time.time() - started:.0f} s wall for {len(rows)} samples, "
+      f"{len(new)} evaluated; per evaluation median {statistics.median(seconds):.2f} s, "
+      f"max {seconds[-1]:.1f} s; rewards {sorted(r['reward'] for r in rows if r['phase'] == 'start')}")
+PY
+        done
+    fi
     if [ "${KWB_TUNING:-on}" != off ]; then
         started=$(date +%s)
         if [ "$part" = run ]; then

@@ -5,10 +5,13 @@
 #include "engine/system/content_hash.h"
 #include "engine/system/user_directories.h"
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -22,6 +25,17 @@ namespace {
 // 5: the L2 flush is queued, not waited for, before each timed call, so the events no longer
 // include the launch overhead of reaching the first kernel.
 constexpr int kCacheVersion = 5;
+// The keys whose turn is taken, process-wide.
+struct Turns {
+    std::mutex mutex;
+    std::condition_variable_any released;
+    std::set<std::string> taken;
+};
+Turns& turns() {
+    static Turns instance;
+    return instance;
+}
+
 fs::path pathFor(const BaselineKey& key) {
     return fs::path(cacheDirectory()) / "baselines" / (key.hash + ".json");
 }
@@ -75,6 +89,26 @@ void storeBaseline(const BaselineKey& key, const CachedBaseline& baseline) {
     fs::rename(temporary, target, ec);
     if (ec)
         fs::remove(temporary, ec);
+}
+
+std::optional<BaselineTurn> BaselineTurn::take(const BaselineKey& key, std::stop_token stop) {
+    Turns& t = turns();
+    std::unique_lock lock(t.mutex);
+    if (!t.released.wait(lock, stop, [&] { return !t.taken.count(key.hash); }))
+        return std::nullopt;
+    t.taken.insert(key.hash);
+    return BaselineTurn(key.hash);
+}
+
+BaselineTurn::~BaselineTurn() {
+    if (hash_.empty())
+        return;
+    Turns& t = turns();
+    {
+        std::lock_guard lock(t.mutex);
+        t.taken.erase(hash_);
+    }
+    t.released.notify_all();
 }
 
 } // namespace kwb

@@ -911,8 +911,18 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     }
     // Under the profiler the baselines run too (the timeline shows all three phases), and their
     // times, slowed by it, stay out of the cache.
-    std::optional<CachedBaseline> cached =
-        options.refreshBaselines || timeline ? std::nullopt : loadBaseline(key);
+    std::optional<CachedBaseline> cached;
+    std::optional<BaselineTurn> baselineTurn;
+    if (!options.refreshBaselines && !timeline) {
+        baselineTurn = BaselineTurn::take(key, c.stop);
+        if (!baselineTurn) {
+            cancelled();
+            return finish();
+        }
+        cached = loadBaseline(key);
+        if (cached)
+            baselineTurn.reset(); // nothing to time: the next evaluation of the task may go on
+    }
     json profileRequest = timingRequest(c, "profile", !cached.has_value());
     if (options.reward.decideOnInterval) {
         // Timing goes on while a milestone's interval straddles the threshold, against the
@@ -952,6 +962,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
             if (r.eager.available && !timeline)
                 storeBaseline(key, measured);
         }
+        baselineTurn.reset(); // the entry is stored (or cannot be): the next one reads or times
         if (r.cpuMode)
             profileRecord.summary = "CPU mode: wall-clock timing";
     } else {

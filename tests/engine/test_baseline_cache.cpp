@@ -4,11 +4,15 @@
 #include "engine/evaluation/baseline_cache.h"
 #include "engine/evaluation/evaluator.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <gtest/gtest.h>
 #include <random>
+#include <thread>
 
 namespace kwb::test {
 namespace {
@@ -68,6 +72,37 @@ TEST_F(BaselineCacheTest, AnEntryWithoutTorchCompilesTimingIsTimedAgain) {
     failed.unavailableReason = "InductorError: File size limit exceeded";
     storeBaseline(key(), {timed(2.0), failed});
     EXPECT_FALSE(loadBaseline(key()).has_value());
+}
+
+// Evaluations of one task side by side: the second waits for the first's entry instead of timing
+// the baselines again; another task's key does not wait; a stop ends the wait.
+TEST_F(BaselineCacheTest, OneEvaluationAtATimeHasATasksTurnToTimeItsBaselines) {
+    auto first = BaselineTurn::take(key(), {});
+    ASSERT_TRUE(first.has_value());
+    std::atomic<bool> secondHasTurn{false};
+    std::thread second([&] {
+        auto turn = BaselineTurn::take(key(), {});
+        secondHasTurn = turn.has_value();
+        EXPECT_TRUE(loadBaseline(key()).has_value()) << "the first stored before it let go";
+    });
+    const BaselineKey other =
+        baselineKeyFor(task_.string(), "cpu", "", "2.12.0", EvaluationOptions{});
+    EXPECT_TRUE(BaselineTurn::take(other, {}).has_value()) << "another key never waits";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(secondHasTurn.load());
+    storeBaseline(key(), {timed(2.0), timed(1.5)});
+    first.reset();
+    second.join();
+    EXPECT_TRUE(secondHasTurn.load());
+
+    auto held = BaselineTurn::take(key(), {});
+    ASSERT_TRUE(held.has_value());
+    std::stop_source stop;
+    auto waiting =
+        std::async(std::launch::async, [&] { return BaselineTurn::take(key(), stop.get_token()); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop.request_stop();
+    EXPECT_FALSE(waiting.get().has_value());
 }
 
 } // namespace
