@@ -27,6 +27,7 @@ ALLOWED = {
     "engine/process": [],
     "engine/cuda": [],
     "engine/model": [],
+    "engine/counters": [],
     "engine/diagnostics": ENGINE_BASE,
     "engine/system": ENGINE_BASE + ["engine/diagnostics"],
     "engine/workspace": ENGINE_BASE + ["engine/system"],
