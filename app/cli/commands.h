@@ -22,6 +22,7 @@ void addWorkspaceCommand(CLI::App& app);
 void addEvalCommand(CLI::App& app);
 void addBaselineCommand(CLI::App& app);
 void addTimelineCommand(CLI::App& app);
+void addCountersCommand(CLI::App& app); // Nsight Compute output read back
 void addAgentCommand(CLI::App& app);
 void addEpisodesCommand(CLI::App& app);
 void addRolloutCommands(CLI::App& app); // rollout, runs

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     kwb::cli::addEvalCommand(app);
     kwb::cli::addBaselineCommand(app);
     kwb::cli::addTimelineCommand(app);
+    kwb::cli::addCountersCommand(app);
     kwb::cli::addAgentCommand(app);
     kwb::cli::addEpisodesCommand(app);
     kwb::cli::addRolloutCommands(app);
