@@ -59,6 +59,7 @@ ALLOWED = {
                             "widgets/common", "widgets/editors"],
     "widgets/result": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
     "widgets/timeline": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
+    "widgets/counters": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common"],
     "widgets/training": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/rollout",
                          "widgets/runs"],
     "widgets/runs": ["engine/", "agent/", "widgets/core", "widgets/models", "widgets/common",

@@ -5,6 +5,7 @@
 #include "widgets/agent/agent_panes.h"
 #include "widgets/agent/rollout_panes.h"
 #include "widgets/core/app_settings.h"
+#include "widgets/counters/counters_pane.h"
 #include "widgets/models/task_list_model.h"
 #include "widgets/window/main_window.h"
 #include "widgets/window/theme.h"
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
     QCommandLineOption viewOption(
         "view",
         "Bring this pane to the front: tasks, reference, agent, runs, rollouts, training, "
-        "timeline, rewards, log, result, problems, assembly.",
+        "timeline, counters, rewards, log, result, problems, assembly.",
         "NAME");
     QCommandLineOption episodeOption(
         "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",
@@ -87,8 +88,13 @@ int main(int argc, char** argv) {
     QCommandLineOption traceOption(
         "trace", "Open this trace in the timeline: kwb-cupti records or Chrome/Perfetto JSON.",
         "FILE");
+    QCommandLineOption countersOption(
+        "counters",
+        "Open Nsight Compute CSV in the Counters pane: the details page, and the raw page for "
+        "the roofline (repeat the option for the second file).",
+        "FILE");
     parser.addOptions({taskOption, workspaceOption, screenshotOption, sizeOption, settingsOption,
-                       themeOption, viewOption, episodeOption, traceOption});
+                       themeOption, viewOption, episodeOption, traceOption, countersOption});
     parser.process(app);
 
     const bool screenshot = parser.isSet(screenshotOption);
@@ -155,6 +161,19 @@ int main(int argc, char** argv) {
                          [&traceDone] { traceDone = true; });
         window.openTrace(trace);
     }
+    const QStringList counters = parser.values(countersOption);
+    bool countersDone = counters.isEmpty();
+    if (!counters.isEmpty()) {
+        for (const QString& file : counters)
+            if (!QFileInfo(file).isFile()) {
+                std::fprintf(stderr, "kernel-workbench: counters file not found: %s\n",
+                             qPrintable(file));
+                return 2;
+            }
+        QObject::connect(window.countersPane(), &kwb::ui::CountersPane::reportOpened, &window,
+                         [&countersDone] { countersDone = true; });
+        window.openCounters(counters);
+    }
     const qint64 episode = parser.value(episodeOption).toLongLong();
     if (episode > 0)
         window.agentPanes()->openEpisode(episode);
@@ -178,7 +197,7 @@ int main(int argc, char** argv) {
             return window.hasSystemReport() && window.hasTaskList() &&
                    (!window.currentTaskPath().isEmpty() || !workspace.isEmpty()) &&
                    (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode()) &&
-                   window.rolloutPanes()->hasShownRuns() && traceDone;
+                   window.rolloutPanes()->hasShownRuns() && traceDone && countersDone;
         },
         120000);
     if (!complete)
@@ -198,6 +217,8 @@ int main(int argc, char** argv) {
         shown += QStringLiteral(", view ") + parser.value(viewOption);
     if (!trace.isEmpty())
         shown += QStringLiteral(", trace ") + trace;
+    if (!counters.isEmpty())
+        shown += QStringLiteral(", counters ") + counters.join(QStringLiteral(" + "));
     if (const auto episodeShown = window.agentPanes()->agentPane()->shownEpisode())
         shown += QStringLiteral(", episode %1 shown").arg(episodeShown->record.id);
     std::printf("screenshot: %s (%dx%d, %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()),

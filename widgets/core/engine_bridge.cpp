@@ -248,6 +248,20 @@ void EngineBridge::requestTraceFile(const QString& path) {
         [this, path](Loaded trace) { emit traceFileLoaded(path, std::move(trace)); });
 }
 
+void EngineBridge::requestCounters(const QStringList& paths, const QString& purpose) {
+    std::vector<std::string> files;
+    for (const QString& path : paths)
+        files.push_back(path.toStdString());
+    using Loaded = std::shared_ptr<const kwb::counters::LoadedCounters>;
+    post<Loaded>(
+        QStringLiteral("counters-") + purpose,
+        [files](std::stop_token) {
+            return Loaded(std::make_shared<const kwb::counters::LoadedCounters>(
+                kwb::counters::loadNcuFiles(files)));
+        },
+        [this, purpose](Loaded counters) { emit countersLoaded(purpose, std::move(counters)); });
+}
+
 void EngineBridge::cancelTraceFile() {
     if (traceCancel_)
         traceCancel_->request_stop();

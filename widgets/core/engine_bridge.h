@@ -2,6 +2,7 @@
 
 #include "agent/rollout/run_snapshot.h"
 #include "agent/store/store_reader.h"
+#include "engine/counters/ncu_files.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/process/job_queue.h"
 #include "engine/service/evaluation_service.h"
@@ -13,6 +14,7 @@
 #include <QHash>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <memory>
 #include <vector>
 
@@ -61,6 +63,10 @@ public:
     // one stops this one), reporting progress; cancelTraceFile() stops it.
     void requestTraceFile(const QString& path);
     void cancelTraceFile();
+    // Reads Nsight Compute CSV files (ncu_files.h) for the counters pane; `purpose` is "current"
+    // or "baseline" (the run compared with), each its own tag, so a newer request of a purpose
+    // wins.
+    void requestCounters(const QStringList& paths, const QString& purpose);
 
     bool isBusy() const { return inFlight_ > 0; }
 
@@ -87,6 +93,9 @@ signals:
     void traceFileProgress(const QString& path, qint64 done, qint64 total);
     void traceFileLoaded(const QString& path,
                          std::shared_ptr<const kwb::timeline::LoadedTrace> trace);
+    // For requestCounters: the report, or the reason it could not be read.
+    void countersLoaded(const QString& purpose,
+                        std::shared_ptr<const kwb::counters::LoadedCounters> counters);
 
 private:
     // Runs `work` on the engine thread and `deliver` with its result on the UI thread, unless

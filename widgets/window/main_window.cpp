@@ -14,6 +14,7 @@
 #include "widgets/core/selection_hub.h"
 #include "widgets/core/step_files.h"
 #include "widgets/core/step_inspection.h"
+#include "widgets/counters/counters_pane.h"
 #include "widgets/diagnostics/candidate_diagnostics.h"
 #include "widgets/diagnostics/problems_pane.h"
 #include "widgets/diff/diff_view.h"
@@ -94,6 +95,16 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     rewardsDock_ = addPane("dock.rewards", tr("Rewards"), agentPanes_->rewardsPane(),
                            Qt::BottomDockWidgetArea);
     logDock_ = addPane("dock.log", tr("Log"), log_, Qt::BottomDockWidgetArea);
+    countersPane_ = new CountersPane(&bridge_, this);
+    countersDock_ =
+        addPane("dock.counters", tr("Counters"), countersPane_, Qt::BottomDockWidgetArea);
+    connect(countersPane_, &CountersPane::reportOpened, this,
+            [this](const QString& description, const QString& error) {
+                if (error.isEmpty())
+                    log_->append(LogLevel::Info, tr("Counters: %1").arg(description));
+                else
+                    log_->append(LogLevel::Error, tr("Cannot open counters: %1").arg(error));
+            });
     // Compile diagnostics while typing: squiggles in the editors, a problems list, PTX/SASS.
     diagnostics_ = new CandidateDiagnostics(candidates_, this);
     problemsDock_ = addPane("dock.problems", tr("Problems"), diagnostics_->problemsPane(),
@@ -172,7 +183,8 @@ void MainWindow::placeDocksByDefault() {
     addDockWidget(Qt::RightDockWidgetArea, agentDock_);
     addDockWidget(Qt::RightDockWidgetArea, resultDock_);
     addDockWidget(Qt::BottomDockWidgetArea, timelineDock_);
-    tabifyDockWidget(timelineDock_, rewardsDock_);
+    tabifyDockWidget(timelineDock_, countersDock_);
+    tabifyDockWidget(countersDock_, rewardsDock_);
     tabifyDockWidget(rewardsDock_, logDock_);
     tabifyDockWidget(logDock_, problemsDock_);
     // The runs browser's action row is wide; beside the timeline it does not squeeze the editors.
@@ -205,12 +217,19 @@ void MainWindow::showEvent(QShowEvent* event) {
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {tasksDock_, referenceDock_, agentDock_,    timelineDock_, rewardsDock_,  logDock_,
-            runsDock_,  rolloutsDock_,  trainingDock_, resultDock_,   problemsDock_, assemblyDock_};
+    return {tasksDock_,    referenceDock_, agentDock_,    timelineDock_, rewardsDock_,
+            logDock_,      runsDock_,      rolloutsDock_, trainingDock_, resultDock_,
+            problemsDock_, assemblyDock_,  countersDock_};
 }
 
 void MainWindow::openTrace(const QString& path) {
     traceOpener_->open(path);
+}
+
+void MainWindow::openCounters(const QStringList& paths) {
+    countersDock_->show();
+    countersDock_->raise();
+    countersPane_->openReport(paths);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -239,6 +258,13 @@ void MainWindow::buildMenus() {
     file->addSeparator();
     file->addAction(traceOpener_->openAction());
     file->addMenu(traceOpener_->recentMenu());
+    file->addAction(tr("Open &Counters (ncu CSV)…"), this, [this] {
+        const QStringList files = QFileDialog::getOpenFileNames(
+            this, tr("Open Nsight Compute CSV: the details page, and the raw page"), QString(),
+            tr("CSV files (*.csv);;All files (*)"));
+        if (!files.isEmpty())
+            openCounters(files);
+    });
     file->addSeparator();
     file->addAction(tr("New &Rollout…"), this, [this] {
         rolloutsDock_->show();

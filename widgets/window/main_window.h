@@ -30,6 +30,7 @@ class TaskBrowser;
 class TaskListModel;
 class TimelinePane;
 class TraceOpener;
+class CountersPane;
 
 // The workbench window: dockable panes around the candidate editors. It owns no engine state;
 // everything it shows arrives as snapshots from the EngineBridge.
@@ -47,6 +48,9 @@ public:
     // Opens a trace file in the timeline dock (loads on the engine thread; TraceOpener).
     void openTrace(const QString& path);
     TraceOpener* traceOpener() const { return traceOpener_; }
+    // Opens Nsight Compute CSV files (details, and raw for the roofline) in the Counters dock.
+    void openCounters(const QStringList& paths);
+    CountersPane* countersPane() const { return countersPane_; }
     void refreshSystemReport();
     void saveLayout();
     void resetLayout();
@@ -135,6 +139,8 @@ private:
     CandidateDiagnostics* diagnostics_ = nullptr;
     QDockWidget* problemsDock_ = nullptr;
     QDockWidget* assemblyDock_ = nullptr;
+    CountersPane* countersPane_ = nullptr;
+    QDockWidget* countersDock_ = nullptr;
     ResultPanel* resultPanel_ = nullptr;
     QDockWidget* resultDock_ = nullptr;
     EditLoopController* editLoop_ = nullptr;

@@ -2,6 +2,7 @@
 // recorded on the H200 (tests/data/ncu/README.md) and on damaged copies of it.
 #include "engine/counters/csv_records.h"
 #include "engine/counters/ncu_comparison.h"
+#include "engine/counters/ncu_files.h"
 #include "engine/counters/ncu_report.h"
 #include "engine/counters/roofline.h"
 #include "tests/test_files.h"
@@ -223,6 +224,27 @@ TEST(NcuReport, OutputThatIsNotTheDetailsPageSaysWhy) {
     NcuReport one = parsed("direct.csv");
     EXPECT_FALSE(addNcuRawPage(one, recorded("raw.csv"), &error));
     EXPECT_NE(error.find("launch 1"), std::string::npos) << error;
+}
+
+// The files a user picks, in any order: the raw page is told from the details page by its units
+// row; two of a kind or a raw page alone say what is missing.
+TEST(NcuFiles, TheTwoPagesAreToldApartByTheirContent) {
+    const std::string details = std::string(KWB_TEST_DATA_DIR) + "/ncu/details.csv";
+    const std::string raw = std::string(KWB_TEST_DATA_DIR) + "/ncu/raw.csv";
+    EXPECT_TRUE(isNcuRawPage(recorded("raw.csv")));
+    EXPECT_FALSE(isNcuRawPage(recorded("details.csv")));
+    EXPECT_FALSE(isNcuRawPage(recorded("direct.csv")));
+    for (const auto& order : {std::vector<std::string>{raw, details}, {details, raw}}) {
+        const LoadedCounters loaded = loadNcuFiles(order);
+        ASSERT_TRUE(loaded.report) << loaded.error;
+        EXPECT_EQ(loaded.detailsPath, details);
+        EXPECT_EQ(loaded.rawPath, raw);
+        EXPECT_EQ(rooflinePoints(*loaded.report->kernel(3)).size(), 2u);
+    }
+    EXPECT_NE(loadNcuFiles({raw}).error.find("open its details page too"), std::string::npos);
+    EXPECT_NE(loadNcuFiles({details, details}).error.find("both files"), std::string::npos);
+    EXPECT_NE(loadNcuFiles({details + ".missing"}).error.find("cannot read"), std::string::npos);
+    EXPECT_NE(loadNcuFiles({}).error.find("one or two"), std::string::npos);
 }
 
 } // namespace
