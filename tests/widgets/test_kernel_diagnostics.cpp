@@ -221,6 +221,71 @@ private slots:
         QTRY_VERIFY(!assembly->headerText().contains("last compile without errors"));
     }
 
+    // Source <-> PTX through NVRTC's line table: the editor's cursor line marks its PTX lines,
+    // and a PTX line the reader picks takes the editor to its source line.
+    void ptxLinesFollowTheEditorsCursorAndLeadBackToTheSource() {
+        QTemporaryDir workspace;
+        QVERIFY(workspace.isValid());
+        writeFile(workspace.filePath("model_new.py"), "import torch\n");
+        writeFile(workspace.filePath("kernels/add.cu"), kGoodKernel);
+        QWidget host;
+        CandidateEditors editors(Theme::Light, &host);
+        kwb::diagnostics::DiagnosticsService::Options options;
+        options.debounce = std::chrono::milliseconds(50);
+        CandidateDiagnostics diagnostics(&editors, &host, options);
+        editors.showCandidate(workspace.path(), false, {});
+        editors.jumpTo("kernels/add.cu", 1, 1);
+        CodeEditor* editor = editors.editorForFile("kernels/add.cu");
+        QVERIFY(editor);
+        AssemblyView* assembly = diagnostics.assemblyView();
+        // QScintilla reports cursor moves when it updates its view: both must be on screen.
+        assembly->show();
+        host.resize(900, 600);
+        host.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&host));
+        QTRY_VERIFY_WITH_TIMEOUT(assembly->shownText().contains(".entry"), kCompileTimeoutMs);
+        const QStringList ptx = assembly->shownText().split('\n');
+
+        editor->setCursorPosition(9, 4); // source line 10: out[i] = tile[threadIdx.x] + b[i];
+        QTRY_VERIFY(!assembly->markedPtxLines().empty());
+        bool store = false;
+        for (const int line : assembly->markedPtxLines()) {
+            QCOMPARE(assembly->sourceLineOfPtxLine(line), 10);
+            store = store || ptx.value(line - 1).contains("st.global.f32");
+        }
+        QVERIFY2(store, "the store of line 10 is among its PTX lines");
+        editor->setCursorPosition(2, 0); // a comment: no PTX, no marks
+        QTRY_VERIFY(assembly->markedPtxLines().empty());
+
+        int barrier = 0;
+        for (int i = 0; i < ptx.size() && !barrier; ++i)
+            if (ptx[i].contains("bar.sync"))
+                barrier = i + 1;
+        QVERIFY(barrier > 0);
+        QCOMPARE(assembly->sourceLineOfPtxLine(barrier), 8); // __syncthreads();
+        QSignalSpy activated(assembly, &AssemblyView::sourceLineActivated);
+        assembly->editor()->setCursorPosition(barrier - 1, 2);
+        QTRY_COMPARE(activated.count(), 1);
+        QCOMPARE(activated.first().at(0).toInt(), 8);
+        int line = 0, column = 0;
+        QTRY_VERIFY((editor->getCursorPosition(&line, &column), line == 7));
+        QCOMPARE(editors.currentFile(), QStringLiteral("kernels/add.cu"));
+        // The SASS listing has no line table: nothing is marked there.
+        assembly->setListing(AssemblyView::Listing::Sass);
+        editor->setCursorPosition(9, 0);
+        QTest::qWait(50);
+        QVERIFY(assembly->markedPtxLines().empty());
+    }
+
+    // The listing follows the settings' theme (it stayed dark in the light theme).
+    void theAssemblyViewTakesTheTheme() {
+        AssemblyView view;
+        view.applyTheme(Theme::Dark);
+        QVERIFY(view.editor()->paper().lightnessF() < 0.5);
+        view.applyTheme(Theme::Light);
+        QVERIFY(view.editor()->paper().lightnessF() > 0.5);
+    }
+
     void mainWindowShowsTheBundledKernelsResources() {
         QTemporaryDir dir;
         AppSettings settings(dir.filePath("s.ini"));

@@ -42,6 +42,9 @@ CandidateDiagnostics::CandidateDiagnostics(CandidateEditors* editors, QWidget* p
     });
     connect(problemsPane_, &ProblemsPane::problemActivated, this,
             &CandidateDiagnostics::jumpToProblem);
+    // Source <-> PTX: a PTX line the reader picks takes the editor to its source line.
+    connect(assembly_, &AssemblyView::sourceLineActivated, this,
+            [this](int line) { editors_->jumpTo(editors_->currentFile(), line, 1); });
     attachEditors();
 }
 
@@ -70,6 +73,12 @@ void CandidateDiagnostics::attachEditors() {
         EditorDiagnosticsOverlay::forEditor(editor);
         connect(editor, &QsciScintilla::textChanged, this,
                 [this, path, editor] { controller_->submit(path, editor->text()); });
+        // ... and the editor's cursor line marks its PTX lines.
+        connect(editor, &QsciScintilla::cursorPositionChanged, this,
+                [this, relative](int line, int) {
+                    if (editors_->currentFile() == relative)
+                        assembly_->showSourceLine(line + 1);
+                });
         controller_->submit(path, editor->text());
     }
     refreshAssemblyView();
@@ -116,6 +125,11 @@ void CandidateDiagnostics::refreshAssemblyView() {
     const auto latest = controller_->latestResult(path);
     const bool stale = compiled && latest && latest->errorCount() > 0;
     assembly_->showResult(relative, compiled, stale);
+    if (CodeEditor* editor = editors_->editorForFile(relative)) {
+        int line = 0, column = 0;
+        editor->getCursorPosition(&line, &column);
+        assembly_->showSourceLine(line + 1);
+    }
 }
 
 void CandidateDiagnostics::jumpToProblem(const QString& file, int line, int column) {

@@ -53,7 +53,54 @@ AssemblyView::AssemblyView(QWidget* parent)
     layout->setSpacing(0);
     layout->addLayout(top);
     layout->addWidget(editor_, 1);
+    ptxMarker_ = editor_->markerDefine(QsciScintilla::Background);
+    applyTheme(currentTheme());
+    connect(editor_, &QsciScintilla::cursorPositionChanged, this,
+            [this](int line, int) { onCursorMoved(line + 1); });
     showNothing(tr("PTX and SASS appear here for the current .cu file."));
+}
+
+void AssemblyView::applyTheme(Theme theme) {
+    editor_->applyTheme(theme);
+    // The marks are a quiet tint of the selection colour: the code stays readable through it.
+    editor_->setMarkerBackgroundColor(
+        theme == Theme::Dark ? QColor(0x26, 0x4f, 0x78) : QColor(0xd6, 0xe8, 0xfa), ptxMarker_);
+}
+
+void AssemblyView::onCursorMoved(int ptxLine) {
+    // Only the reader's moves: replacing the text puts the cursor at the start.
+    if (replacingText_)
+        return;
+    if (const int line = sourceLineOfPtxLine(ptxLine); line > 0)
+        emit sourceLineActivated(line);
+}
+
+int AssemblyView::sourceLineOfPtxLine(int ptxLine) const {
+    if (listing_ != Listing::Ptx || !result_)
+        return 0;
+    const auto place = lineMap_.sourceOf(ptxLine);
+    if (!place || lineMap_.ptxLinesOf(displayName_.toStdString(), place->line).empty())
+        return 0; // another file's line (a header's code inlined here)
+    return place->line;
+}
+
+void AssemblyView::showSourceLine(int line) {
+    markedSourceLine_ = line;
+    editor_->markerDeleteAll(ptxMarker_);
+    marked_.clear();
+    if (listing_ != Listing::Ptx || !result_ || line <= 0)
+        return;
+    marked_ = lineMap_.ptxLinesOf(displayName_.toStdString(), line);
+    for (const int ptxLine : marked_)
+        editor_->markerAdd(ptxLine - 1, ptxMarker_);
+    if (!marked_.empty()) {
+        // Bring the first into view unless all of them are already in it.
+        const int first = marked_.front() - 1, last = marked_.back() - 1;
+        const int top = editor_->firstVisibleLine();
+        const int shown = editor_->SendScintilla(QsciScintilla::SCI_LINESONSCREEN);
+        if (first < top || last >= top + shown)
+            editor_->setFirstVisibleLine(std::max(0, first - 3));
+    }
 }
 
 QString AssemblyView::sassUnavailableText() {
@@ -64,6 +111,9 @@ void AssemblyView::showResult(const QString& displayName,
                               std::shared_ptr<const kwb::diagnostics::KernelCheckResult> result,
                               bool stale) {
     displayName_ = displayName;
+    if (result != result_)
+        lineMap_ = result ? kwb::diagnostics::PtxLineMap::fromPtx(result->ptx)
+                          : kwb::diagnostics::PtxLineMap{};
     result_ = std::move(result);
     stale_ = stale;
     emptyReason_ =
@@ -75,6 +125,7 @@ void AssemblyView::showResult(const QString& displayName,
 void AssemblyView::showNothing(const QString& why) {
     displayName_.clear();
     result_.reset();
+    lineMap_ = {};
     stale_ = false;
     emptyReason_ = why;
     refresh();
@@ -98,7 +149,10 @@ QString AssemblyView::headerText() const {
 void AssemblyView::refresh() {
     if (!result_) {
         header_->setText(emptyReason_);
+        replacingText_ = true;
         editor_->setSource(QString());
+        replacingText_ = false;
+        showSourceLine(0);
         return;
     }
     const auto& r = *result_;
@@ -124,8 +178,11 @@ void AssemblyView::refresh() {
     header_->setToolTip(QString::fromStdString(r.pathReason));
     // Keep the reader's place when only a newer compile of the same listing arrives.
     const int firstLine = editor_->firstVisibleLine();
+    replacingText_ = true;
     editor_->setSource(text);
     editor_->setFirstVisibleLine(firstLine);
+    replacingText_ = false;
+    showSourceLine(markedSourceLine_); // the marks follow a newer compile of the same line
 }
 
 } // namespace kwb::ui

@@ -579,6 +579,7 @@ void MainWindow::openSettings() {
         applyApplicationTheme(settings_.theme());
         reference_->applyTheme(settings_.theme());
         candidates_->applyTheme(settings_.theme());
+        diagnostics_->assemblyView()->applyTheme(settings_.theme());
     }
     if (settings_.pythonInterpreter() != pythonBefore)
         refreshSystemReport();
