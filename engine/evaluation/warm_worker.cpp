@@ -141,7 +141,7 @@ int WarmWorkerPool::workersStarted() const {
 
 WarmWorkerPool::Lease WarmWorkerPool::workerFor(const WarmWorkerPlan& plan,
                                                 const std::string& workspace, std::string& error,
-                                                bool& started) {
+                                                bool& started, std::stop_token stop) {
     const SandboxedCommand& command = plan.server;
     const std::string key = keyFor(command);
     std::shared_ptr<Worker> evicted;
@@ -202,7 +202,18 @@ WarmWorkerPool::Lease WarmWorkerPool::workerFor(const WarmWorkerPlan& plan,
     started = true;
     if (!worker->process.start(command.spec, serverLog.string(), &error))
         return {};
-    const auto ready = worker->process.readLine(kStartTimeout);
+    // The start (the torch import, seconds) is waited for in short slices, so that a cancelled
+    // evaluation does not sit it out.
+    std::optional<std::string> ready;
+    const auto startDeadline = std::chrono::steady_clock::now() + kStartTimeout;
+    while (!ready && !worker->process.ended() && std::chrono::steady_clock::now() < startDeadline) {
+        if (stop.stop_requested()) {
+            worker->process.kill();
+            error = "cancelled";
+            return {};
+        }
+        ready = worker->process.readLine(std::chrono::milliseconds(100));
+    }
     json hello = ready ? parseBoundedJson(*ready) : json();
     if (!hello.is_object() || !hello.value("ready", false)) {
         error = "the warm worker did not start: " + readCapped(serverLog);
@@ -261,7 +272,13 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
 HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bool& workerStarted) {
     std::string error;
     const WarmWorkerPlan plan = planWarmWorker(spec);
-    Lease lease = workerFor(plan, spec.workingDirectory, error, workerStarted);
+    Lease lease = workerFor(plan, spec.workingDirectory, error, workerStarted, spec.stop);
+    if (!lease.worker && spec.stop.stop_requested()) {
+        HarnessStageOutcome cancelled;
+        cancelled.failureKind = "cancelled";
+        cancelled.failureMessage = "cancelled while its warm worker started";
+        return cancelled;
+    }
     if (!lease.worker)
         return runHarnessStage(spec); // reports the real problem (no torch, no Python, ...)
     const std::shared_ptr<Worker> worker = lease.worker;

@@ -56,8 +56,9 @@ private:
         std::unique_lock<std::mutex> busy;
     };
     HarnessStageOutcome runOnWorker(const HarnessStageSpec& spec, bool& workerStarted);
+    // A stop during a new server's start ends that server (error "cancelled").
     Lease workerFor(const WarmWorkerPlan& plan, const std::string& workspace, std::string& error,
-                    bool& started);
+                    bool& started, std::stop_token stop);
     static std::optional<std::string> awaitReply(Worker& worker, long long id,
                                                  std::chrono::milliseconds timeout,
                                                  const SandboxPolicy& policy,

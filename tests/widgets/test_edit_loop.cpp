@@ -11,6 +11,7 @@
 #include "widgets/window/edit_loop_controller.h"
 
 #include <QAction>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -130,6 +131,42 @@ private slots:
             QVERIFY(call.at(0).toULongLong() == first || call.at(0).toULongLong() == second);
         QVERIFY(f.panel.titleText().startsWith("Evaluation 1 of"));
         QVERIFY(f.panel.verdictText().startsWith("correct"));
+    }
+
+    // Cancel stops a running evaluation in its stage: the result comes back as cancelled and is
+    // not shown as a verdict, and the next evaluation starts as usual.
+    void cancelStopsARunningEvaluationAndTheNextOneRuns() {
+        Fixture f(root_.filePath("s5.ini"), workspace_);
+        QSignalSpy progress(&f.bridge, &EngineBridge::evaluationProgress);
+        QSignalSpy shown(&f.loop, &EditLoopController::evaluationShown);
+        QSignalSpy messages(&f.loop, &EditLoopController::message);
+        std::shared_ptr<const kwb::EvaluationResult> result;
+        connect(&f.bridge, &EngineBridge::evaluationReady, this,
+                [&](quint64, auto delivered) { result = delivered; });
+        const quint64 id = f.loop.evaluateNow();
+        QVERIFY(id != 0);
+        QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 0, 60000);
+        const QString stage = progress.last().at(1).toString();
+        QElapsedTimer cancelled;
+        cancelled.start();
+        f.loop.cancel();
+        QCOMPARE(f.loop.progressText(), QStringLiteral("Cancelling…"));
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+        qInfo("cancelled in %s after %lld ms", qPrintable(stage), cancelled.elapsed());
+        QVERIFY(result);
+        QCOMPARE(QString::fromStdString(result->failureKind), QStringLiteral("cancelled"));
+        QVERIFY(!f.loop.isEvaluating());
+        QVERIFY(f.loop.progressText().isEmpty());
+        QCOMPARE(messages.last().at(0).toString(), QStringLiteral("Evaluation cancelled"));
+        QVERIFY(f.panel.showsEmptyState()); // no verdict for what was not finished
+        // The next evaluation runs (it is cancelled too once it reports, to keep the test short).
+        progress.clear();
+        const quint64 next = f.loop.evaluateNow();
+        QVERIFY(next > id);
+        QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 0, 60000);
+        QCOMPARE(progress.last().at(0).toULongLong(), next);
+        f.loop.cancel();
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 60000);
     }
 
     void verifyOnSaveOffOnlySaves() {

@@ -262,6 +262,11 @@ void EngineBridge::requestCounters(const QStringList& paths, const QString& purp
         [this, purpose](Loaded counters) { emit countersLoaded(purpose, std::move(counters)); });
 }
 
+void EngineBridge::cancelEvaluation() {
+    if (evaluationCancel_)
+        evaluationCancel_->request_stop();
+}
+
 void EngineBridge::cancelTraceFile() {
     if (traceCancel_)
         traceCancel_->request_stop();
@@ -291,10 +296,19 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
             },
             Qt::QueuedConnection);
     };
+    auto cancel = std::make_shared<std::stop_source>();
+    evaluationCancel_ = cancel;
     post<EvaluationOutcome>(
         tag,
-        [services = services_, directory, interpreter, options, onStage](std::stop_token stop) {
-            // A newer request stops this job's token, which cancels the ticket in its stage.
+        [services = services_, directory, interpreter, options, onStage,
+         cancel](std::stop_token jobStop) {
+            // A newer request stops this job's token, and Cancel the user's source; either
+            // cancels the ticket in its stage.
+            std::stop_source stopSource;
+            std::stop_callback byJob(jobStop, [&stopSource] { stopSource.request_stop(); });
+            std::stop_callback byUser(cancel->get_token(),
+                                      [&stopSource] { stopSource.request_stop(); });
+            const std::stop_token stop = stopSource.get_token();
             kwb::EvaluationSnapshot result =
                 services->forPython(interpreter)
                     ->evaluate({kwb::EvaluationTarget::forWorkspace(directory), options, "gui"},

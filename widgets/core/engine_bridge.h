@@ -56,6 +56,9 @@ public:
     quint64 requestEvaluation(const QString& workspace, const kwb::EvaluationOptions& options,
                               const QString& python = {});
     quint64 latestEvaluationId() const;
+    // Stops the latest evaluation wherever it is (queued, or in its stage); its result comes
+    // back as cancelled.
+    void cancelEvaluation();
     // Reads a CUPTI record file (kwb-cupti/1 lines) into a timeline (tag "timeline": a newer
     // request wins), e.g. the one an agent step's evaluation recorded.
     void requestTimeline(const QString& recordPath);
@@ -111,6 +114,8 @@ private:
     QHash<QString, quint64> latestId_;
     // The trace file being opened: Cancel stops it (a newer request stops it through its tag).
     std::shared_ptr<std::stop_source> traceCancel_;
+    // The latest evaluation: cancelEvaluation() stops it.
+    std::shared_ptr<std::stop_source> evaluationCancel_;
     int inFlight_ = 0;
     std::unique_ptr<kwb::JobQueue> queue_; // destroyed first: joins the thread before the rest
     // Evaluations wait on their service's ticket here, so that store reads, timeline loads and

@@ -205,6 +205,8 @@ void ResultPanel::showRunning(const QString& stage) {
         title_->setText(tr("First evaluation"));
         verdict_->clear();
         verdictPlain_.clear();
+    } else if (stage.isEmpty() && !shown_) {
+        stack_->setCurrentWidget(empty_); // a first run that ended without a result
     }
 }
 

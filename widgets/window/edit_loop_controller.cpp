@@ -12,6 +12,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QToolButton>
 
 namespace kwb::ui {
 
@@ -27,7 +28,8 @@ EditLoopController::EditLoopController(EngineBridge& bridge, AppSettings& settin
                                        QObject* parent)
     : QObject(parent), bridge_(bridge), settings_(settings), results_(results),
       options_(editLoopOptions()), verifyOnSave_(new QAction(tr("&Verify on Save"), this)),
-      progress_(new QWidget), busy_(new QProgressBar(progress_)), stage_(new QLabel(progress_)) {
+      progress_(new QWidget), busy_(new QProgressBar(progress_)), stage_(new QLabel(progress_)),
+      cancel_(new QToolButton(progress_)) {
     verifyOnSave_->setCheckable(true);
     verifyOnSave_->setChecked(settings_.verifyOnSave());
     verifyOnSave_->setToolTip(
@@ -43,6 +45,12 @@ EditLoopController::EditLoopController(EngineBridge& bridge, AppSettings& settin
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(stage_);
     layout->addWidget(busy_);
+    cancel_->setText(tr("Cancel"));
+    cancel_->setToolTip(tr("Stop this evaluation (a CUDA-Agent workspace's build can take "
+                           "minutes on a CPU)"));
+    cancel_->setAutoRaise(true);
+    layout->addWidget(cancel_);
+    connect(cancel_, &QToolButton::clicked, this, &EditLoopController::cancel);
     progress_->hide();
 
     connect(editors, &CandidateEditors::fileSaved, this, &EditLoopController::onSaved);
@@ -89,6 +97,13 @@ quint64 EditLoopController::evaluateNow() {
     return pending_;
 }
 
+void EditLoopController::cancel() {
+    if (pending_ == 0)
+        return;
+    stage_->setText(tr("Cancelling…"));
+    bridge_.cancelEvaluation();
+}
+
 void EditLoopController::onProgress(quint64 id, const QString& stage) {
     if (id != pending_)
         return;
@@ -102,6 +117,14 @@ void EditLoopController::onResult(quint64 id, std::shared_ptr<const kwb::Evaluat
         return; // an evaluation someone else asked the bridge for
     pending_ = 0;
     progress_->hide();
+    if (result->failureKind == "cancelled") {
+        // Nothing was judged: the panel goes back to what it showed before the run.
+        if (results_)
+            results_->showRunning({});
+        emit message(tr("Evaluation cancelled"), false);
+        emit evaluationShown(id);
+        return;
+    }
     ++shownCount_;
     if (results_) {
         results_->showRunning({});

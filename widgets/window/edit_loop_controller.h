@@ -10,6 +10,7 @@
 class QAction;
 class QLabel;
 class QProgressBar;
+class QToolButton;
 class QWidget;
 
 namespace kwb::ui {
@@ -22,7 +23,8 @@ class ResultPanel;
 // The hand-edit loop: a save in the candidate editors (Ctrl+S) evaluates the open workspace
 // through the bridge's warm worker with quick timing (like `kwb eval --fast`) when Verify on
 // Save is on, shows the running stage in a busy indicator, and hands the result to the result
-// panel. A save during a run supersedes it: only the newest evaluation is shown.
+// panel. A save during a run supersedes it: only the newest evaluation is shown. Cancel (the
+// button beside the stage in the status bar) stops it in whatever stage it is.
 class EditLoopController : public QObject {
     Q_OBJECT
 public:
@@ -46,6 +48,7 @@ public:
 
 public slots:
     quint64 evaluateNow(); // 0 when no workspace is open
+    void cancel();         // stops the running evaluation; its result shows as cancelled
 
 signals:
     void evaluationShown(quint64 evaluationId);
@@ -66,6 +69,7 @@ private:
     QPointer<QWidget> progress_; // reparented into a status bar, or ours until then
     QProgressBar* busy_;
     QLabel* stage_;
+    QToolButton* cancel_;
     quint64 pending_ = 0;
     int shownCount_ = 0;
 };
