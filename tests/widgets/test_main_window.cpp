@@ -11,6 +11,7 @@
 #include "widgets/runs/runs_browser.h"
 #include "widgets/timeline/timeline_pane.h"
 #include "widgets/window/main_window.h"
+#include "widgets/window/new_workspace_dialog.h"
 #include "widgets/window/shortcuts_help.h"
 #include "widgets/window/system_status_bar.h"
 
@@ -18,6 +19,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -104,8 +106,52 @@ private slots:
             QVERIFY(dock->widget() != nullptr);
         }
         for (const char* expected : {"dock.tasks", "dock.reference", "dock.agent", "dock.timeline",
-                                     "dock.rewards", "dock.log", "dock.runs"})
+                                     "dock.rewards", "dock.log", "dock.runs", "dock.counters"})
             QVERIFY2(names.contains(expected), expected);
+    }
+
+    // File > New Workspace from Task: both layouts are made and opened for editing; a folder in
+    // use is refused and nothing in it is touched; the dialog says up front what CPU mode can do.
+    void aWorkspaceIsCreatedFromATaskAndOpened() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        const QString gelu = QString::fromStdString(kwb::bundledTasksDirectory()) + "/01_gelu.py";
+        NewWorkspaceDialog::Choice choice{gelu, dir.filePath("fast"), true, false};
+        QVERIFY(window.createWorkspace(choice));
+        QCOMPARE(QFileInfo(window.currentWorkspace()).canonicalFilePath(),
+                 QFileInfo(dir.filePath("fast")).canonicalFilePath());
+        QVERIFY(QFileInfo::exists(dir.filePath("fast/kernels")));
+        QVERIFY(window.candidateEditors()->openFiles().contains("model_new.py"));
+
+        choice = {gelu, dir.filePath("agent-layout"), false, true};
+        QVERIFY(window.createWorkspace(choice));
+        QVERIFY(QFile(dir.filePath("agent-layout/model_new.py")).open(QIODevice::ReadOnly));
+        // From the bundled solution: its extension module, not the starter's TODO.
+        QFile solution(dir.filePath("agent-layout/model_new.py"));
+        QVERIFY(solution.open(QIODevice::ReadOnly));
+        QVERIFY(solution.readAll().contains("cuda_extension"));
+
+        // The same folder again: refused, and the window keeps what it had open.
+        const QString before = window.currentWorkspace();
+        QVERIFY(!window.createWorkspace(choice));
+        QCOMPARE(window.currentWorkspace(), before);
+        QVERIFY(
+            !window.createWorkspace({dir.filePath("missing.py"), dir.filePath("x"), true, false}));
+
+        // The dialog: CPU mode defaults to the layout that verifies on the CPU and says why.
+        NewWorkspaceDialog noGpu(gelu, false);
+        QVERIFY(!noGpu.choice().fastPath);
+        QVERIFY(noGpu.choice().folder.endsWith("01_gelu") ||
+                noGpu.choice().folder.contains("01_gelu-"));
+        noGpu.setChoice({gelu, dir.filePath("y"), true, false});
+        QVERIFY(noGpu.findChild<QLabel*>() != nullptr);
+        bool saysNoGpu = false;
+        for (QLabel* label : noGpu.findChildren<QLabel*>())
+            saysNoGpu = saysNoGpu || label->text().contains("no CUDA GPU");
+        QVERIFY(saysNoGpu);
+        NewWorkspaceDialog withGpu(gelu, true);
+        QVERIFY(withGpu.choice().fastPath);
     }
 
     void helpPageListsTheLiveShortcuts() {

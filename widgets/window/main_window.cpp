@@ -30,6 +30,7 @@
 #include "widgets/training/training_view.h"
 #include "widgets/window/edit_loop_controller.h"
 #include "widgets/window/log_pane.h"
+#include "widgets/window/new_workspace_dialog.h"
 #include "widgets/window/settings_dialog.h"
 #include "widgets/window/shortcuts_help.h"
 #include "widgets/window/system_status_bar.h"
@@ -252,6 +253,8 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Open Task…"), QKeySequence::Open, this, &MainWindow::openTaskFromDialog);
     file->addAction(tr("Open &Workspace…"), QKeySequence(tr("Ctrl+Shift+O")), this,
                     &MainWindow::openWorkspaceFromDialog);
+    file->addAction(tr("&New Workspace from Task…"), QKeySequence(tr("Ctrl+Shift+N")), this,
+                    &MainWindow::newWorkspaceFromDialog);
     backToWorkspace_ =
         file->addAction(tr("&Back to Workspace"), this, &MainWindow::backToWorkspace);
     backToWorkspace_->setEnabled(false);
@@ -380,10 +383,34 @@ void MainWindow::openTaskFromDialog() {
         openTask(path);
 }
 
+void MainWindow::newWorkspaceFromDialog() {
+    NewWorkspaceDialog dialog(currentTaskPath_, systemReport_ && systemReport_->gpus.hasGpu(),
+                              this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    createWorkspace(dialog.choice());
+}
+
+bool MainWindow::createWorkspace(const NewWorkspaceDialog::Choice& choice) {
+    const kwb::WorkspaceInitResult made = NewWorkspaceDialog::create(choice);
+    if (!made.ok) {
+        log_->append(LogLevel::Error,
+                     tr("Cannot create the workspace: %1").arg(QString::fromStdString(made.error)));
+        statusBar()->showMessage(tr("Cannot create the workspace"), 8000);
+        return false;
+    }
+    log_->append(LogLevel::Info,
+                 tr("Created workspace %1 (%2)")
+                     .arg(QString::fromStdString(made.directory),
+                          choice.fastPath ? tr("fast path") : tr("CUDA-Agent layout")));
+    return openWorkspace(QString::fromStdString(made.directory));
+}
+
 bool MainWindow::openWorkspace(const QString& directory) {
     if (!kwb::isWorkspace(directory.toStdString())) {
         log_->append(LogLevel::Error, tr("%1 is not a workspace (it needs model.py and "
-                                         "model_new.py; create one with `kwb workspace init`)")
+                                         "model_new.py; create one with File > New Workspace "
+                                         "from Task or `kwb workspace init`)")
                                           .arg(directory));
         return false;
     }

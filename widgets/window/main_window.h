@@ -4,6 +4,7 @@
 #include "engine/system/system_report.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/core/engine_bridge.h"
+#include "widgets/window/new_workspace_dialog.h"
 
 #include <QMainWindow>
 #include <QTemporaryDir>
@@ -45,6 +46,9 @@ public:
     // Opens a workspace folder (model.py + model_new.py): the reference shows its model.py, the
     // candidate editors its model_new.py and kernels/, editable; Ctrl+S saves (and verifies).
     bool openWorkspace(const QString& directory);
+    // Creates a workspace (File > New Workspace from Task) and opens it; false, with the reason
+    // in the log, when it cannot be made.
+    bool createWorkspace(const NewWorkspaceDialog::Choice& choice);
     // Opens a trace file in the timeline dock (loads on the engine thread; TraceOpener).
     void openTrace(const QString& path);
     TraceOpener* traceOpener() const { return traceOpener_; }
@@ -106,6 +110,7 @@ private:
     void loadModelPrices();
     void openTaskFromDialog();
     void openWorkspaceFromDialog();
+    void newWorkspaceFromDialog();
     void connectSelection();
     void showStep(qint64 episodeId, qint64 step);
     bool showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step);
