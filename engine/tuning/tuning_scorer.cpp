@@ -193,17 +193,24 @@ std::vector<TuningScore> EvaluationScorer::scoreAll(const TuningSpace& space,
                 continue;
             freeSlots.pop_back();
             ++inFlight;
-            std::lock_guard lock(shared->mutex); // a quick ticket cannot finish before it is known
-            const EvaluationTicket ticket = service_.submit(
-                std::move(*request),
-                {.progress = {},
-                 .done = [shared, index, slot](EvaluationTicket id, const EvaluationSnapshot& r) {
-                     std::lock_guard lock(shared->mutex);
-                     shared->running.erase(id);
-                     shared->finished.push_back({index, slot, r});
-                     shared->done.notify_all();
-                 }});
-            shared->running.insert(ticket);
+            EvaluationTicket ticket = 0;
+            {
+                std::lock_guard lock(shared->mutex); // a quick ticket cannot finish unknown
+                ticket =
+                    service_.submit(std::move(*request),
+                                    {.progress = {},
+                                     .done = [shared, index, slot](EvaluationTicket id,
+                                                                   const EvaluationSnapshot& r) {
+                                         std::lock_guard lock(shared->mutex);
+                                         shared->running.erase(id);
+                                         shared->finished.push_back({index, slot, r});
+                                         shared->done.notify_all();
+                                     }});
+                shared->running.insert(ticket);
+            }
+            // A stop that came while this ticket was being made missed it in `running`.
+            if (stop.stop_requested())
+                service_.cancel(ticket);
         }
         if (inFlight == 0)
             break;
