@@ -88,8 +88,7 @@ void CandidateEditors::showCandidate(const QString& directory, bool readOnly,
         editor->setObjectName(relative);
         tabs_->addTab(editor, relative);
     }
-    banner_->setText(banner);
-    banner_->setVisible(!banner.isEmpty());
+    setBanner(banner);
     if (files.isEmpty()) {
         showNoCandidate(tr("%1 has no model_new.py or kernels/ files.").arg(directory));
         return;
@@ -209,6 +208,19 @@ void CandidateEditors::diffCurrentAgainstSaved() {
                               ? QString::fromUtf8(file.readAll())
                               : QString();
     showDiffDialog(this, tr("%1: saved → editor").arg(relative), saved, editor->text());
+}
+
+} // namespace kwb::ui
+
+namespace kwb::ui {
+
+void CandidateEditors::setBanner(const QString& banner) {
+    banner_->setText(banner);
+    banner_->setVisible(!banner.isEmpty());
+}
+
+QString CandidateEditors::bannerText() const {
+    return banner_->text();
 }
 
 } // namespace kwb::ui

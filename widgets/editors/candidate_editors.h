@@ -22,6 +22,9 @@ public:
 
     // Opens the candidate files of `directory`. `banner` says whose files these are.
     void showCandidate(const QString& directory, bool readOnly, const QString& banner);
+    // The line above the tabs: whose files these are, and what this machine can do with them.
+    void setBanner(const QString& banner);
+    QString bannerText() const;
     void showNoCandidate(const QString& explanation);
     void applyTheme(Theme theme);
 

@@ -4,6 +4,7 @@
 #include "agent/store/model_prices.h"
 #include "agent/store/store_reader.h"
 #include "agent/store/trajectory_store.h"
+#include "engine/evaluation/fast_kernel_build.h"
 #include "engine/system/resource_paths.h"
 #include "engine/workspace/task_catalog.h"
 #include "engine/workspace/workspace.h"
@@ -313,6 +314,9 @@ void MainWindow::showSystemReport(std::shared_ptr<const kwb::SystemReport> repor
     statusBar_->showReport(*systemReport_);
     log_->append(systemReport_->gpus.hasGpu() ? LogLevel::Info : LogLevel::Warning,
                  QString::fromStdString(systemReport_->gpus.status));
+    // What the open workspace can do here is known now.
+    if (!currentWorkspace_.isEmpty() && candidates_->directory() == currentWorkspace_)
+        candidates_->setBanner(workspaceBanner());
     log_->append(systemReport_->python.usable() ? LogLevel::Info : LogLevel::Error,
                  QStringLiteral("Python: %1 [%2]")
                      .arg(QString::fromStdString(systemReport_->python.summary()),
@@ -424,15 +428,25 @@ bool MainWindow::openWorkspace(const QString& directory) {
     reference_->setSource(QString::fromUtf8(model.readAll()));
     referenceDock_->setWindowTitle(tr("Reference — model.py (read-only)"));
     currentWorkspace_ = root.absolutePath();
-    candidates_->showCandidate(
-        currentWorkspace_, false,
-        tr("Workspace %1. Ctrl+S saves the file%2.")
-            .arg(QDir::toNativeSeparators(currentWorkspace_),
-                 settings_.verifyOnSave() ? tr(" and evaluates the workspace") : QString()));
+    candidates_->showCandidate(currentWorkspace_, false, workspaceBanner());
     editLoop_->setWorkspace(currentWorkspace_);
     setWindowTitle(tr("%1 — Kernel Workbench").arg(root.dirName()));
     log_->append(LogLevel::Info, tr("Opened workspace %1").arg(currentWorkspace_));
     return true;
+}
+
+QString MainWindow::workspaceBanner() const {
+    QString banner =
+        tr("Workspace %1. Ctrl+S saves the file%2.")
+            .arg(QDir::toNativeSeparators(currentWorkspace_),
+                 settings_.verifyOnSave() ? tr(" and evaluates the workspace") : QString());
+    const bool fastPath =
+        kwb::usesFastKernels((QDir(currentWorkspace_).filePath("model_new.py")).toStdString());
+    if (fastPath && systemReport_ && !systemReport_->gpus.hasGpu())
+        banner += tr(" No CUDA GPU here: its fast-path kernels cannot run, so you get NVRTC's "
+                     "diagnostics, PTX and resource use while typing, and evaluations stop after "
+                     "the compile. A CUDA-Agent workspace verifies on the CPU.");
+    return banner;
 }
 
 void MainWindow::openWorkspaceFromDialog() {

@@ -62,6 +62,7 @@ public:
     // For tests and --screenshot.
     QString currentTaskPath() const { return currentTaskPath_; }
     bool hasSystemReport() const { return systemReport_ != nullptr; }
+    const kwb::SystemReport* systemReport() const { return systemReport_.get(); }
     bool hasTaskList() const { return taskListLoaded_; }
     CodeEditor* referenceEditor() const { return reference_; }
     CandidateEditors* candidateEditors() const { return candidates_; }
@@ -111,6 +112,9 @@ private:
     void openTaskFromDialog();
     void openWorkspaceFromDialog();
     void newWorkspaceFromDialog();
+    // The candidate banner of the open workspace: where it is, what Ctrl+S does, and, for a
+    // fast-path workspace on a machine without a GPU, what cannot run here.
+    QString workspaceBanner() const;
     void connectSelection();
     void showStep(qint64 episodeId, qint64 step);
     bool showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step);
