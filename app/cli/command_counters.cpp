@@ -44,10 +44,9 @@ NcuReport loadReport(const std::string& details, const std::string& raw) {
     return *report;
 }
 
+// kernelHeadName, no wider than a terminal line.
 std::string shortName(const std::string& name) {
-    // Templated names run to hundreds of characters; the head says which kernel it is.
-    const std::size_t cut = name.find('(');
-    std::string head = name.substr(0, cut == std::string::npos ? name.size() : cut);
+    const std::string head = kernelHeadName(name);
     return head.size() > 90 ? head.substr(0, 87) + "..." : head;
 }
 
@@ -58,9 +57,7 @@ std::string number(double value, const char* format = "%.3g") {
 }
 
 std::string valueText(const SectionMetric* m) {
-    if (!m)
-        return "-";
-    return m->value.text + (m->value.unit.empty() ? "" : " " + m->value.unit);
+    return m ? m->value.display() : "-";
 }
 
 json metricJson(const MetricValue& v) {

@@ -121,6 +121,10 @@ std::string MetricValue::baseUnit() const {
     return splitPrefix(unit).second;
 }
 
+std::string MetricValue::display() const {
+    return unit.empty() ? text : text + " " + unit;
+}
+
 const SectionMetric* KernelCounters::metric(std::string_view section, std::string_view name) const {
     for (const SectionMetric& m : metrics)
         if (m.section == section && m.name == name)
@@ -138,6 +142,10 @@ const SectionMetric* KernelCounters::metric(std::string_view name) const {
 std::optional<double> KernelCounters::rawBase(const std::string& name) const {
     const auto found = raw.find(name);
     return found == raw.end() ? std::nullopt : found->second.baseValue();
+}
+
+std::string kernelHeadName(const std::string& kernelName) {
+    return kernelName.substr(0, kernelName.find('('));
 }
 
 const KernelCounters* NcuReport::kernel(int id) const {

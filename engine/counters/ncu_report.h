@@ -18,6 +18,8 @@ struct MetricValue {
     // that reports printed with different scales compare; the number itself for other units.
     std::optional<double> baseValue() const;
     std::string baseUnit() const;
+    // As ncu printed it: "3.50 ms", "5,242,782 cycle", "no data %", or the text alone.
+    std::string display() const;
 };
 
 // A row of a section on the details page.
@@ -55,6 +57,10 @@ struct KernelCounters {
     const SectionMetric* metric(std::string_view name) const;
     std::optional<double> rawBase(const std::string& name) const;
 };
+
+// A kernel's name up to its argument list: templated names run to hundreds of characters, and
+// the head says which kernel it is.
+std::string kernelHeadName(const std::string& kernelName);
 
 // What one ncu run printed as CSV.
 struct NcuReport {

@@ -8,17 +8,8 @@ namespace {
 using kwb::counters::KernelCounters;
 using kwb::counters::SectionMetric;
 
-QString shortKernelName(const std::string& name) {
-    // Templated names run to hundreds of characters; up to the argument list says which it is.
-    const std::size_t cut = name.find('(');
-    return QString::fromStdString(name.substr(0, cut == std::string::npos ? name.size() : cut));
-}
-
 QString metricText(const SectionMetric* m) {
-    if (!m)
-        return QStringLiteral("–");
-    const QString unit = QString::fromStdString(m->value.unit);
-    return QString::fromStdString(m->value.text) + (unit.isEmpty() ? QString() : " " + unit);
+    return m ? QString::fromStdString(m->value.display()) : QStringLiteral("–");
 }
 
 QString rooflineText(const KernelCounters& k) {
@@ -106,7 +97,7 @@ QVariant CountersKernelModel::data(const QModelIndex& index, int role) const {
     case Id:
         return k->id;
     case Kernel:
-        return shortKernelName(k->kernelName);
+        return QString::fromStdString(kwb::counters::kernelHeadName(k->kernelName));
     case Duration:
         return metricText(k->metric("Duration"));
     case Compute:

@@ -24,8 +24,7 @@ namespace {
 using kwb::counters::KernelCounters;
 
 QString valueText(const kwb::counters::MetricValue& v) {
-    const QString unit = QString::fromStdString(v.unit);
-    return QString::fromStdString(v.text) + (unit.isEmpty() ? QString() : " " + unit);
+    return QString::fromStdString(v.display());
 }
 
 std::optional<kwb::counters::RooflinePoint> fp32(const KernelCounters* k) {

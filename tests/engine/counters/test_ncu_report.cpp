@@ -162,8 +162,9 @@ TEST(NcuComparison, KernelsPairByNameAndMetricsCompareInBaseUnits) {
     EXPECT_EQ(same[1].afterId, 1);
     for (const KernelComparison& k : same)
         for (const MetricChange& c : k.changes)
-            if (c.ratio())
+            if (c.ratio()) {
                 EXPECT_NEAR(*c.ratio(), 1.0, 0.02) << c.name;
+            }
     // A report without the matrix product: it stays, alone, and nothing else moves.
     NcuReport fewer = base;
     fewer.kernels.erase(fewer.kernels.begin() + 3);
