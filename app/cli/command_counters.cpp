@@ -3,16 +3,15 @@
 // and ncu's advice, or two runs' kernels side by side.
 #include "commands.h"
 #include "engine/counters/ncu_comparison.h"
+#include "engine/counters/ncu_files.h"
 #include "engine/counters/ncu_report.h"
 #include "engine/counters/roofline.h"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace kwb::cli {
 namespace {
@@ -28,12 +27,10 @@ struct CountersOptions {
 // The details page (and its raw page) from files, or the command ended with the reason.
 NcuReport loadReport(const std::string& details, const std::string& raw) {
     const auto read = [](const std::string& path) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in)
-            failCommand("cannot read " + path);
-        std::ostringstream text;
-        text << in.rdbuf();
-        return text.str();
+        std::string text, error;
+        if (!readNcuFile(path, &text, &error))
+            failCommand(error);
+        return text;
     };
     std::string error;
     auto report = parseNcuDetails(read(details), &error);

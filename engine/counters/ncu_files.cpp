@@ -3,14 +3,15 @@
 #include "engine/counters/csv_records.h"
 
 #include <fstream>
-#include <sstream>
 
 namespace kwb::counters {
 namespace {
 
 constexpr std::size_t kMaxFileBytes = std::size_t(1) << 30; // a report of ~100k launches
 
-bool readFile(const std::string& path, std::string* text, std::string* error) {
+} // namespace
+
+bool readNcuFile(const std::string& path, std::string* text, std::string* error) {
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) {
         *error = "cannot read " + path;
@@ -26,8 +27,6 @@ bool readFile(const std::string& path, std::string* text, std::string* error) {
     in.read(text->data(), static_cast<std::streamsize>(size));
     return true;
 }
-
-} // namespace
 
 bool isNcuRawPage(const std::string& text) {
     // The header and the next line are enough: read only those.
@@ -54,7 +53,7 @@ LoadedCounters loadNcuFiles(const std::vector<std::string>& paths) {
     std::string detailsText, rawText;
     for (const std::string& path : paths) {
         std::string text;
-        if (!readFile(path, &text, &loaded.error))
+        if (!readNcuFile(path, &text, &loaded.error))
             return loaded;
         const bool raw = isNcuRawPage(text);
         std::string& slot = raw ? loaded.rawPath : loaded.detailsPath;

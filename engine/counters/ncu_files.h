@@ -16,6 +16,10 @@ struct LoadedCounters {
     std::string rawPath; // empty: no raw page, so no roofline
 };
 
+// Reads a file of ncu output whole; false with `error` ("cannot read PATH", or a file over
+// 1 GiB, which is no ncu CSV).
+bool readNcuFile(const std::string& path, std::string* text, std::string* error);
+
 // Whether CSV text is ncu's raw page (a units row follows the header) rather than its details
 // page, so that a user can pick the files in any order.
 bool isNcuRawPage(const std::string& text);
