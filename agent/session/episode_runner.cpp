@@ -4,6 +4,7 @@
 #include "engine/evaluation/evaluator.h"
 #include "engine/workspace/contained_files.h"
 #include "engine/workspace/workspace.h"
+#include "engine/workspace/workspace_files.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -23,9 +24,9 @@ bool isInfrastructureFailure(const std::string& failureKind) {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using FileState = std::map<std::string, std::string>; // workspace-relative path -> text
+using FileState = WorkspaceFiles;
 
-constexpr std::uintmax_t kMaxTrackedBytes = 1 << 20;
+constexpr std::uintmax_t kMaxTrackedBytes = kMaxRecordedFileBytes;
 constexpr std::size_t kDiffShownToAgent = 4000;
 
 std::optional<std::string> readFile(const fs::path& path) {
@@ -35,96 +36,6 @@ std::optional<std::string> readFile(const fs::path& path) {
     std::stringstream buffer;
     buffer << in.rdbuf();
     return buffer.str();
-}
-
-bool validUtf8(const std::string& text) {
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        int extra = c < 0x80           ? 0
-                    : (c >> 5) == 0x6  ? 1
-                    : (c >> 4) == 0xE  ? 2
-                    : (c >> 3) == 0x1E ? 3
-                                       : -1;
-        if (extra < 0 || c == 0 || i + extra >= text.size())
-            return false;
-        for (int k = 1; k <= extra; ++k)
-            if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2)
-                return false;
-        i += extra + 1;
-    }
-    return true;
-}
-
-bool skippedFolder(const std::string& name) {
-    return name.empty() || name[0] == '.' || name == "__pycache__" || name == "build";
-}
-
-// The files the agent may change, as they are now.
-FileState scanWorkspace(const std::string& workspace) {
-    FileState files;
-    std::error_code ec;
-    const fs::path root(workspace);
-    for (auto it = fs::recursive_directory_iterator(root, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (it->is_directory(ec)) {
-            if (skippedFolder(name))
-                it.disable_recursion_pending();
-            continue;
-        }
-        // Links are never followed: a link to a host file must not bring its contents into the
-        // store, an export or a fork's workspace.
-        if (it->symlink_status(ec).type() != fs::file_type::regular || name.empty() ||
-            name[0] == '.')
-            continue;
-        const std::string relative = it->path().lexically_relative(root).generic_string();
-        if (isProtectedWorkspacePath(relative))
-            continue;
-        if (auto text = readFileInside(root, relative, kMaxTrackedBytes); text && validUtf8(*text))
-            files[relative] = std::move(*text);
-    }
-    return files;
-}
-
-std::vector<std::string> splitLines(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
-}
-
-struct Diff {
-    std::string text; // one hunk: the changed middle, with the unchanged ends trimmed
-    int added = 0;
-    int removed = 0;
-};
-
-Diff diffTexts(const std::string& path, const std::optional<std::string>& before,
-               const std::optional<std::string>& after) {
-    const auto a = splitLines(before.value_or(""));
-    const auto b = splitLines(after.value_or(""));
-    std::size_t prefix = 0;
-    while (prefix < a.size() && prefix < b.size() && a[prefix] == b[prefix])
-        ++prefix;
-    std::size_t suffix = 0;
-    while (suffix < a.size() - prefix && suffix < b.size() - prefix &&
-           a[a.size() - 1 - suffix] == b[b.size() - 1 - suffix])
-        ++suffix;
-    Diff diff;
-    diff.removed = static_cast<int>(a.size() - prefix - suffix);
-    diff.added = static_cast<int>(b.size() - prefix - suffix);
-    std::ostringstream out;
-    out << "--- " << (before ? "a/" + path : "/dev/null") << "\n+++ "
-        << (after ? "b/" + path : "/dev/null") << "\n@@ -" << prefix + 1 << "," << diff.removed
-        << " +" << prefix + 1 << "," << diff.added << " @@\n";
-    for (std::size_t i = prefix; i < a.size() - suffix; ++i)
-        out << "-" << a[i] << "\n";
-    for (std::size_t i = prefix; i < b.size() - suffix; ++i)
-        out << "+" << b[i] << "\n";
-    diff.text = out.str();
-    return diff;
 }
 
 json optionalText(const std::optional<std::string>& text) {
@@ -258,7 +169,7 @@ struct EpisodeRunner::Impl {
                         {"tool", tool},
                         {"before", optionalText(before)},
                         {"after", optionalText(after)}};
-        payload["diff"] = initial ? std::string() : diffTexts(path, before, after).text;
+        payload["diff"] = initial ? std::string() : diffFileTexts(path, before, after).text;
         if (initial)
             payload["initial"] = true;
         append(EventKind::FileDiff, std::move(payload));
@@ -270,7 +181,7 @@ struct EpisodeRunner::Impl {
 
     // Changes no tool reported (Bash, the user): recorded so that the events stay exact.
     void recordUnreportedChanges(const std::string& tool) {
-        const FileState now = scanWorkspace(config.workspace);
+        const FileState now = scanWorkspaceFiles(config.workspace);
         const FileState before = tracked;
         for (const auto& [path, text] : now) {
             auto old = before.find(path);
@@ -380,7 +291,7 @@ struct EpisodeRunner::Impl {
         auto old = tracked.find(path);
         const std::optional<std::string> before =
             old == tracked.end() ? std::nullopt : std::optional<std::string>(old->second);
-        const Diff diff = diffTexts(path, before, now);
+        const FileTextDiff diff = diffFileTexts(path, before, now);
         if (before != now)
             recordFileChange("user", path, before, now);
         steeringEvent("file_edited", {{"path", path}});
@@ -737,7 +648,7 @@ struct EpisodeRunner::Impl {
             "Write ModelNew in model_new.py (with CUDA kernels under kernels/) so that it matches "
             "Model and runs faster. Check your work with Compile, Verify and Profile. Answer "
             "without a tool call when you are done."));
-        for (const auto& [path, text] : scanWorkspace(config.workspace))
+        for (const auto& [path, text] : scanWorkspaceFiles(config.workspace))
             recordFileChange("initial", path, std::nullopt, text, /*initial=*/true);
         return loop();
     }
@@ -792,7 +703,7 @@ struct EpisodeRunner::Impl {
             storeError = "cannot create the fork's workspace: " + made.error;
             return failedToStart();
         }
-        for (const auto& [path, text] : scanWorkspace(config.workspace))
+        for (const auto& [path, text] : scanWorkspaceFiles(config.workspace))
             if (!files.count(path) || !files[path])
                 removeFileInside(config.workspace, path);
         for (const auto& [path, text] : files) {
@@ -805,7 +716,7 @@ struct EpisodeRunner::Impl {
 
         if (!createEpisode(parent, step))
             return failedToStart();
-        tracked = scanWorkspace(config.workspace);
+        tracked = scanWorkspaceFiles(config.workspace);
         conversation = std::move(restored);
         turns = 0;
         for (const auto& entry : conversation)
