@@ -5,6 +5,7 @@
 #include "widgets/agent/agent_panes.h"
 #include "widgets/agent/rollout_panes.h"
 #include "widgets/core/app_settings.h"
+#include "widgets/core/workbench_fonts.h"
 #include "widgets/counters/counters_pane.h"
 #include "widgets/models/task_list_model.h"
 #include "widgets/window/main_window.h"
@@ -110,6 +111,10 @@ int main(int argc, char** argv) {
     if (parser.isSet(themeOption))
         settings->setTheme(kwb::ui::themeFromName(parser.value(themeOption)));
     kwb::ui::applyApplicationTheme(settings->theme());
+    // A screenshot looks the same on every machine: the interface font is pinned too (the code
+    // font always is).
+    if (screenshot)
+        kwb::ui::pinInterfaceFont();
 
     kwb::ui::MainWindow window(*settings);
     QString task = parser.value(taskOption);

@@ -3,18 +3,27 @@
 // anti-aliasing and font hinting noise (a pixel counts as changed when a channel moves by more
 // than 48, and up to 0.5% of pixels may change); a layout, colour or painting change fails.
 //
+// The fonts are pinned (workbench_fonts.h), and ctest runs this under a fontconfig file whose
+// "monospace" is DejaVu Serif (tests/data/fonts): the images must not follow a desktop's default
+// fonts.
+//
 // After an intended visual change, regenerate with KWB_UPDATE_SCREENSHOTS=1 and look at the
 // images before committing them.
 #include "tests/timeline/timeline_fixture.h"
+#include "widgets/core/workbench_fonts.h"
 #include "widgets/diff/diff_view.h"
+#include "widgets/editors/code_editor.h"
 #include "widgets/runs/reward_plot.h"
 #include "widgets/timeline/timeline_view.h"
 #include "widgets/window/theme.h"
 
 #include <QApplication>
 #include <QDir>
+#include <QFontDatabase>
+#include <QFontInfo>
 #include <QImage>
 #include <QTest>
+#include <Qsci/qscilexer.h>
 #include <cstdlib>
 
 using namespace kwb;
@@ -101,6 +110,39 @@ std::vector<PlotSeries> rewardSeries() {
 class TestScreenshotBaselines : public QObject {
     Q_OBJECT
 private slots:
+    void initTestCase() {
+        QVERIFY2(pinnedFontsInstalled(),
+                 "DejaVu Sans and DejaVu Sans Mono are missing: install fonts-dejavu-core "
+                 "(tools/setup.sh does)");
+        pinInterfaceFont();
+    }
+
+    void codeAndTextUseThePinnedFontsWhateverTheDesktopPrefers() {
+        QCOMPARE(QFontInfo(codeFont()).family(), QStringLiteral("DejaVu Sans Mono"));
+        QCOMPARE(QFontInfo(QGuiApplication::font()).family(), QStringLiteral("DejaVu Sans"));
+        CodeEditor editor(SourceLanguage::Cuda, Theme::Dark);
+        QCOMPARE(QFontInfo(editor.lexer()->defaultFont()).family(),
+                 QStringLiteral("DejaVu Sans Mono"));
+        // Under ctest the desktop's monospace font is another one, so the pin is what holds.
+        if (qEnvironmentVariable("FONTCONFIG_FILE").endsWith("other-default-fonts.conf"))
+            QVERIFY(QFontInfo(QFontDatabase::systemFont(QFontDatabase::FixedFont)).family() !=
+                    QStringLiteral("DejaVu Sans Mono"));
+    }
+
+    void codeEditorDark() {
+        applyApplicationTheme(Theme::Dark);
+        CodeEditor editor(SourceLanguage::Cuda, Theme::Dark);
+        editor.setSource(
+            QStringLiteral("// y = gelu(x), four elements per thread\n"
+                           "__global__ void gelu4(const float4* x, float4* y, int n4) {\n"
+                           "    const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "    if (i >= n4) return;\n"
+                           "    float4 v = x[i];\n"
+                           "    y[i] = make_float4(gelu(v.x), gelu(v.y), gelu(v.z), gelu(v.w));\n"
+                           "}\n"));
+        expectMatchesBaseline(renderOf(editor, {640, 180}), QStringLiteral("code-editor-dark"));
+    }
+
     void timelineDark() {
         applyApplicationTheme(Theme::Dark);
         TimelineView view;

@@ -1,11 +1,11 @@
 #include "widgets/agent/conversation_delegate.h"
 
+#include "widgets/core/workbench_fonts.h"
 #include "widgets/models/conversation_item.h"
 #include "widgets/models/conversation_model.h"
 
 #include <QAbstractItemView>
 #include <QApplication>
-#include <QFontDatabase>
 #include <QPainter>
 
 namespace kwb::ui {
@@ -78,8 +78,7 @@ RowText rowText(const QStyleOptionViewItem& option, const QModelIndex& index) {
                 index.data(ConversationModel::TitleRole).toString();
     row.titleFont = option.font;
     row.titleFont.setBold(true);
-    row.bodyFont =
-        monospaceBody(kind) ? QFontDatabase::systemFont(QFontDatabase::FixedFont) : option.font;
+    row.bodyFont = monospaceBody(kind) ? codeFont(9) : option.font;
     if (kind == Kind::Evaluation)
         row.body = cardText(index);
     else if (expanded)

@@ -1,5 +1,6 @@
 #include "widgets/diff/diff_view.h"
 
+#include "widgets/core/workbench_fonts.h"
 #include "widgets/models/diff_model.h"
 
 #include <QCheckBox>
@@ -23,6 +24,7 @@ DiffView::DiffView(QWidget* parent)
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     wholeFile_->setToolTip(tr("Show every line instead of the changes with 3 lines around them"));
     view_->setModel(model_);
+    model_->setCodeFont(codeFont(9));
     view_->setRootIsDecorated(false);
     view_->setUniformRowHeights(true);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -1,9 +1,9 @@
 #include "widgets/editors/code_editor.h"
 
+#include "widgets/core/workbench_fonts.h"
 #include "widgets/editors/cuda_lexer.h"
 
 #include <QFileInfo>
-#include <QFontDatabase>
 #include <Qsci/qscilexercpp.h>
 #include <Qsci/qscilexerpython.h>
 
@@ -108,8 +108,7 @@ CodeEditor::CodeEditor(SourceLanguage language, Theme theme, QWidget* parent)
 
 void CodeEditor::applyTheme(Theme theme) {
     const EditorColors c = colorsFor(theme);
-    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    font.setPointSize(10);
+    const QFont font = codeFont(10);
     if (QsciLexer* current = lexer())
         styleLexer(current, c, font);
     else

@@ -15,7 +15,14 @@ bool darkPalette() {
 
 } // namespace
 
-DiffModel::DiffModel(QObject* parent) : QAbstractTableModel(parent) {}
+DiffModel::DiffModel(QObject* parent)
+    : QAbstractTableModel(parent), codeFont_(QFontDatabase::systemFont(QFontDatabase::FixedFont)) {}
+
+void DiffModel::setCodeFont(const QFont& font) {
+    codeFont_ = font;
+    if (!lines_.empty())
+        emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::FontRole});
+}
 
 void DiffModel::setTexts(const QString& before, const QString& after, int context) {
     beginResetModel();
@@ -68,7 +75,7 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
             return QBrush(QGuiApplication::palette().color(QPalette::PlaceholderText));
         return {};
     case Qt::FontRole:
-        return QFontDatabase::systemFont(QFontDatabase::FixedFont);
+        return codeFont_;
     case Qt::TextAlignmentRole:
         if (index.column() != TextColumn)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);

@@ -3,6 +3,7 @@
 #include "widgets/models/line_diff.h"
 
 #include <QAbstractTableModel>
+#include <QFont>
 
 namespace kwb::ui {
 
@@ -18,6 +19,9 @@ public:
 
     // `context` unchanged lines around each change; negative shows every line.
     void setTexts(const QString& before, const QString& after, int context = 3);
+    // The lines' font (the view passes the workbench's pinned code font); the system's fixed
+    // font until then.
+    void setCodeFont(const QFont& font);
     const std::vector<DiffLine>& lines() const { return lines_; }
     DiffStats stats() const { return stats_; }
 
@@ -30,6 +34,7 @@ public:
 private:
     std::vector<DiffLine> lines_;
     DiffStats stats_;
+    QFont codeFont_;
 };
 
 } // namespace kwb::ui

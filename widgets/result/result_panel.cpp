@@ -2,9 +2,9 @@
 
 #include "engine/evaluation/evaluation_comparison.h"
 #include "widgets/common/empty_state_pane.h"
+#include "widgets/core/workbench_fonts.h"
 #include "widgets/models/result_details_model.h"
 
-#include <QFontDatabase>
 #include <QFormLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -99,7 +99,7 @@ ResultPanel::ResultPanel(QWidget* parent)
     log_->setReadOnly(true);
     log_->setLineWrapMode(QPlainTextEdit::NoWrap);
     log_->setPlaceholderText(tr("Select a stage or a flag to read its log or reason."));
-    log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    log_->setFont(codeFont(9));
 
     auto* form = new QFormLayout;
     form->addRow(tr("Reward"), reward_);

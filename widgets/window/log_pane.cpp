@@ -1,14 +1,15 @@
 #include "widgets/window/log_pane.h"
 
+#include "widgets/core/workbench_fonts.h"
+
 #include <QDateTime>
-#include <QFontDatabase>
 
 namespace kwb::ui {
 
 LogPane::LogPane(QWidget* parent) : QPlainTextEdit(parent) {
     setReadOnly(true);
     setMaximumBlockCount(5000);
-    setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    setFont(codeFont(9));
     setPlaceholderText(tr("Engine messages appear here: task loading, system detection, compiles, "
                           "evaluations."));
 }
