@@ -1,10 +1,14 @@
 // The hand-edit loop on a real CPU workspace: Ctrl+S in the candidate editors saves the file and
 // evaluates the workspace through the engine bridge (warm worker, quick timing), the result
-// panel shows the verdict and reward, and a save during a run supersedes it.
+// panel shows the verdict and reward, and a save during a run supersedes it. Every judged
+// evaluation lands in the workspace's hand-edit history with the files it read; a cancelled one
+// does not.
+#include "agent/store/edit_history.h"
 #include "engine/system/resource_paths.h"
 #include "engine/workspace/workspace.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/core/engine_bridge.h"
+#include "widgets/core/step_files.h"
 #include "widgets/editors/candidate_editors.h"
 #include "widgets/editors/code_editor.h"
 #include "widgets/result/result_panel.h"
@@ -38,6 +42,8 @@ class TestEditLoop : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(root_.isValid());
+        // The histories these evaluations write stay in the test's folder.
+        qputenv("KWB_STATE_DIR", root_.filePath("state").toUtf8());
         workspace_ = root_.filePath("ws");
         kwb::WorkspaceInitOptions options;
         options.solutionDirectory = kwb::bundledSolutionsDirectory() + "/01_gelu";
@@ -102,6 +108,18 @@ private slots:
         QVERIFY2(stages.contains("compile") && stages.contains("verify"),
                  qPrintable(stages.join(',')));
         QVERIFY(stages.indexOf("compile") < stages.indexOf("verify"));
+
+        // Kept in the workspace's history with the text it judged, in the state folder.
+        QTRY_VERIFY_WITH_TIMEOUT(f.loop.history() && !f.loop.history()->events.empty(), 10000);
+        QVERIFY(f.loop.historyFile().startsWith(root_.filePath("state/edit-history/")));
+        const auto history = f.loop.history();
+        const auto& last = history->events.back();
+        QCOMPARE(last->kind, kwb::agent::EventKind::Evaluation);
+        QCOMPARE(last->payload["reward"].get<int>(), result->reward);
+        const StepFiles judged = filesAfterStep(*history, last->sequence);
+        QVERIFY(judged.files.count("model_new.py"));
+        QVERIFY(judged.files.at("model_new.py").contains("# edited in the workbench"));
+        QCOMPARE(evaluationsIn(*history), countedEvaluations());
     }
 
     void aSaveDuringARunSupersedesIt() {
@@ -137,6 +155,7 @@ private slots:
     // not shown as a verdict, and the next evaluation starts as usual.
     void cancelStopsARunningEvaluationAndTheNextOneRuns() {
         Fixture f(root_.filePath("s5.ini"), workspace_);
+        const int evaluationsBefore = countedEvaluations();
         QSignalSpy progress(&f.bridge, &EngineBridge::evaluationProgress);
         QSignalSpy shown(&f.loop, &EditLoopController::evaluationShown);
         QSignalSpy messages(&f.loop, &EditLoopController::message);
@@ -159,6 +178,8 @@ private slots:
         QVERIFY(f.loop.progressText().isEmpty());
         QCOMPARE(messages.last().at(0).toString(), QStringLiteral("Evaluation cancelled"));
         QVERIFY(f.panel.showsEmptyState()); // no verdict for what was not finished
+        // Nothing was judged, so nothing new is in the history.
+        QCOMPARE(countedEvaluations(), evaluationsBefore);
         // The next evaluation runs (it is cancelled too once it reports, to keep the test short).
         progress.clear();
         const quint64 next = f.loop.evaluateNow();
@@ -173,6 +194,8 @@ private slots:
         Fixture f(root_.filePath("s3.ini"), workspace_);
         f.loop.verifyOnSaveAction()->setChecked(false);
         QVERIFY(!f.settings.verifyOnSave());
+        // Opening the workspace read its hand-edit history; after that the bridge is idle.
+        QTRY_VERIFY_WITH_TIMEOUT(!f.bridge.isBusy(), 10000);
         QSignalSpy saved(&f.editors, &CandidateEditors::fileSaved);
         f.editors.editorForFile("model_new.py")->append("# third\n");
         QVERIFY(f.editors.saveCurrentFile());
@@ -195,6 +218,19 @@ private slots:
     }
 
 private:
+    static int evaluationsIn(const kwb::agent::EpisodeSnapshot& history) {
+        int n = 0;
+        for (const auto& event : history.events)
+            n += event->kind == kwb::agent::EventKind::Evaluation;
+        return n;
+    }
+    // What the history holds now, read from its file.
+    int countedEvaluations() const {
+        const std::string file = kwb::agent::editHistoryFile(
+            EditLoopController::historyFolder().toStdString(), workspace_.toStdString());
+        return kwb::agent::readEditHistory(file, workspace_.toStdString()).evaluations;
+    }
+
     struct Fixture {
         Fixture(const QString& ini, const QString& workspace)
             : settings(ini), editors(Theme::Dark), loop(bridge, settings, &editors, &panel) {

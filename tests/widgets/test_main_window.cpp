@@ -16,14 +16,19 @@
 #include "widgets/window/system_status_bar.h"
 
 #include <QAbstractItemView>
+#include <QApplication>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 using namespace kwb;
 using namespace kwb::ui;
@@ -31,6 +36,24 @@ using namespace kwb::ui;
 namespace {
 QString bundledTask(const char* name) {
     return QString::fromStdString(kwb::bundledTasksDirectory()) + "/" + name;
+}
+
+QString readText(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+// Answers the next "Unsaved changes" question with `button` once it is up (it runs modal).
+void answerUnsavedChangesBox(QMessageBox::StandardButton button) {
+    auto* poll = new QTimer;
+    QObject::connect(poll, &QTimer::timeout, poll, [poll, button] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        if (!box || box->objectName() != QLatin1String("unsavedChangesBox"))
+            return;
+        box->button(button)->click();
+        poll->deleteLater();
+    });
+    poll->start(20);
 }
 } // namespace
 
@@ -160,6 +183,49 @@ private slots:
         QVERIFY(saysNoGpu);
         NewWorkspaceDialog withGpu(gelu, true);
         QVERIFY(withGpu.choice().fastPath);
+    }
+
+    void unsavedEditsAreMarkedAndNeverReplacedSilently() {
+        QTemporaryDir dir;
+        qputenv("KWB_STATE_DIR", dir.filePath("state").toUtf8());
+        AppSettings settings(dir.filePath("s.ini"));
+        settings.setVerifyOnSave(false); // saving here should not start an evaluation
+        MainWindow window(settings);
+        window.show();
+        NewWorkspaceDialog::Choice choice{bundledTask("01_gelu.py"), dir.filePath("ws"), true,
+                                          false};
+        QVERIFY(window.createWorkspace(choice));
+        CandidateEditors* editors = window.candidateEditors();
+        CodeEditor* model = editors->editorForFile("model_new.py");
+        QVERIFY(model);
+        auto* tabs = editors->findChild<QTabWidget*>();
+        QVERIFY(tabs);
+        QVERIFY(editors->unsavedFiles().isEmpty());
+        QCOMPARE(tabs->tabText(tabs->indexOf(model)), QStringLiteral("model_new.py"));
+
+        model->append("# not saved yet\n");
+        QCOMPARE(editors->unsavedFiles(), QStringList{"model_new.py"});
+        QCOMPARE(tabs->tabText(tabs->indexOf(model)), QStringLiteral("model_new.py \u25CF"));
+        QCOMPARE(editors->editorForFile("model_new.py"), model); // the mark is not in the name
+        QCOMPARE(editors->openFiles().first(), QStringLiteral("model_new.py"));
+
+        // Cancel keeps the edits and the workspace.
+        answerUnsavedChangesBox(QMessageBox::Cancel);
+        QVERIFY(!window.openTask(bundledTask("03_softmax.py")));
+        QCOMPARE(editors->editorForFile("model_new.py"), model);
+        QVERIFY(model->text().contains("# not saved yet"));
+        // Save writes them, then the task opens.
+        answerUnsavedChangesBox(QMessageBox::Save);
+        QVERIFY(window.openTask(bundledTask("03_softmax.py")));
+        QVERIFY(readText(dir.filePath("ws/model_new.py")).contains("# not saved yet"));
+
+        // Discard drops them, and says so in the log.
+        QVERIFY(window.openWorkspace(dir.filePath("ws")));
+        model = window.candidateEditors()->editorForFile("model_new.py");
+        model->append("# thrown away\n");
+        answerUnsavedChangesBox(QMessageBox::Discard);
+        QVERIFY(window.openTask(bundledTask("01_gelu.py")));
+        QVERIFY(!readText(dir.filePath("ws/model_new.py")).contains("# thrown away"));
     }
 
     void helpPageListsTheLiveShortcuts() {

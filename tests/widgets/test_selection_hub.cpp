@@ -1,12 +1,18 @@
 // Linked selection: the hub broadcasts one selection, ignores echoes (no loops), and in the main
 // window a reward point selects the step in the agent pane, shows that step's evaluation in the
 // result panel and its files (rebuilt from the recorded texts) and diffs in the editors; a
-// timeline kernel selects its statistics row.
+// timeline kernel selects its statistics row. The current context: which task, workspace or
+// episode the panes follow, following a live agent until the user picks a step, and a
+// workspace's hand-edit history in the rewards plot and the compare views.
+#include "agent/store/edit_history.h"
 #include "agent/store/trajectory_store.h"
+#include "engine/system/resource_paths.h"
+#include "engine/workspace/workspace.h"
 #include "episode_fixtures.h"
 #include "tests/timeline/timeline_fixture.h"
 #include "widgets/agent/agent_pane.h"
 #include "widgets/agent/agent_panes.h"
+#include "widgets/core/agent_session_controller.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/core/selection_hub.h"
 #include "widgets/core/step_files.h"
@@ -21,11 +27,15 @@
 #include "widgets/runs/reward_plot.h"
 #include "widgets/runs/rewards_pane.h"
 #include "widgets/timeline/timeline_pane.h"
+#include "widgets/window/edit_loop_controller.h"
 #include "widgets/window/main_window.h"
 
+#include <QAction>
 #include <QDialog>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
 #include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QListView>
@@ -93,6 +103,15 @@ agent::EpisodeSnapshotPtr episodeWithFiles() {
         event(8, 9, EventKind::FileDiff, change("../escape.txt", nullptr, "no\n"))};
     t.episode.lastSequence = 9;
     return agent::makeEpisodeSnapshot(std::move(t));
+}
+
+// A fast-path workspace of the bundled GELU task.
+QString makeWorkspace(const QString& folder) {
+    kwb::WorkspaceInitOptions options;
+    options.solutionDirectory = kwb::bundledSolutionsDirectory() + "/01_gelu";
+    const auto init = kwb::initWorkspace(kwb::bundledTasksDirectory() + "/01_gelu.py",
+                                         folder.toStdString(), options);
+    return init.ok ? folder : QString();
 }
 
 } // namespace
@@ -318,6 +337,177 @@ private slots:
         QVERIFY(model);
         QCOMPARE(model->text(), QStringLiteral("v2 model\n"));
         QTRY_VERIFY_WITH_TIMEOUT(!window.timelinePane()->showsEmptyState(), 10000);
+    }
+
+    void theContextFollowsTheTaskTheWorkspaceAndTheEpisodeOpened() {
+        QTemporaryDir dir;
+        qputenv("KWB_STATE_DIR", dir.filePath("state").toUtf8());
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        window.show();
+        auto* referenceDock = window.findChild<QDockWidget*>("dock.reference");
+        const QString task = QString::fromStdString(kwb::bundledTasksDirectory()) + "/01_gelu.py";
+        QVERIFY(window.openTask(task));
+        QCOMPARE(window.context().kind, WorkbenchContext::Kind::Task);
+        QCOMPARE(window.contextText(), QStringLiteral("Task 01_gelu.py"));
+
+        const QString workspace = makeWorkspace(dir.filePath("ws"));
+        QVERIFY(window.openWorkspace(workspace));
+        QCOMPARE(window.context().kind, WorkbenchContext::Kind::Workspace);
+        QVERIFY2(window.contextText().contains("Workspace ws"), qPrintable(window.contextText()));
+        RewardsPane* rewards = window.agentPanes()->rewardsPane();
+        // No history yet: the rewards pane says how one starts.
+        QTRY_VERIFY_WITH_TIMEOUT(rewards->headline().contains("no evaluations yet"), 10000);
+
+        // A stored episode becomes the context: the reference shows its task, or says it is
+        // not on this machine (this one names a relative path that does not exist here).
+        window.agentPanes()->agentPane()->showEpisode(episodeWithFiles());
+        QCOMPARE(window.context().kind, WorkbenchContext::Kind::Episode);
+        QCOMPARE(window.context().episodeId, 8);
+        QVERIFY(!window.context().live);
+        QCOMPARE(window.contextText(), QStringLiteral("Episode 8"));
+        QVERIFY(window.referenceEditor()->text().contains("not a file on this machine"));
+        QVERIFY(referenceDock->windowTitle().contains("episode 8"));
+        QCOMPARE(rewards->rewardPlot()->pointCount(), 2);
+        // Its task file, when it is here, is what the reference shows.
+        kwb::agent::EpisodeTrajectory onTask;
+        onTask.episode.id = 9;
+        onTask.episode.task = task.toStdString();
+        onTask.episode.status = kwb::agent::EpisodeStatus::Finished;
+        window.agentPanes()->agentPane()->showEpisode(agent::makeEpisodeSnapshot(onTask));
+        QCOMPARE(window.context().episodeId, 9);
+        QVERIFY(window.referenceEditor()->text().contains("class Model"));
+        QVERIFY(referenceDock->windowTitle().contains("01_gelu.py (episode 9's task)"));
+
+        // Back to the task: the rewards pane no longer claims an episode.
+        QVERIFY(window.openTask(task));
+        QVERIFY(rewards->headline().contains("No episode shown"));
+    }
+
+    void aLiveEpisodeIsFollowedUntilTheUserPicksAStep() {
+        QTemporaryDir dir;
+        qputenv("KWB_STATE_DIR", dir.filePath("state").toUtf8());
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        window.show();
+        AgentSessionController* controller = window.agentPanes()->controller();
+        CandidateEditors* editors = window.candidateEditors();
+        ResultPanel* result = window.resultPanel();
+        QAction* follow = window.followAgentAction();
+        QVERIFY(!follow->isEnabled());
+        const auto full = episodeWithFiles();
+
+        // The session the user starts becomes the context, followed step by step.
+        emit controller->sessionStarted();
+        emit controller->episodeUpdated(agent::truncatedTo(full, 3)); // start files, kernel v2
+        QCOMPARE(window.context().kind, WorkbenchContext::Kind::Episode);
+        QCOMPARE(window.context().episodeId, 8);
+        QVERIFY(window.context().following);
+        QVERIFY(follow->isEnabled() && follow->isChecked());
+        QVERIFY2(window.contextText().contains("following the agent"),
+                 qPrintable(window.contextText()));
+        QVERIFY(editors->bannerText().startsWith("Following the agent"));
+        QVERIFY(editors->isReadOnly());
+        QCOMPARE(editors->editorForFile("kernels/a.cu")->text(), QStringLiteral("kernel v2\n"));
+        emit controller->episodeUpdated(agent::truncatedTo(full, 4)); // its first evaluation
+        QCOMPARE(result->titleText(), QStringLiteral("Episode 8, step 4 (live)"));
+        // The tab the user reads stays the current one while its text changes under it.
+        QVERIFY(editors->jumpTo("model_new.py", 1, 0));
+        emit controller->episodeUpdated(agent::truncatedTo(full, 6)); // model v2, a header
+        QCOMPARE(editors->currentFile(), QStringLiteral("model_new.py"));
+        QCOMPARE(editors->editorForFile("model_new.py")->text(), QStringLiteral("v2 model\n"));
+        QVERIFY(editors->editorForFile("kernels/b.cuh"));
+
+        // The user picks the first evaluation: the workbench stays there.
+        emit window.agentPanes()->rewardsPane()->stepSelected(8, 4);
+        QVERIFY(!window.context().following);
+        QCOMPARE(window.context().step, 4);
+        QVERIFY(!follow->isChecked());
+        QCOMPARE(editors->editorForFile("model_new.py")->text(), QStringLiteral("v1 model\n"));
+        emit controller->episodeUpdated(agent::truncatedTo(full, 8)); // evaluation 7, header gone
+        QCOMPARE(editors->editorForFile("model_new.py")->text(), QStringLiteral("v1 model\n"));
+        QCOMPARE(result->titleText(), QStringLiteral("Episode 8, step 4"));
+        // The plot still grows: the episode is still the context.
+        QCOMPARE(window.agentPanes()->rewardsPane()->rewardPlot()->pointCount(), 2);
+
+        // Following again jumps to the newest state.
+        follow->trigger();
+        QVERIFY(window.context().following);
+        QCOMPARE(editors->editorForFile("model_new.py")->text(), QStringLiteral("v2 model\n"));
+        QVERIFY(!editors->editorForFile("kernels/b.cuh"));
+        QCOMPARE(result->titleText(), QStringLiteral("Episode 8, step 7 (live)"));
+
+        // Opening a workspace leaves the agent: its steps no longer move the other panes.
+        const QString workspace = makeWorkspace(dir.filePath("ws"));
+        QVERIFY(window.openWorkspace(workspace));
+        QVERIFY(!follow->isEnabled());
+        emit controller->episodeUpdated(full);
+        QVERIFY(!editors->isReadOnly());
+        QCOMPARE(QFileInfo(editors->directory()).canonicalFilePath(),
+                 QFileInfo(workspace).canonicalFilePath());
+        QCOMPARE(window.context().kind, WorkbenchContext::Kind::Workspace);
+        // The agent pane itself still shows the live episode.
+        QCOMPARE(window.agentPanes()->agentPane()->shownEpisode()->events.size(),
+                 full->events.size());
+    }
+
+    void aWorkspacesHandEditHistoryIsPlottedAndEachEvaluationOpens() {
+        QTemporaryDir dir;
+        qputenv("KWB_STATE_DIR", dir.filePath("state").toUtf8());
+        const QString workspace = makeWorkspace(dir.filePath("ws"));
+        const std::string file = agent::editHistoryFile(
+            EditLoopController::historyFolder().toStdString(), workspace.toStdString());
+        const std::string ws = workspace.toStdString();
+        QVERIFY(agent::appendEditHistory(file, ws, {{"model_new.py", "first\n"}},
+                                         evaluationPayload(-1, 0, 0), "t1"));
+        QVERIFY(agent::appendEditHistory(file, ws, {{"model_new.py", "second\n"}},
+                                         evaluationPayload(1, 1.1, 0.8), "t2"));
+        QVERIFY(agent::appendEditHistory(
+            file, ws, {{"model_new.py", "third\n"}, {"kernels/k.cu", "kernel\n"}},
+            evaluationPayload(3, 1.9, 1.2), "t3"));
+
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        window.show();
+        QVERIFY(window.openWorkspace(workspace));
+        RewardsPane* rewards = window.agentPanes()->rewardsPane();
+        QTRY_COMPARE_WITH_TIMEOUT(rewards->rewardPlot()->pointCount(), 3, 10000);
+        QVERIFY2(rewards->headline().contains("Hand edits of"), qPrintable(rewards->headline()));
+        const auto history = window.editLoop()->history();
+        QVERIFY(history);
+        std::vector<qint64> evaluations;
+        for (const auto& event : history->events)
+            if (event->kind == EventKind::Evaluation)
+                evaluations.push_back(event->sequence);
+        QCOMPARE(evaluations.size(), std::size_t{3});
+
+        // A point opens that evaluation: its files (read-only) and its result.
+        emit rewards->stepSelected(agent::kEditHistoryEpisodeId, evaluations[1]);
+        CandidateEditors* editors = window.candidateEditors();
+        QCOMPARE(window.shownStep(), evaluations[1]);
+        QVERIFY(editors->isReadOnly());
+        QCOMPARE(editors->editorForFile("model_new.py")->text(), QStringLiteral("second\n"));
+        QVERIFY(!editors->editorForFile("kernels/k.cu"));
+        QVERIFY2(window.resultPanel()->titleText().contains("hand-edit evaluation 2"),
+                 qPrintable(window.resultPanel()->titleText()));
+        QVERIFY(window.resultPanel()->comparisonText().contains("reward +2"));
+        QVERIFY2(window.contextText().contains("hand-edit history"),
+                 qPrintable(window.contextText()));
+        QCOMPARE(window.context().kind, WorkbenchContext::Kind::Workspace);
+        // Compared with an earlier evaluation like any agent step.
+        QDialog* diff = window.compareShownStepWith(evaluations[0]);
+        QVERIFY(diff);
+        auto* view = diff->findChild<DiffView*>();
+        QVERIFY(view && view->titleText().startsWith("Hand edits:"));
+        QCOMPARE(view->model()->stats().added, 1);
+        diff->close();
+
+        window.backToWorkspace();
+        QVERIFY(!editors->isReadOnly());
+        QCOMPARE(window.context().step, -1);
+        // The same point again is a new selection, not an echo of the old one.
+        emit rewards->stepSelected(agent::kEditHistoryEpisodeId, evaluations[1]);
+        QCOMPARE(window.shownStep(), evaluations[1]);
     }
 
     void aTimelineKernelSelectsItsStatisticsRow() {

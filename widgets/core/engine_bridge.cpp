@@ -1,8 +1,11 @@
 #include "widgets/core/engine_bridge.h"
 
+#include "agent/store/edit_history.h"
 #include "agent/store/episode_export.h"
 #include "agent/store/trajectory_store.h"
+#include "engine/system/utc_timestamp.h"
 #include "engine/timeline/trace_file.h"
+#include "engine/workspace/workspace_files.h"
 
 #include <QMetaObject>
 #include <QPointer>
@@ -194,7 +197,36 @@ namespace {
 struct EvaluationOutcome {
     std::shared_ptr<const kwb::EvaluationResult> result;
     kwb::timeline::TimelineSnapshot timeline;
+    agent::EpisodeSnapshotPtr history; // with a history file only
+    QString historyProblem;
 };
+
+struct HistoryOutcome {
+    agent::EpisodeSnapshotPtr history;
+    QString problem;
+};
+
+HistoryOutcome readHistory(const std::string& file, const std::string& workspace) {
+    agent::EditHistory read = agent::readEditHistory(file, workspace);
+    HistoryOutcome out;
+    if (!read.error.empty())
+        out.problem = QString::fromStdString(read.error);
+    else if (read.skippedLines > 0)
+        out.problem =
+            QObject::tr("%n unreadable line(s) in %1 were skipped", nullptr, read.skippedLines)
+                .arg(QString::fromStdString(file));
+    out.history = agent::makeEpisodeSnapshot(std::move(read.trajectory));
+    return out;
+}
+
+// Failures that judged nothing about the candidate: kept out of the hand-edit history.
+bool judgedTheCandidate(const kwb::EvaluationResult& result) {
+    static const char* notJudged[] = {"cancelled", "python_missing", "internal", "harness_failed"};
+    for (const char* kind : notJudged)
+        if (result.failureKind == kind)
+            return false;
+    return true;
+}
 
 kwb::timeline::TimelineSnapshot loadTimeline(const std::string& recordPath) {
     return kwb::timeline::loadTraceFile(recordPath).timeline;
@@ -278,9 +310,10 @@ quint64 EngineBridge::latestEvaluationId() const {
 
 quint64 EngineBridge::requestEvaluation(const QString& workspace,
                                         const kwb::EvaluationOptions& options,
-                                        const QString& python) {
+                                        const QString& python, const QString& historyFile) {
     const QString tag = QStringLiteral("evaluate");
     const std::string directory = workspace.toStdString();
+    const std::string history = historyFile.toStdString();
     const std::string interpreter = python.toStdString();
     // Progress is posted from the engine thread; the id is filled in before the UI thread can
     // run any of those posts, since it is busy here until post() returns.
@@ -300,8 +333,12 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
     evaluationCancel_ = cancel;
     post<EvaluationOutcome>(
         tag,
-        [services = services_, directory, interpreter, options, onStage,
-         cancel](std::stop_token jobStop) {
+        [services = services_, directory, interpreter, options, onStage, cancel,
+         history](std::stop_token jobStop) {
+            // The files as this evaluation reads them: a save after it starts is the next one's.
+            kwb::WorkspaceFiles files;
+            if (!history.empty())
+                files = kwb::scanWorkspaceFiles(directory);
             // A newer request stops this job's token, and Cancel the user's source; either
             // cancels the ticket in its stage.
             std::stop_source stopSource;
@@ -313,19 +350,43 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
                 services->forPython(interpreter)
                     ->evaluate({kwb::EvaluationTarget::forWorkspace(directory), options, "gui"},
                                onStage, stop);
-            EvaluationOutcome outcome{result, {}};
+            EvaluationOutcome outcome{result, {}, {}, {}};
             if (!result->timelineRecordPath.empty() && !stop.stop_requested())
                 outcome.timeline = loadTimeline(result->timelineRecordPath);
+            if (!history.empty() && judgedTheCandidate(*result)) {
+                std::string error;
+                const bool kept = agent::appendEditHistory(
+                    history, directory, files, kwb::toJson(*result), kwb::utcTimestamp(), &error);
+                HistoryOutcome read = readHistory(history, directory);
+                outcome.history = std::move(read.history);
+                outcome.historyProblem =
+                    kept ? read.problem
+                         : QObject::tr("This evaluation is not in the history: %1")
+                               .arg(QString::fromStdString(error));
+            }
             return outcome;
         },
-        [this, idSlot](EvaluationOutcome outcome) {
+        [this, idSlot, workspace](EvaluationOutcome outcome) {
             emit evaluationReady(idSlot->load(), outcome.result);
             if (outcome.timeline)
                 emit evaluationTimelineReady(idSlot->load(), outcome.timeline);
+            if (outcome.history)
+                emit editHistoryReady(workspace, outcome.history, outcome.historyProblem);
         },
         evaluationQueue_.get());
     idSlot->store(latestId_.value(tag));
     return idSlot->load();
+}
+
+void EngineBridge::requestEditHistory(const QString& workspace, const QString& historyFile) {
+    const std::string file = historyFile.toStdString();
+    const std::string directory = workspace.toStdString();
+    post<HistoryOutcome>(
+        QStringLiteral("edit-history"),
+        [file, directory](std::stop_token) { return readHistory(file, directory); },
+        [this, workspace](HistoryOutcome read) {
+            emit editHistoryReady(workspace, std::move(read.history), read.problem);
+        });
 }
 
 } // namespace kwb::ui

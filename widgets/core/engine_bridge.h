@@ -53,8 +53,14 @@ public:
     // Evaluates a workspace (tag "evaluate", on a thread of its own): a newer request replaces a
     // queued one and asks a running one to stop. Returns the evaluation's id, which its progress,
     // result and timeline carry. `python` empty: auto-detect.
+    // With a `historyFile`, the files evaluated (read as the job starts) and the result go into
+    // the workspace's hand-edit history (edit_history.h), and editHistoryReady brings the whole
+    // history back; a cancelled or infrastructure-failed evaluation judged nothing and is not
+    // kept.
     quint64 requestEvaluation(const QString& workspace, const kwb::EvaluationOptions& options,
-                              const QString& python = {});
+                              const QString& python = {}, const QString& historyFile = {});
+    // Reads a workspace's hand-edit history (tag "edit-history": a newer request wins).
+    void requestEditHistory(const QString& workspace, const QString& historyFile);
     quint64 latestEvaluationId() const;
     // Stops the latest evaluation wherever it is (queued, or in its stage); its result comes
     // back as cancelled.
@@ -84,6 +90,10 @@ signals:
     void runListReady(std::shared_ptr<const kwb::agent::RunListSnapshot> snapshot);
     void runReady(kwb::agent::RunSnapshotPtr snapshot);
     void busyChanged(bool busy);
+    // A workspace's hand-edit history as an episode; `problem` says what could not be written or
+    // read (the history shown is then what could be).
+    void editHistoryReady(const QString& workspace, kwb::agent::EpisodeSnapshotPtr history,
+                          const QString& problem);
     // Only for the latest evaluation request; superseded ones go quiet.
     void evaluationProgress(quint64 evaluationId, const QString& stage);
     void evaluationReady(quint64 evaluationId, std::shared_ptr<const kwb::EvaluationResult> result);

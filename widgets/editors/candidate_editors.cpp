@@ -15,6 +15,11 @@
 #include <QVBoxLayout>
 
 namespace kwb::ui {
+namespace {
+
+const QString kUnsavedMark = QStringLiteral(" \u25CF"); // " ●" after an unsaved file's name
+
+} // namespace
 
 CandidateEditors::CandidateEditors(Theme theme, QWidget* parent)
     : QWidget(parent), theme_(theme), banner_(new QLabel(this)), tabs_(new QTabWidget(this)),
@@ -87,6 +92,17 @@ void CandidateEditors::showCandidate(const QString& directory, bool readOnly,
         editor->setReadOnly(readOnly);
         editor->setObjectName(relative);
         tabs_->addTab(editor, relative);
+        // The tab says when its text differs from the file (QScintilla's save point).
+        connect(editor, &CodeEditor::modificationChanged, this, [this, editor](bool modified) {
+            const int index = tabs_->indexOf(editor);
+            if (index < 0)
+                return;
+            tabs_->setTabText(index, modified ? editor->objectName() + kUnsavedMark
+                                              : editor->objectName());
+            tabs_->setTabToolTip(index,
+                                 modified ? tr("Unsaved changes (Ctrl+S saves)") : QString());
+            emit unsavedChanged(hasUnsavedChanges());
+        });
     }
     setBanner(banner);
     if (files.isEmpty()) {
@@ -119,13 +135,55 @@ void CandidateEditors::applyTheme(Theme theme) {
 QStringList CandidateEditors::openFiles() const {
     QStringList names;
     for (int i = 0; i < tabs_->count(); ++i)
-        names << tabs_->tabText(i);
+        names << tabName(i);
     return names;
+}
+
+QString CandidateEditors::tabName(int index) const {
+    QWidget* page = tabs_->widget(index);
+    return page && page->property("stepChanges").toBool() ? tabs_->tabText(index)
+           : page                                         ? page->objectName()
+                                                          : QString();
+}
+
+QStringList CandidateEditors::unsavedFiles() const {
+    QStringList names;
+    for (int i = 0; i < tabs_->count(); ++i) {
+        auto* editor = qobject_cast<CodeEditor*>(tabs_->widget(i));
+        if (editor && !editor->isReadOnly() && editor->isModified())
+            names << editor->objectName();
+    }
+    return names;
+}
+
+bool CandidateEditors::hasUnsavedChanges() const {
+    return !unsavedFiles().isEmpty();
+}
+
+bool CandidateEditors::saveAll(QString* error) {
+    for (int i = 0; i < tabs_->count(); ++i) {
+        auto* editor = qobject_cast<CodeEditor*>(tabs_->widget(i));
+        if (!editor || editor->isReadOnly() || !editor->isModified())
+            continue;
+        tabs_->setCurrentIndex(i);
+        if (!saveCurrentFile(error))
+            return false;
+    }
+    return true;
+}
+
+bool CandidateEditors::selectFile(const QString& relativePath) {
+    CodeEditor* editor = editorForFile(relativePath);
+    if (!editor)
+        return false;
+    stack_->setCurrentWidget(tabs_);
+    tabs_->setCurrentWidget(editor);
+    return true;
 }
 
 CodeEditor* CandidateEditors::editorForFile(const QString& relativePath) const {
     for (int i = 0; i < tabs_->count(); ++i)
-        if (tabs_->tabText(i) == relativePath)
+        if (tabName(i) == relativePath)
             return qobject_cast<CodeEditor*>(tabs_->widget(i));
     return nullptr;
 }

@@ -29,6 +29,13 @@ public:
     void applyTheme(Theme theme);
 
     QStringList openFiles() const; // tab titles, e.g. "model_new.py", "kernels/gelu.cu"
+    // Editable files whose text differs from the file on disk (their tabs end in " ●").
+    QStringList unsavedFiles() const;
+    bool hasUnsavedChanges() const;
+    // Writes every unsaved file (each a save, as Ctrl+S); false at the first that fails.
+    bool saveAll(QString* error = nullptr);
+    // Makes the file's tab current without moving its cursor or taking the focus.
+    bool selectFile(const QString& relativePath);
     CodeEditor* editorForFile(const QString& relativePath) const;
     QString directory() const { return directory_; } // empty when no candidate is shown
     bool isReadOnly() const { return readOnly_; }
@@ -57,9 +64,11 @@ signals:
     // The editors were (re)built: the old CodeEditors are going away, new ones are in place.
     void filesShown();
     void currentFileChanged(const QString& relativePath);
+    void unsavedChanged(bool anyUnsaved);
 
 private:
     void clearTabs();
+    QString tabName(int index) const; // the file's path, without the unsaved mark
 
     Theme theme_;
     QString directory_;

@@ -1,5 +1,6 @@
 #include "widgets/runs/rewards_pane.h"
 
+#include "agent/store/edit_history.h"
 #include "widgets/models/reward_series.h"
 #include "widgets/runs/reward_plot.h"
 
@@ -138,6 +139,19 @@ void RewardsPane::showEpisode(agent::EpisodeSnapshotPtr episode) {
     reward_->setSeries({reward});
     speedup_->setSeries({eager, compile});
     const auto& r = episode_->record;
+    if (r.provider == agent::kEditHistoryProvider) {
+        const QString workspace = QString::fromStdString(r.settings.value("workspace", ""));
+        header_->setText(
+            reward.points.empty()
+                ? tr("Hand edits of %1: no evaluations yet. Ctrl+S (with Verify on Save) or F5 "
+                     "evaluates the workspace, and each result is kept and plotted here.")
+                      .arg(workspace)
+                : tr("Hand edits of %1 · %n evaluation(s). Click a point for its files and "
+                     "result.",
+                     nullptr, static_cast<int>(reward.points.size()))
+                      .arg(workspace));
+        return;
+    }
     header_->setText(
         tr("Episode %1 · %2 · %3 · %n evaluation(s)", nullptr,
            static_cast<int>(reward.points.size()))

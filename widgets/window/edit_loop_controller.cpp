@@ -1,6 +1,8 @@
 #include "widgets/window/edit_loop_controller.h"
 
+#include "agent/store/edit_history.h"
 #include "engine/evaluation/evaluation_profile.h"
+#include "engine/system/user_directories.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/core/engine_bridge.h"
 #include "widgets/editors/candidate_editors.h"
@@ -62,6 +64,16 @@ EditLoopController::EditLoopController(EngineBridge& bridge, AppSettings& settin
             [this](quint64, kwb::timeline::TimelineSnapshot timeline) {
                 emit timelineReady(std::move(timeline));
             });
+    connect(&bridge_, &EngineBridge::editHistoryReady, this,
+            [this](const QString& workspace, agent::EpisodeSnapshotPtr history,
+                   const QString& problem) {
+                if (workspace != workspace_)
+                    return; // a workspace closed since
+                history_ = std::move(history);
+                if (!problem.isEmpty())
+                    emit message(tr("Hand-edit history: %1").arg(problem), true);
+                emit historyChanged(history_);
+            });
 }
 
 EditLoopController::~EditLoopController() {
@@ -69,8 +81,22 @@ EditLoopController::~EditLoopController() {
         delete progress_.data();
 }
 
+QString EditLoopController::historyFolder() {
+    return QString::fromStdString(kwb::stateDirectory()) + QStringLiteral("/edit-history");
+}
+
 void EditLoopController::setWorkspace(const QString& directory) {
+    if (directory == workspace_)
+        return;
     workspace_ = directory;
+    history_.reset();
+    historyFile_.clear();
+    emit historyChanged(history_);
+    if (workspace_.isEmpty())
+        return;
+    historyFile_ = QString::fromStdString(
+        agent::editHistoryFile(historyFolder().toStdString(), workspace_.toStdString()));
+    bridge_.requestEditHistory(workspace_, historyFile_);
 }
 
 QString EditLoopController::progressText() const {
@@ -89,7 +115,8 @@ void EditLoopController::onSaved(const QString& directory, const QString& relati
 quint64 EditLoopController::evaluateNow() {
     if (workspace_.isEmpty())
         return 0;
-    pending_ = bridge_.requestEvaluation(workspace_, options_, settings_.pythonInterpreter());
+    pending_ = bridge_.requestEvaluation(workspace_, options_, settings_.pythonInterpreter(),
+                                         historyFile_);
     stage_->setText(tr("Evaluating…"));
     progress_->show();
     if (results_)

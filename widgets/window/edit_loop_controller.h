@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agent/store/episode_snapshot.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/timeline/kernel_timeline.h"
 
@@ -24,7 +25,9 @@ class ResultPanel;
 // through the bridge's warm worker with quick timing (like `kwb eval --fast`) when Verify on
 // Save is on, shows the running stage in a busy indicator, and hands the result to the result
 // panel. A save during a run supersedes it: only the newest evaluation is shown. Cancel (the
-// button beside the stage in the status bar) stops it in whatever stage it is.
+// button beside the stage in the status bar) stops it in whatever stage it is. Every judged
+// evaluation goes into the workspace's hand-edit history (edit_history.h) with the files it
+// read; the history comes back as an episode for the Rewards plot and the compare views.
 class EditLoopController : public QObject {
     Q_OBJECT
 public:
@@ -35,8 +38,15 @@ public:
     // The quick-feedback options: warm worker, 3 checks, at most 5 rounds or 3 s, CV 5 %.
     static kwb::EvaluationOptions editLoopOptions();
 
-    void setWorkspace(const QString& directory); // empty: no workspace, saves do not evaluate
+    // Empty: no workspace, saves do not evaluate. A new workspace's history is read (off the UI
+    // thread) and arrives through historyChanged.
+    void setWorkspace(const QString& directory);
     QString workspace() const { return workspace_; }
+    // The workspace's hand-edit history, null until read (or with no workspace).
+    agent::EpisodeSnapshotPtr history() const { return history_; }
+    QString historyFile() const { return historyFile_; }
+    // Where histories are kept: the state folder's edit-history/ (KWB_STATE_DIR moves it).
+    static QString historyFolder();
     // Tests set CPU mode and smaller counts here; the GUI uses editLoopOptions().
     void setOptions(const kwb::EvaluationOptions& options) { options_ = options; }
     const kwb::EvaluationOptions& options() const { return options_; }
@@ -53,6 +63,8 @@ public slots:
 signals:
     void evaluationShown(quint64 evaluationId);
     void timelineReady(kwb::timeline::TimelineSnapshot timeline);
+    // The open workspace's history changed (read, grown by an evaluation, or none: null).
+    void historyChanged(kwb::agent::EpisodeSnapshotPtr history);
     void message(const QString& text, bool problem);
 
 private:
@@ -64,6 +76,8 @@ private:
     AppSettings& settings_;
     QPointer<ResultPanel> results_;
     QString workspace_;
+    QString historyFile_;
+    agent::EpisodeSnapshotPtr history_;
     kwb::EvaluationOptions options_;
     QAction* verifyOnSave_;
     QPointer<QWidget> progress_; // reparented into a status bar, or ours until then

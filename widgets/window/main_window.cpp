@@ -1,6 +1,7 @@
 #include "widgets/window/main_window.h"
 
 #include "agent/providers/http_client.h"
+#include "agent/store/edit_history.h"
 #include "agent/store/model_prices.h"
 #include "agent/store/store_reader.h"
 #include "agent/store/trajectory_store.h"
@@ -53,6 +54,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QTimer>
 #include <QUrl>
 
@@ -143,12 +145,13 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     agentPanes_->refreshRuns();
     rolloutPanes_->refreshRuns();
     connectSelection();
+    connectContext();
     connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
     connect(&bridge_, &EngineBridge::evaluationReady, resultDock_, &QDockWidget::raise);
 
     if (!restoreGeometry(settings_.windowGeometry()))
-        resize(1600, 1000);
+        resize(defaultWindowSize());
     // Without a saved layout the dock sizes are applied again once the window has its real
     // size: sizes given to a window that is not shown yet come out in the wrong proportions.
     defaultSizesPending_ = !restoreState(settings_.windowState());
@@ -161,6 +164,15 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+QSize MainWindow::defaultWindowSize() const {
+    // 1600x1000, or the screen's free area less room for the title bar on a smaller screen
+    // (1366x768 laptops): a first start never opens taller or wider than the screen.
+    const QScreen* display = screen() ? screen() : QGuiApplication::primaryScreen();
+    const QRect available = display ? display->availableGeometry() : QRect(0, 0, 1600, 1000);
+    constexpr int kTitleBar = 40;
+    return {std::min(1600, available.width()), std::min(1000, available.height() - kTitleBar)};
+}
 
 QDockWidget* MainWindow::addPane(const QString& objectName, const QString& title, QWidget* content,
                                  Qt::DockWidgetArea area) {
@@ -295,6 +307,19 @@ void MainWindow::buildMenus() {
     for (QDockWidget* dock : docks())
         viewMenu_->addAction(dock->toggleViewAction());
     viewMenu_->addSeparator();
+    followAgent_ = viewMenu_->addAction(tr("&Follow the Agent"));
+    followAgent_->setCheckable(true);
+    followAgent_->setShortcut(QKeySequence(tr("Ctrl+Shift+F")));
+    followAgent_->setToolTip(tr("While an agent runs here, the editors and the result panel move "
+                                "to each file change and evaluation it makes"));
+    connect(followAgent_, &QAction::toggled, this, [this](bool on) {
+        hub_->setFollowing(on);
+        const agent::EpisodeSnapshotPtr live = agentPanes_->agentPane()->shownEpisode();
+        if (on && live && hub_->context().episodeId == live->record.id) {
+            followedFiles_ = followedEvaluation_ = 0; // show the newest again, whatever was seen
+            followLatest(live);
+        }
+    });
     viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
     viewMenu_->addAction(tr("Re-detect &System"), this, &MainWindow::refreshSystemReport);
 
@@ -338,6 +363,8 @@ void MainWindow::showTaskList(std::shared_ptr<const TaskListSnapshot> snapshot) 
 }
 
 bool MainWindow::openTask(const QString& path) {
+    if (!releaseUnsavedEdits(tr("open another task")))
+        return false;
     std::string error;
     kwb::TaskInfo task = kwb::readTaskInfo(path.toStdString(), &error);
     if (task.id.empty()) {
@@ -371,6 +398,7 @@ bool MainWindow::openTask(const QString& path) {
                 .arg(QString::fromStdString(task.id)));
     }
     taskBrowser_->selectTask(currentTaskPath_);
+    hub_->setContext(WorkbenchContext::task(currentTaskPath_));
     agentPanes_->agentPane()->setTaskPath(currentTaskPath_);
     settings_.setLastTaskPath(currentTaskPath_);
     log_->append(LogLevel::Info,
@@ -418,6 +446,8 @@ bool MainWindow::openWorkspace(const QString& directory) {
                                           .arg(directory));
         return false;
     }
+    if (!releaseUnsavedEdits(tr("open the workspace")))
+        return false;
     const QDir root(directory);
     QFile model(root.filePath(QStringLiteral("model.py")));
     if (!model.open(QIODevice::ReadOnly | QIODevice::Text)) {
@@ -430,6 +460,7 @@ bool MainWindow::openWorkspace(const QString& directory) {
     currentWorkspace_ = root.absolutePath();
     candidates_->showCandidate(currentWorkspace_, false, workspaceBanner());
     editLoop_->setWorkspace(currentWorkspace_);
+    hub_->setContext(WorkbenchContext::ofWorkspace(currentWorkspace_));
     setWindowTitle(tr("%1 — Kernel Workbench").arg(root.dirName()));
     log_->append(LogLevel::Info, tr("Opened workspace %1").arg(currentWorkspace_));
     return true;
@@ -489,15 +520,26 @@ void MainWindow::connectSelection() {
 }
 
 void MainWindow::showStep(qint64 episodeId, qint64 step) {
-    const agent::EpisodeSnapshotPtr episode = agentPanes_->agentPane()->shownEpisode();
-    if (!episode || episode->record.id != episodeId)
+    const agent::EpisodeSnapshotPtr episode = episodeById(episodeId);
+    if (!episode)
         return;
     const StepInspection inspection = inspectStep(*episode, step);
     if (!inspection.found)
         return;
+    // A step picked in an episode that is not the context makes it the context, at that step.
+    const WorkbenchContext& now = hub_->context();
+    const bool history = episodeId == agent::kEditHistoryEpisodeId;
+    if (!history && (now.kind != WorkbenchContext::Kind::Episode || now.episodeId != episodeId)) {
+        WorkbenchContext context = WorkbenchContext::episode(
+            episodeId, QString::fromStdString(episode->record.task), false);
+        context.step = step;
+        hub_->setContext(context);
+        showEpisodeTask(episode->record);
+        agentPanes_->rewardsPane()->showEpisode(episode);
+    }
+    const QString title = stepTitle(*episode, step);
     if (inspection.evaluation) {
-        resultPanel_->showEvaluation(inspection.evaluation, inspection.previousEvaluation,
-                                     tr("Episode %1, step %2").arg(episodeId).arg(step));
+        resultPanel_->showEvaluation(inspection.evaluation, inspection.previousEvaluation, title);
         // Its CUPTI timeline, when the evaluation recorded one, read on the engine thread.
         const QString records = QString::fromStdString(inspection.evaluation->timelineRecordPath);
         if (!records.isEmpty())
@@ -506,24 +548,28 @@ void MainWindow::showStep(qint64 episodeId, qint64 step) {
     const bool filesShown = showStepFiles(episode, step);
     const QString note =
         filesShown
-            ? tr("# Episode %1, step %2: the changes recorded since the previous evaluation. The "
-                 "other tabs hold the files after this step.\n\n")
-                  .arg(episodeId)
-                  .arg(step)
-            : tr("# Episode %1, step %2. This episode's store records only diffs per step, not "
-                 "the files themselves; these are the changes recorded since the previous "
+            ? tr("# %1: the changes recorded since the previous evaluation. The other tabs hold "
+                 "the files after this step.\n\n")
+                  .arg(title)
+            : tr("# %1. This episode's store records only diffs per step, not the files "
+                 "themselves; these are the changes recorded since the previous "
                  "evaluation.\n\n")
-                  .arg(episodeId)
-                  .arg(step);
+                  .arg(title);
     candidates_->showStepChanges(tr("Step %1 changes").arg(step),
                                  note + (inspection.changes.isEmpty()
                                              ? tr("(no file changes recorded)")
                                              : inspection.changes));
 }
 
-bool MainWindow::showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step) {
+bool MainWindow::showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step,
+                               const QString& banner) {
     const StepFiles files = filesAfterStep(*episode, step);
     if (!files.complete || files.files.empty())
+        return false;
+    // Following the agent never asks: the user's unsaved text stays, and the next step after a
+    // save or a revert is shown.
+    if (!banner.isEmpty() ? candidates_->hasUnsavedChanges()
+                          : !releaseUnsavedEdits(tr("show step %1").arg(step)))
         return false;
     if (!stepViews_)
         stepViews_ = std::make_unique<QTemporaryDir>();
@@ -539,10 +585,11 @@ bool MainWindow::showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 
     }
     candidates_->showCandidate(
         folder, true,
-        tr("Episode %1 after step %2 (read-only). Evaluate > Compare Step With… diffs it against "
-           "an earlier evaluation; File > Back to Workspace returns to your files.")
-            .arg(episode->record.id)
-            .arg(step));
+        !banner.isEmpty()
+            ? banner
+            : tr("%1 (read-only). Evaluate > Compare Step With… diffs it against an earlier "
+                 "evaluation; File > Back to Workspace returns to your files.")
+                  .arg(stepTitle(*episode, step)));
     shownEpisode_ = episode;
     shownStep_ = step;
     compareStep_->setEnabled(true);
@@ -559,10 +606,11 @@ QDialog* MainWindow::compareShownStepWith(qint64 sequence) {
         return nullptr;
     const auto [left, right] = joinedDifferences(before, after);
     const QString from = sequence == 0 ? tr("the start") : tr("step %1").arg(sequence);
-    return showDiffDialog(
-        this,
-        tr("Episode %1: %2 -> step %3").arg(shownEpisode_->record.id).arg(from).arg(shownStep_),
-        left, right);
+    const QString whose = shownEpisode_->record.id == agent::kEditHistoryEpisodeId
+                              ? tr("Hand edits")
+                              : tr("Episode %1").arg(shownEpisode_->record.id);
+    return showDiffDialog(this, tr("%1: %2 -> step %3").arg(whose, from).arg(shownStep_), left,
+                          right);
 }
 
 void MainWindow::compareShownStep() {
@@ -656,7 +704,38 @@ void MainWindow::resetLayout() {
     placeDocksByDefault();
 }
 
+bool MainWindow::releaseUnsavedEdits(const QString& action) {
+    const QStringList unsaved = candidates_->unsavedFiles();
+    if (unsaved.isEmpty())
+        return true;
+    QMessageBox box(QMessageBox::Warning, tr("Unsaved changes"),
+                    tr("%1 in %2 has unsaved changes. Save before you %3?")
+                        .arg(unsaved.join(QStringLiteral(", ")),
+                             QDir::toNativeSeparators(candidates_->directory()), action),
+                    QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+    box.setObjectName(QStringLiteral("unsavedChangesBox"));
+    box.setDefaultButton(QMessageBox::Save);
+    switch (box.exec()) {
+    case QMessageBox::Save: {
+        QString error;
+        if (candidates_->saveAll(&error))
+            return true;
+        log_->append(LogLevel::Error, error);
+        return false;
+    }
+    case QMessageBox::Discard:
+        log_->append(LogLevel::Info, tr("Discarded unsaved changes to %1").arg(unsaved.join(", ")));
+        return true;
+    default:
+        return false;
+    }
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!releaseUnsavedEdits(tr("quit"))) {
+        event->ignore();
+        return;
+    }
     saveLayout();
     settings_.sync();
     event->accept();

@@ -4,6 +4,7 @@
 #include "engine/system/system_report.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/core/engine_bridge.h"
+#include "widgets/core/workbench_context.h"
 #include "widgets/window/new_workspace_dialog.h"
 
 #include <QMainWindow>
@@ -13,6 +14,7 @@
 class QAction;
 class QDialog;
 class QDockWidget;
+class QLabel;
 
 namespace kwb::ui {
 
@@ -56,6 +58,8 @@ public:
     void openCounters(const QStringList& paths);
     CountersPane* countersPane() const { return countersPane_; }
     void refreshSystemReport();
+    // The size of a first start (no saved layout): 1600x1000 where the screen has room.
+    QSize defaultWindowSize() const;
     void saveLayout();
     void resetLayout();
 
@@ -86,6 +90,10 @@ public:
     qint64 shownStep() const { return shownStep_; }
     // Back from a step's files to the workspace (or task) the editors showed before.
     void backToWorkspace();
+    // The context every pane follows (workbench_context.h), as the status bar names it.
+    const WorkbenchContext& context() const;
+    QString contextText() const;
+    QAction* followAgentAction() const { return followAgent_; }
 
 signals:
     void systemReportShown();
@@ -115,9 +123,25 @@ private:
     // The candidate banner of the open workspace: where it is, what Ctrl+S does, and, for a
     // fast-path workspace on a machine without a GPU, what cannot run here.
     QString workspaceBanner() const;
+    // Asks what to do with unsaved edits before the editors are replaced (Save, Discard,
+    // Cancel); true when nothing is unsaved or the user saved or discarded.
+    bool releaseUnsavedEdits(const QString& action);
     void connectSelection();
     void showStep(qint64 episodeId, qint64 step);
-    bool showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step);
+    bool showStepFiles(const agent::EpisodeSnapshotPtr& episode, qint64 step,
+                       const QString& banner = {});
+    // The current context (main_window_context.cpp): what each pane follows.
+    void connectContext();
+    void onContextChanged(const WorkbenchContext& context);
+    void onEpisodeShown(const agent::EpisodeSnapshotPtr& episode);
+    void onEditHistory(const agent::EpisodeSnapshotPtr& history);
+    // A live episode's newest files and evaluation, while the user follows the agent.
+    void followLatest(const agent::EpisodeSnapshotPtr& episode);
+    // The reference shows the task an episode ran on, or says it is not on this machine.
+    void showEpisodeTask(const agent::EpisodeRecord& record);
+    // The episode (the agent pane's) or the open workspace's hand-edit history with this id.
+    agent::EpisodeSnapshotPtr episodeById(qint64 id) const;
+    QString stepTitle(const agent::EpisodeSnapshot& episode, qint64 step) const;
     void compareShownStep();
     void showAbout();
     void showShortcuts();
@@ -165,6 +189,13 @@ private:
     qint64 shownStep_ = -1;
     QAction* compareStep_ = nullptr;
     QAction* backToWorkspace_ = nullptr;
+    QAction* followAgent_ = nullptr;
+    QLabel* contextLabel_ = nullptr;
+    // The next live snapshot is the episode the user just started: it becomes the context.
+    bool adoptLiveEpisode_ = false;
+    // While following: the newest file change and evaluation already shown.
+    qint64 followedFiles_ = 0;
+    qint64 followedEvaluation_ = 0;
 };
 
 } // namespace kwb::ui
