@@ -1,4 +1,5 @@
 #include "agent/store/trajectory_store.h"
+#include "engine/evaluation/evaluation_result.h"
 #include "engine/system/resource_paths.h"
 #include "widgets/agent/agent_pane.h"
 #include "widgets/agent/agent_panes.h"
@@ -7,6 +8,7 @@
 #include "widgets/editors/code_editor.h"
 #include "widgets/models/run_list_model.h"
 #include "widgets/models/task_list_model.h"
+#include "widgets/result/result_panel.h"
 #include "widgets/runs/rewards_pane.h"
 #include "widgets/runs/runs_browser.h"
 #include "widgets/timeline/timeline_pane.h"
@@ -226,6 +228,49 @@ private slots:
         answerUnsavedChangesBox(QMessageBox::Discard);
         QVERIFY(window.openTask(bundledTask("01_gelu.py")));
         QVERIFY(!readText(dir.filePath("ws/model_new.py")).contains("# thrown away"));
+    }
+
+    void fitsBothScreenSizesAndPanesKeepTheirSizeAsContentArrives() {
+        // A 1366x768 laptop and a 1600x1000 desktop, less a title bar.
+        for (const QSize size : {QSize(1366, 728), QSize(1600, 960)}) {
+            QTemporaryDir dir;
+            AppSettings settings(dir.filePath("s.ini"));
+            MainWindow window(settings);
+            window.resize(size);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            QVERIFY(window.openTask(bundledTask("05_gemm_bias_relu.py")));
+            QTRY_VERIFY_WITH_TIMEOUT(window.hasSystemReport() && window.hasTaskList(), 120000);
+            QTest::qWait(50); // the default dock sizes are applied once shown
+            const QSize minimum = window.minimumSizeHint();
+            QVERIFY2(minimum.width() <= size.width() && minimum.height() <= size.height(),
+                     qPrintable(QStringLiteral("minimum %1x%2 at %3x%4")
+                                    .arg(minimum.width())
+                                    .arg(minimum.height())
+                                    .arg(size.width())
+                                    .arg(size.height())));
+            QCOMPARE(window.size(), size);
+            // The editors keep a working share between the docks.
+            QVERIFY2(window.candidateEditors()->width() >= size.width() * 3 / 10,
+                     qPrintable(QString::number(window.candidateEditors()->width())));
+
+            QMap<QString, QRect> before;
+            for (QDockWidget* dock : window.docks())
+                before[dock->objectName()] = dock->geometry();
+            // Content arrives: a failed evaluation with long texts, a long log line, a banner.
+            auto result = std::make_shared<kwb::EvaluationResult>();
+            result->failureKind = "compile_error";
+            result->failureMessage = std::string(600, 'x') + " error: identifier undefined";
+            result->reward = -1;
+            window.resultPanel()->showEvaluation(result, nullptr,
+                                                 QString(300, QChar('T')) + " evaluation");
+            window.candidateEditors()->setBanner(QString(500, QChar('b')));
+            QTest::qWait(50);
+            QCOMPARE(window.size(), size);
+            for (QDockWidget* dock : window.docks())
+                QVERIFY2(dock->geometry() == before[dock->objectName()],
+                         qPrintable(dock->objectName() + " moved or resized"));
+        }
     }
 
     void helpPageListsTheLiveShortcuts() {

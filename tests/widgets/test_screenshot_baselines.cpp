@@ -15,6 +15,11 @@
 #include "widgets/editors/code_editor.h"
 #include "widgets/runs/reward_plot.h"
 #include "widgets/timeline/timeline_view.h"
+#include "engine/system/resource_paths.h"
+#include "widgets/agent/rollout_panes.h"
+#include "widgets/core/app_settings.h"
+#include "widgets/window/main_window.h"
+#include "widgets/window/task_browser.h"
 #include "widgets/window/theme.h"
 
 #include <QApplication>
@@ -22,6 +27,8 @@
 #include <QFontDatabase>
 #include <QFontInfo>
 #include <QImage>
+#include <QStatusBar>
+#include <QTemporaryDir>
 #include <QTest>
 #include <Qsci/qscilexer.h>
 #include <cstdlib>
@@ -141,6 +148,39 @@ private slots:
                            "    y[i] = make_float4(gelu(v.x), gelu(v.y), gelu(v.z), gelu(v.w));\n"
                            "}\n"));
         expectMatchesBaseline(renderOf(editor, {640, 180}), QStringLiteral("code-editor-dark"));
+    }
+
+    // The whole window on a 1366x768 laptop and a 1600x1000 desktop (less a title bar), in both
+    // themes, with a bundled task open. The status bar (what this machine has) and the task
+    // folder's path differ between machines and are left out.
+    void mainWindowAtBothSizesInBothThemes() {
+        for (const QSize size : {QSize(1366, 728), QSize(1600, 960)}) {
+            for (const Theme theme : {Theme::Dark, Theme::Light}) {
+                QTemporaryDir dir;
+                qputenv("KWB_STATE_DIR", dir.filePath("state").toUtf8());
+                AppSettings settings(dir.filePath("s.ini"));
+                settings.setTheme(theme);
+                applyApplicationTheme(theme);
+                MainWindow window(settings);
+                window.resize(size);
+                window.show();
+                QVERIFY(QTest::qWaitForWindowExposed(&window));
+                QVERIFY(window.openTask(QString::fromStdString(kwb::bundledTasksDirectory()) +
+                                        "/05_gemm_bias_relu.py"));
+                QTRY_VERIFY_WITH_TIMEOUT(window.hasSystemReport() && window.hasTaskList() &&
+                                             window.rolloutPanes()->hasShownRuns(),
+                                         120000);
+                window.statusBar()->hide();
+                window.findChild<TaskBrowser*>()->setStatusText(QStringLiteral("8 task(s)"));
+                QTest::qWait(50);
+                QCOMPARE(window.size(), size);
+                const QString name = QStringLiteral("window-%1x%2-%3")
+                                         .arg(size.width())
+                                         .arg(size.height())
+                                         .arg(theme == Theme::Dark ? "dark" : "light");
+                expectMatchesBaseline(renderOf(window, size), name);
+            }
+        }
     }
 
     void timelineDark() {

@@ -17,6 +17,7 @@
 #include <QLineEdit>
 #include <QListView>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSlider>
 #include <QSpinBox>
@@ -152,8 +153,17 @@ AgentPane::AgentPane(AgentSessionController& controller, QWidget* parent)
     layout->addWidget(replayBar_);
 
     layout->addWidget(buildSteeringBar());
-    layout->addWidget(buildStartForm());
-    connect(startToggle_, &QToolButton::toggled, startForm_, &QWidget::setVisible);
+    // The form scrolls rather than setting the dock's minimum height: with it open, the right
+    // column would not fit a 768 px screen.
+    auto* formScroll = new QScrollArea(this);
+    formScroll->setObjectName(QStringLiteral("startFormScroll"));
+    formScroll->setWidget(buildStartForm());
+    formScroll->setWidgetResizable(true);
+    formScroll->setFrameShape(QFrame::NoFrame);
+    formScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    formScroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    layout->addWidget(formScroll);
+    connect(startToggle_, &QToolButton::toggled, formScroll, &QWidget::setVisible);
     startToggle_->setChecked(true);
 
     connect(&controller_, &AgentSessionController::episodeUpdated, this, &AgentPane::onLiveUpdate);
@@ -202,13 +212,18 @@ QWidget* AgentPane::buildSteeringBar() {
     fork_->setEnabled(false);
     connect(fork_, &QPushButton::clicked, this, &AgentPane::forkFromSelection);
     buttons->addStretch(1);
-    buttons->addWidget(fork_);
     startToggle_ = new QToolButton(bar);
     startToggle_->setText(tr("New episode…"));
     startToggle_->setToolTip(tr("Show or hide the form that starts an agent episode"));
     startToggle_->setCheckable(true);
-    buttons->addWidget(startToggle_);
+    // Steering on one row, episode actions on the next: one row of six buttons would set the
+    // dock's minimum width to most of a 1366 px screen's side column.
+    auto* episodeButtons = new QHBoxLayout;
+    episodeButtons->addStretch(1);
+    episodeButtons->addWidget(fork_);
+    episodeButtons->addWidget(startToggle_);
     grid->addLayout(buttons);
+    grid->addLayout(episodeButtons);
 
     auto* messageRow = new QHBoxLayout;
     message_ = new QLineEdit(bar);

@@ -45,6 +45,8 @@ CandidateEditors::CandidateEditors(Theme theme, QWidget* parent)
     connect(tabs_, &QTabWidget::currentChanged, this,
             [this] { emit currentFileChanged(currentFile()); });
     banner_->setWordWrap(true);
+    // Wrapped to the editors' width, never widening them (a long workspace path has no spaces).
+    banner_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     banner_->setContentsMargins(8, 4, 8, 4);
     banner_->setAutoFillBackground(true);
     banner_->setBackgroundRole(QPalette::AlternateBase);

@@ -85,6 +85,9 @@ ResultPanel::ResultPanel(QWidget* parent)
                           comparison_, baseline_}) {
         label->setWordWrap(true);
         label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        // The text never sets the dock's width: a long path or message without spaces would
+        // otherwise widen the whole right column (the tabs move under the mouse).
+        label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     }
     explanation_->setAutoFillBackground(true);
     explanation_->setBackgroundRole(QPalette::AlternateBase);

@@ -51,6 +51,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QLayout>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -150,6 +151,10 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
     connect(&bridge_, &EngineBridge::evaluationReady, resultDock_, &QDockWidget::raise);
 
+    // Docks were stacked one under another while they were added, before being tabbed: the
+    // layout's minimum height from then (about 940 px) would still clamp the window. Settle it on
+    // the final arrangement before the window is sized.
+    layout()->activate();
     if (!restoreGeometry(settings_.windowGeometry()))
         resize(defaultWindowSize());
     // Without a saved layout the dock sizes are applied again once the window has its real
