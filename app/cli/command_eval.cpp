@@ -11,6 +11,16 @@
 namespace kwb::cli {
 namespace {
 
+// `kwb eval --counters ...`: what EvaluationOptions::counters is made of.
+struct CounterOptions {
+    bool wanted = false;
+    std::vector<std::string> sections;
+    std::string kernel;
+    int launches = 4;
+    std::string folder;
+    bool allKernels = false;
+};
+
 struct CommonEvalOptions {
     std::string device = "auto";
     int checks = 5;
@@ -145,53 +155,80 @@ void addEvalCommand(CLI::App& app) {
                   "The instant loop: run the stages in a warm worker (torch imported once, a "
                   "forked child per stage) with quick-feedback timing (3 checks, at most 5 "
                   "rounds or 3 s) unless those options are given");
+    auto counters = std::make_shared<CounterOptions>();
+    cmd->add_flag("--counters", counters->wanted,
+                  "Collect hardware counters: the profile stage runs under Nsight Compute (GPU "
+                  "only; no speed-up is measured in that evaluation)");
+    cmd->add_option("--counters-sections", counters->sections,
+                    "ncu sections, comma-separated (default: SpeedOfLight, "
+                    "SpeedOfLight_RooflineChart, MemoryWorkloadAnalysis, Occupancy)")
+        ->delimiter(',');
+    cmd->add_option("--counters-kernel", counters->kernel,
+                    "Only kernels whose name matches this regular expression");
+    cmd->add_option("--counters-launches", counters->launches, "Kernel launches profiled")
+        ->check(CLI::Range(1, 10000));
+    cmd->add_flag("--counters-all-kernels", counters->allKernels,
+                  "Profile every kernel, not only the workspace's own (its __global__ functions)");
+    cmd->add_option("--counters-out", counters->folder,
+                    "Folder for the report and its CSV pages (default: the workspace's "
+                    "build/counters/<time>)");
     addCommonOptions(cmd, *o);
-    cmd->callback([cmd, o, target, candidate, noProfile, refresh, threshold, fast, profileName] {
-        const bool pair = !candidate->empty();
-        const EvaluationProfile profile =
-            profileName->empty()
-                ? (pair ? EvaluationProfile::KernelBench : EvaluationProfile::CudaAgent)
-                : *evaluationProfileFrom(*profileName);
-        EvaluationOptions options = profiledOptions(cmd, *o, profile);
-        if (*fast) // quick feedback while editing; explicit options still win
-            applyQuickFeedback(options, {.checks = cmd->count("--checks") > 0,
-                                         .maxRounds = cmd->count("--max-rounds") > 0,
-                                         .timingBudget = cmd->count("--timing-budget") > 0,
-                                         .targetCv = cmd->count("--target-cv") > 0});
-        options.reward.speedupThreshold = *threshold;
-        options.profile = !*noProfile;
-        options.refreshBaselines = *refresh;
-        EvaluationTarget what;
-        if (pair) {
-            what = EvaluationTarget::forPair(*target, *candidate);
-        } else if (std::filesystem::is_directory(*target)) {
-            what = EvaluationTarget::forWorkspace(*target);
-        } else {
-            std::cerr << "kwb: " << *target
-                      << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
-            throw CLI::RuntimeError(kExitUsage);
-        }
-        const Evaluator::Progress progress = [&](const std::string& stage) {
-            if (!o->json)
-                std::cerr << "[" << stage << "]\n";
-        };
-        const std::optional<EvaluationResult> ran = runSomewhere(
-            *o, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
-            [&](std::string* error) {
-                return evaluateThroughDaemon(what, options, o->python, progress, error);
-            });
-        if (!ran)
-            throw CLI::RuntimeError(kExitFailure);
-        const EvaluationResult& result = *ran;
-        if (o->json)
-            std::cout << toJson(result).dump(2) << "\n";
-        else
-            printEvaluation(std::cout, result);
-        // The evaluation ran: its verdict is in the record, not the exit code. Only a missing
-        // Python (nothing could run) is a failure of the command itself.
-        if (result.failureKind == "python_missing" || result.failureKind == "missing_file")
-            throw CLI::RuntimeError(kExitFailure);
-    });
+    cmd->callback(
+        [cmd, o, target, candidate, noProfile, refresh, threshold, fast, profileName, counters] {
+            const bool pair = !candidate->empty();
+            const EvaluationProfile profile =
+                profileName->empty()
+                    ? (pair ? EvaluationProfile::KernelBench : EvaluationProfile::CudaAgent)
+                    : *evaluationProfileFrom(*profileName);
+            EvaluationOptions options = profiledOptions(cmd, *o, profile);
+            if (*fast) // quick feedback while editing; explicit options still win
+                applyQuickFeedback(options, {.checks = cmd->count("--checks") > 0,
+                                             .maxRounds = cmd->count("--max-rounds") > 0,
+                                             .timingBudget = cmd->count("--timing-budget") > 0,
+                                             .targetCv = cmd->count("--target-cv") > 0});
+            options.reward.speedupThreshold = *threshold;
+            options.profile = !*noProfile;
+            options.refreshBaselines = *refresh;
+            if (counters->wanted) {
+                for (const std::string& section : counters->sections)
+                    if (const std::string problem = ncuSectionProblem(section); !problem.empty()) {
+                        std::cerr << "kwb: --counters-sections: " << problem << "\n";
+                        throw CLI::RuntimeError(kExitUsage);
+                    }
+                options.counters = CounterCollection{counters->sections, counters->kernel,
+                                                     counters->launches, counters->folder};
+            }
+            EvaluationTarget what;
+            if (pair) {
+                what = EvaluationTarget::forPair(*target, *candidate);
+            } else if (std::filesystem::is_directory(*target)) {
+                what = EvaluationTarget::forWorkspace(*target);
+            } else {
+                std::cerr << "kwb: " << *target
+                          << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
+                throw CLI::RuntimeError(kExitUsage);
+            }
+            const Evaluator::Progress progress = [&](const std::string& stage) {
+                if (!o->json)
+                    std::cerr << "[" << stage << "]\n";
+            };
+            const std::optional<EvaluationResult> ran = runSomewhere(
+                *o, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
+                [&](std::string* error) {
+                    return evaluateThroughDaemon(what, options, o->python, progress, error);
+                });
+            if (!ran)
+                throw CLI::RuntimeError(kExitFailure);
+            const EvaluationResult& result = *ran;
+            if (o->json)
+                std::cout << toJson(result).dump(2) << "\n";
+            else
+                printEvaluation(std::cout, result);
+            // The evaluation ran: its verdict is in the record, not the exit code. Only a missing
+            // Python (nothing could run) is a failure of the command itself.
+            if (result.failureKind == "python_missing" || result.failureKind == "missing_file")
+                throw CLI::RuntimeError(kExitFailure);
+        });
 }
 
 void addBaselineCommand(CLI::App& app) {

@@ -126,6 +126,10 @@ void printEvaluation(std::ostream& out, const EvaluationResult& r) {
         printIntegrity(out, r.integrity);
     for (const auto& f : r.flags)
         out << "flag [" << toString(f.severity) << "] " << f.code << ": " << f.reason << "\n";
+    if (!r.countersDetailsPath.empty())
+        out << "counters: " << r.countersDetailsPath << " (raw: " << r.countersRawPath
+            << "); read them with kwb counters " << r.countersDetailsPath << " --raw "
+            << r.countersRawPath << "\n";
     out << "total " << fixed(r.totalSeconds, 2) << " s (stages " << fixed(r.stageSeconds(), 2)
         << " s, between them " << fixed(std::max(0.0, r.totalSeconds - r.stageSeconds()), 2)
         << " s), seed " << r.seed << "\n";

@@ -275,6 +275,10 @@ json toJson(const EvaluationResult& r) {
             {"flags", flags},
             {"integrity", toJson(r.integrity)},
             {"timeline_records", r.timelineRecordPath},
+            {"counters",
+             {{"report", r.countersReportPath},
+              {"details_csv", r.countersDetailsPath},
+              {"raw_csv", r.countersRawPath}}},
             {"environment",
              {{"device", e.device},
               {"device_name", e.deviceName},
@@ -355,6 +359,11 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
             r.flags.push_back(flagFromJson(f));
         r.integrity = integrityFromJson(j.value("integrity", json::object()));
         r.timelineRecordPath = j.value("timeline_records", "");
+        if (const json counters = j.value("counters", json::object()); counters.is_object()) {
+            r.countersReportPath = counters.value("report", "");
+            r.countersDetailsPath = counters.value("details_csv", "");
+            r.countersRawPath = counters.value("raw_csv", "");
+        }
         const json e = j.value("environment", json::object());
         r.environment = {e.value("device", ""),     e.value("device_name", ""),
                          e.value("driver", ""),     e.value("cuda", ""),

@@ -154,6 +154,11 @@ struct EvaluationResult {
     EnvironmentInfo environment;
     // The profile stage's CUPTI records (kwb-cupti/1 lines), when a timeline was collected.
     std::string timelineRecordPath;
+    // Nsight Compute's report and its details and raw pages as CSV, when counters were
+    // collected (EvaluationOptions::counters).
+    std::string countersReportPath;
+    std::string countersDetailsPath;
+    std::string countersRawPath;
 
     const StageRecord* stage(const std::string& name) const;
     bool hasStrictFlag() const;

@@ -219,6 +219,7 @@ struct StageExtras {
     std::map<std::string, std::string> workspaceEnvironment;
     std::vector<std::string> writablePaths;
     std::vector<std::string> readOnlyPaths;
+    std::vector<std::string> wrapper; // HarnessStageSpec::wrapper
 };
 
 // Everything that shapes one stage's process: sandbox, limits, environment.
@@ -318,6 +319,7 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
                                       extras.writablePaths.begin(), extras.writablePaths.end());
     spec.sandbox.readOnlyPaths.insert(spec.sandbox.readOnlyPaths.end(),
                                       extras.readOnlyPaths.begin(), extras.readOnlyPaths.end());
+    spec.wrapper = extras.wrapper;
     return spec;
 }
 
@@ -371,7 +373,10 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     // build, and a rollout builds each workspace rarely: their builds are cold.
     const bool warmBuild =
         stage == "compile" && standbyWanted(c.options) && c.resources.warmWorkers != nullptr;
-    const bool warm = warmWorkerWanted(c.options) && (!buildsExtensions(stage) || warmBuild);
+    // A wrapped stage (under ncu) needs its own process from the start: a warm worker's child
+    // is forked from a server no profiler started.
+    const bool warm = warmWorkerWanted(c.options) && (!buildsExtensions(stage) || warmBuild) &&
+                      extras.wrapper.empty();
     WarmWorkerPool& pool = warmWorkersOf(c.resources);
     // A timed stage holds a GPU's lane alone while it runs: another evaluation's kernels on the
     // same GPU would be timed with it. Stages that run kernels untimed share a lane, never with
@@ -408,6 +413,74 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     outcome.startSeconds += laneWait;
     outcome.laneWaitSeconds = laneWait;
     return outcome;
+}
+
+// Sets up Nsight Compute around the profile stage: the report folder (writable in the sandbox),
+// ncu's own folder (readable) and the wrapper. Returns why it cannot, or "".
+std::string prepareCounters(const RunContext& c, const CounterCollection& collection,
+                            StageExtras& extras, std::string& ncu, fs::path& reportBase) {
+    if (!c.gpuAllowed)
+        return "CPU mode: hardware counters need an NVIDIA GPU and Nsight Compute (ncu)";
+    ncu = ncuPath();
+    if (ncu.empty())
+        return "Nsight Compute (ncu) was not found: it comes with the CUDA toolkit; put it on "
+               "PATH or set KWB_NCU";
+    for (const std::string& section : collection.sections)
+        if (std::string problem = ncuSectionProblem(section); !problem.empty())
+            return "cannot collect counters: " + problem;
+    fs::path folder = collection.reportFolder;
+    if (folder.empty()) {
+        std::string stamp = utcTimestamp();
+        std::replace(stamp.begin(), stamp.end(), ':', '-');
+        folder = fs::path(c.buildDirectory) / "counters" / stamp;
+    }
+    folder = fs::absolute(folder).lexically_normal();
+    // Made like the timeline's folder: never through a link the agent left in the workspace.
+    const AnchoredPath anchored = anchoredPath(c.target.workspace, folder);
+    std::string why;
+    std::error_code ec;
+    fs::create_directories(anchored.root, ec);
+    if (!makeFolderInside(anchored.root, anchored.relative, &why))
+        return "cannot create the counters folder " + folder.string() + ": " + why;
+    reportBase = folder / "counters";
+    extras.writablePaths.push_back(folder.string());
+    const fs::path installed = fs::canonical(ncu, ec);
+    extras.readOnlyPaths.push_back((ec ? fs::path(ncu) : installed).parent_path().string());
+    CounterCollection chosen = collection;
+    if (chosen.kernelRegex.empty() && chosen.ownKernelsOnly)
+        chosen.kernelRegex = kernelNameFilter(declaredKernelNames(c.target.workspace));
+    extras.wrapper = ncuProfileArguments(ncu, chosen, reportBase.string());
+    return {};
+}
+
+// After the profile stage ran under ncu: its report printed to CSV pages, named in the result, or
+// a flag saying why there are none. The stage's timings are the profiler's and are not used.
+void collectCounterPages(const RunContext& c, const std::string& ncu, const fs::path& reportBase,
+                         const HarnessStageOutcome& profile, EvaluationResult& r) {
+    const fs::path report = reportBase.string() + ".ncu-rep";
+    std::error_code ec;
+    if (!fs::is_regular_file(report, ec)) {
+        std::string tail =
+            profile.log.size() > 600 ? profile.log.substr(profile.log.size() - 600) : profile.log;
+        r.flags.push_back({"counters_failed", FlagSeverity::Warning,
+                           "ncu wrote no report (" +
+                               (profile.ok ? std::string("no kernel matched, or ncu failed")
+                                           : profile.failureKind + ": " + profile.failureMessage) +
+                               "); the stage's last output: " + tail});
+        return;
+    }
+    const NcuCsvPages pages = exportNcuPages(ncu, report, c.stop);
+    r.countersReportPath = report.string();
+    if (!pages.ok) {
+        r.flags.push_back({"counters_failed", FlagSeverity::Warning, pages.error});
+        return;
+    }
+    r.countersDetailsPath = pages.detailsCsv;
+    r.countersRawPath = pages.rawCsv;
+    r.flags.push_back({"counters_collected", FlagSeverity::Info,
+                       "the profile stage ran under Nsight Compute: no speed-up is measured in "
+                       "this evaluation (its report: " +
+                           report.string() + ")"});
 }
 
 // Sets up the CUPTI recording of the profile stage: the record file (fresh, in a folder the
@@ -902,18 +975,29 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
                                      r.environment.torchVersion, options);
     StageExtras profileExtras;
     bool timeline = false;
-    if (options.collectTimeline) {
+    // ncu and the CUPTI injection library cannot both own CUPTI in one process: counters win.
+    if (options.collectTimeline && !options.counters) {
         std::string problem = c.gpuAllowed ? prepareTimeline(c, profileExtras, r)
                                            : "CPU mode: CUPTI timelines need a CUDA GPU";
         timeline = problem.empty();
         if (!timeline)
             r.flags.push_back({"timeline_unavailable", FlagSeverity::Warning, problem});
     }
+    std::string ncu;
+    fs::path counterReport;
+    if (options.counters) {
+        const std::string problem =
+            prepareCounters(c, *options.counters, profileExtras, ncu, counterReport);
+        if (!problem.empty())
+            r.flags.push_back({"counters_unavailable", FlagSeverity::Warning, problem});
+    }
+    const bool counters = !counterReport.empty();
     // Under the profiler the baselines run too (the timeline shows all three phases), and their
     // times, slowed by it, stay out of the cache.
     std::optional<CachedBaseline> cached;
     std::optional<BaselineTurn> baselineTurn;
-    if (!options.refreshBaselines && !timeline) {
+    // Under ncu nothing is timed for a reward: the baselines are neither run nor cached.
+    if (!options.refreshBaselines && !timeline && !counters) {
         baselineTurn = BaselineTurn::take(key, c.stop);
         if (!baselineTurn) {
             cancelled();
@@ -923,8 +1007,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         if (cached)
             baselineTurn.reset(); // nothing to time: the next evaluation of the task may go on
     }
-    json profileRequest = timingRequest(c, "profile", !cached.has_value());
-    if (options.reward.decideOnInterval) {
+    json profileRequest = timingRequest(c, "profile", !cached.has_value() && !counters);
+    if (options.reward.decideOnInterval && !counters) {
         // Timing goes on while a milestone's interval straddles the threshold, against the
         // cached baselines' rounds when they are not timed again.
         profileRequest["milestone_threshold"] = options.reward.speedupThreshold;
@@ -937,6 +1021,11 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
             profileRequest["baseline_rounds"] = rounds;
         }
     }
+    // Under ncu the kernel census (the same CUPTI injection) stays off: ncu injects its own.
+    if (counters) {
+        profileRequest["kernel_records_library"] = "";
+        profileRequest["counters_run"] = true;
+    }
     profileRequest["extension_path"] = extensionPath;
     profileRequest["kernels_dir"] = kernelsDirectory;
     HarnessStageOutcome profile = runStage(c, "profile", profileRequest, profileExtras);
@@ -947,6 +1036,12 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     }
     absorbFlags(r, profile.result);
     absorbProfileEvidence(r.integrity, profile.result);
+    if (counters) {
+        collectCounterPages(c, ncu, counterReport, profile, r);
+        profileRecord.seconds = secondsSince(profileBegun);
+        r.stages.push_back(profileRecord);
+        return finish();
+    }
     if (profile.ok && profile.result.is_object()) {
         const json timings = profile.result.value("timings", json::object());
         r.candidate = timingFromJson(timings.value("candidate", json::object()));

@@ -2,11 +2,13 @@
 
 #include "engine/evaluation/evaluation_profile.h"
 #include "engine/evaluation/evaluation_result.h"
+#include "engine/evaluation/ncu_collection.h"
 #include "engine/evaluation/reward_policy.h"
 
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -87,6 +89,10 @@ struct EvaluationOptions {
     // Baselines timed under the profiler run afresh and are not cached: it slows them.
     bool collectTimeline = false;
     std::string timelineRecordPath;
+    // Collect hardware counters (GPU only): the profile stage runs under Nsight Compute
+    // (ncu_collection.h), in a process of its own, and the result names the report and its CSV
+    // pages. Its timings are the profiler's, so no speed-up is reported and none is cached.
+    std::optional<CounterCollection> counters;
     RewardPolicy reward;
 };
 

@@ -171,7 +171,8 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
     // which puts the trusted harness first: nothing in the workspace can shadow a module the
     // harness imports. `-m MODULE` in pythonArguments becomes the bootstrap's MODULE.
     const std::string bootstrap = (fs::path(harnessDirectory()) / "kwb_stage.py").string();
-    std::vector<std::string> argv = {spec.python, "-I", "-B", "-u", bootstrap};
+    std::vector<std::string> argv = spec.wrapper;
+    argv.insert(argv.end(), {spec.python, "-I", "-B", "-u", bootstrap});
     for (std::size_t i = 0; i < pythonArguments.size(); ++i)
         if (!(i == 0 && pythonArguments[i] == "-m"))
             argv.push_back(pythonArguments[i]);

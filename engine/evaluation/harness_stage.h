@@ -34,6 +34,10 @@ struct HarnessStageSpec {
     // so that one server serves every workspace below them; its stage child then confines its
     // writes to this stage's own writable paths (WarmWorkerPlan). Empty: a server of its own.
     std::vector<std::string> sharedRoots;
+    // A program the stage's Python runs under, inside the sandbox (its arguments, ending where
+    // the Python command begins): Nsight Compute for on-demand counters. Such a stage always runs
+    // in a process of its own, never in a warm worker's child.
+    std::vector<std::string> wrapper;
     // A stop request ends the running stage (its process tree, or a warm worker's stage child)
     // at once; the outcome's failureKind is "cancelled".
     std::stop_token stop;

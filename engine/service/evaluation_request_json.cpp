@@ -129,6 +129,12 @@ json toJson(const EvaluationOptions& o) {
             {"seed", o.seed},
             {"collect_timeline", o.collectTimeline},
             {"timeline_record_path", o.timelineRecordPath},
+            {"counters", o.counters ? json{{"sections", o.counters->sections},
+                                           {"kernel_regex", o.counters->kernelRegex},
+                                           {"launch_count", o.counters->launchCount},
+                                           {"own_kernels_only", o.counters->ownKernelsOnly},
+                                           {"report_folder", o.counters->reportFolder}}
+                                    : json(nullptr)},
             {"speedup_threshold", o.reward.speedupThreshold},
             {"decide_on_interval", o.reward.decideOnInterval},
             {"speedup_statistic", toString(o.reward.statistic)}};
@@ -206,6 +212,30 @@ bool optionsFromJson(const json& j, EvaluationOptions& o, std::string* error) {
     r.unsignedInteger("seed", o.seed);
     r.flag("collect_timeline", o.collectTimeline);
     r.text("timeline_record_path", o.timelineRecordPath);
+    if (const json* counters = r.find("counters"); counters && !counters->is_null()) {
+        CounterCollection collection;
+        const json sections = counters->value("sections", json::array());
+        if (!counters->is_object() || !sections.is_array() || sections.size() > 64) {
+            r.fail("counters", "is not an object with at most 64 sections");
+        } else {
+            for (const json& section : sections) {
+                const std::string name = section.is_string() ? section.get<std::string>() : "";
+                if (const std::string problem = ncuSectionProblem(name); !problem.empty()) {
+                    r.fail("counters.sections", problem);
+                    break;
+                }
+                collection.sections.push_back(name);
+            }
+            Reader inner(*counters);
+            inner.text("kernel_regex", collection.kernelRegex);
+            inner.integer("launch_count", collection.launchCount, 1, 10000);
+            inner.flag("own_kernels_only", collection.ownKernelsOnly);
+            inner.text("report_folder", collection.reportFolder);
+            if (!inner.error().empty())
+                r.fail("counters:", inner.error());
+            o.counters = collection;
+        }
+    }
     r.number("speedup_threshold", o.reward.speedupThreshold, 1.0, 100.0);
     r.flag("decide_on_interval", o.reward.decideOnInterval);
     std::string statistic = toString(o.reward.statistic);

@@ -34,6 +34,7 @@ TEST(EvaluationRequestJson, EveryOptionCrossesUnchanged) {
     sent.reward.speedupThreshold = 1.2;
     sent.reward.decideOnInterval = false;
     sent.profile = false;
+    sent.counters = CounterCollection{{"SpeedOfLight", "Occupancy"}, "gelu.*", 3, "/tmp/c", false};
 
     EvaluationOptions received;
     std::string error;
@@ -43,6 +44,16 @@ TEST(EvaluationRequestJson, EveryOptionCrossesUnchanged) {
     EXPECT_EQ(received.dtypeTolerances.at("float32"), sent.dtypeTolerances.at("float32"));
     EXPECT_EQ(received.seed, sent.seed);
     EXPECT_EQ(received.reward.statistic, TimingStatistic::Mean);
+    ASSERT_TRUE(received.counters);
+    EXPECT_EQ(received.counters->sections, sent.counters->sections);
+    EXPECT_EQ(received.counters->kernelRegex, "gelu.*");
+    EXPECT_EQ(received.counters->launchCount, 3);
+    EXPECT_FALSE(received.counters->ownKernelsOnly);
+    // No counters asked for stays none.
+    sent.counters.reset();
+    EvaluationOptions plain;
+    ASSERT_TRUE(optionsFromJson(json::parse(toJson(sent).dump()), plain, &error)) << error;
+    EXPECT_FALSE(plain.counters);
 
     EvaluationTarget target;
     ASSERT_TRUE(
@@ -62,6 +73,9 @@ TEST(EvaluationRequestJson, AMalformedValueIsNamedNotDefaulted) {
         {{{"dtype_tolerances", {{"float32", "tiny"}}}}, "dtype_tolerances.float32"},
         {{{"seed", -3}}, "seed"},
         {{{"speedup_statistic", "mode"}}, "speedup_statistic"},
+        // A section name that ncu could read as an option never reaches its command line.
+        {{{"counters", {{"sections", {"--launch-skip"}}}}}, "counters.sections"},
+        {{{"counters", {{"launch_count", 0}}}}, "counters:"},
     };
     for (const auto& [options, key] : cases) {
         EvaluationOptions received;

@@ -31,6 +31,9 @@ class Request:
     # The CUPTI injection library whose sealed kernel records are the GPU's kernel census
     # (integrity/kernel_records.py); empty where the engine has none
     kernel_records_library: str = ""
+    # The profile stage runs under Nsight Compute for hardware counters: ncu owns CUPTI, so no
+    # kernel census is taken, and nothing is timed for a reward
+    counters_run: bool = False
     # A KernelBench pair (a candidate file in a folder it shares with others), not a workspace
     pair_mode: bool = False
     # compile
@@ -166,6 +169,7 @@ def parse(data: dict, stage: str) -> Request:
     req.pair_mode = _get(data, "pair_mode", (bool,), default=False)
     req.scratch_dir = _path(data, "scratch_dir", required=False)
     req.kernel_records_library = _path(data, "kernel_records_library", required=False)
+    req.counters_run = _get(data, "counters_run", (bool,), default=False)
     req.arch = _get(data, "arch", (str,), default="").strip()
     if req.arch and not _ARCH_RE.match(req.arch):
         raise _fail(f"field 'arch' must look like 'sm_90' or 'sm_90a', got '{req.arch}'")

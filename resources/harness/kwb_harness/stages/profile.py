@@ -297,6 +297,12 @@ def _examine_candidate(ref_model, remote, inputs, req, clock, timings, result) -
             "reason": f"the host clock measured {host_ms:.4f} ms per call against {candidate_ms:.4f} ms from the "
                       "CUDA events: work may run outside the timed stream, or the call is launch-bound",
         })
+    if req.counters_run:
+        # Under Nsight Compute its own injection holds CUPTI: a census here would see no kernel
+        # and call the candidate empty. The counters themselves are the evidence of this run.
+        integrity["kernels"] = {"available": False,
+                                "reason": "under Nsight Compute: ncu collects the kernels' counters instead"}
+        return
     if req.device == "cuda":
         # torch's profiler takes CUPTI's buffer callbacks over: a timeline being recorded gets
         # its records of the timed phases first.
