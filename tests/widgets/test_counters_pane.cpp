@@ -1,15 +1,22 @@
 // The Counters pane on Nsight Compute output recorded on the H200 (tests/data/ncu): the kernel
 // table (checked by Qt's model tester), the selected kernel's metrics and advice, the roofline
 // drawn where the counters put each kernel, a baseline to compare with, and files that are not
-// ncu's.
+// ncu's. Collecting on demand: offered only with a GPU (and why not, without), the dialog's
+// choices, and the main window's answer on a machine without a GPU.
 #include "engine/counters/ncu_files.h"
+#include "widgets/core/app_settings.h"
 #include "widgets/core/engine_bridge.h"
+#include "widgets/counters/collect_counters_dialog.h"
 #include "widgets/counters/counters_kernel_model.h"
 #include "widgets/counters/counters_pane.h"
 #include "widgets/counters/roofline_chart.h"
+#include "widgets/window/main_window.h"
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QImage>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -143,6 +150,65 @@ private slots:
         pane.clearBaseline();
         QVERIFY(pane.kernelTable()->isColumnHidden(CountersKernelModel::VsBaseline));
         QCOMPARE(pane.kernelModel()->baseline(), nullptr);
+    }
+
+    void collectingIsOfferedWithAGpuAndTheDialogSaysWhatItRuns() {
+        EngineBridge bridge;
+        CountersPane pane(&bridge);
+        pane.setCollectPossible(false, QStringLiteral("needs an NVIDIA GPU"));
+        QVERIFY(!pane.collectButton()->isEnabled());
+        QCOMPARE(pane.collectButton()->toolTip(), QStringLiteral("needs an NVIDIA GPU"));
+        pane.setCollectPossible(true, {});
+        QVERIFY(pane.collectButton()->isEnabled());
+        // The timeline's kernel, as CUPTI names it, becomes ncu's name filter.
+        pane.setKernelHint(QStringLiteral("void gelu_kernel<float>(float const*, float*, int)"));
+        QCOMPARE(pane.kernelHint(), QStringLiteral("gelu_kernel"));
+        pane.setKernelHint(QStringLiteral("ampere_sgemm_128x64_nn"));
+        QCOMPARE(pane.kernelHint(), QStringLiteral("ampere_sgemm_128x64_nn"));
+        pane.setKernelHint(QStringLiteral("at::native::vectorized_elementwise_kernel<4>(int)"));
+        QCOMPARE(pane.kernelHint(), QStringLiteral("at::native::vectorized_elementwise_kernel"));
+        pane.setKernelHint(QStringLiteral("kernel.v2"));
+        QCOMPARE(pane.kernelHint(), QStringLiteral("kernel\\.v2"));
+
+        CollectCountersDialog dialog(QStringLiteral("/ws"), pane.kernelHint());
+        kwb::CounterCollection choice = dialog.choice();
+        QCOMPARE(choice.sections, kwb::kDefaultNcuSections);
+        QVERIFY(choice.ownKernelsOnly);
+        QCOMPARE(QString::fromStdString(choice.kernelRegex), pane.kernelHint());
+        QVERIFY(dialog.problem().isEmpty());
+        choice.sections.clear();
+        dialog.setChoice(choice);
+        QVERIFY(dialog.problem().contains("at least one section"));
+        choice.sections = {"Occupancy", "LaunchStats"};
+        choice.kernelRegex = "gelu(";
+        dialog.setChoice(choice);
+        QVERIFY(dialog.problem().contains("not a regular expression"));
+        choice.kernelRegex = "gelu";
+        choice.launchCount = 7;
+        choice.ownKernelsOnly = false;
+        dialog.setChoice(choice);
+        QVERIFY(dialog.problem().isEmpty());
+        const kwb::CounterCollection back = dialog.choice();
+        QCOMPARE(back.sections, (std::vector<std::string>{"Occupancy", "LaunchStats"}));
+        QCOMPARE(back.launchCount, 7);
+        QVERIFY(!back.ownKernelsOnly);
+    }
+
+    void withoutAGpuTheWindowSaysCollectingNeedsOne() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        QTRY_VERIFY_WITH_TIMEOUT(window.hasSystemReport(), 120000);
+        if (window.systemReport()->gpus.hasGpu())
+            QSKIP("this machine has a GPU: collecting is offered");
+        QPushButton* collect = window.countersPane()->collectButton();
+        QVERIFY(!collect->isEnabled());
+        QVERIFY2(collect->toolTip().contains("needs an NVIDIA GPU"),
+                 qPrintable(collect->toolTip()));
+        // Asked anyway (a request arriving from elsewhere), with no workspace open, it says so.
+        emit window.countersPane()->collectRequested(kwb::CounterCollection{});
+        QVERIFY2(window.countersPane()->statusText().contains("Open a workspace"),
+                 qPrintable(window.countersPane()->statusText()));
     }
 
     void filesThatAreNotNcusSayWhyAndKeepWhatWasShown() {

@@ -2,6 +2,7 @@
 
 #include "engine/counters/roofline.h"
 #include "widgets/core/engine_bridge.h"
+#include "widgets/counters/collect_counters_dialog.h"
 #include "widgets/counters/counters_kernel_model.h"
 #include "widgets/counters/roofline_chart.h"
 
@@ -11,6 +12,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -50,7 +52,8 @@ CountersPane::CountersPane(EngineBridge* bridge, QWidget* parent)
       table_(new QTableView(this)), chart_(new RooflineChart(this)),
       details_(new QTreeWidget(this)), status_(new QLabel(this)), hint_(new QLabel(this)),
       compareButton_(new QPushButton(tr("Compare with…"), this)),
-      clearButton_(new QPushButton(tr("Clear comparison"), this)) {
+      clearButton_(new QPushButton(tr("Clear comparison"), this)),
+      collectButton_(new QPushButton(tr("Collect…"), this)) {
     auto* open = new QPushButton(tr("Open ncu CSV…"), this);
     open->setToolTip(tr("ncu's details page (--csv --page details) and, for the roofline, its "
                         "raw page (--csv --page raw)"));
@@ -59,7 +62,15 @@ CountersPane::CountersPane(EngineBridge* bridge, QWidget* parent)
     clearButton_->setEnabled(false);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    collectButton_->setToolTip(tr("Run the open workspace's profile stage under Nsight Compute"));
+    setCollectPossible(false, tr("Looking for a GPU…"));
+    connect(collectButton_, &QPushButton::clicked, this, [this] {
+        CollectCountersDialog dialog(tr("the open workspace"), kernelHint_, this);
+        if (dialog.exec() == QDialog::Accepted)
+            emit collectRequested(dialog.choice());
+    });
     auto* bar = new QHBoxLayout;
+    bar->addWidget(collectButton_);
     bar->addWidget(open);
     bar->addWidget(compareButton_);
     bar->addWidget(clearButton_);
@@ -69,7 +80,9 @@ CountersPane::CountersPane(EngineBridge* bridge, QWidget* parent)
     hint_->setTextFormat(Qt::PlainText);
     hint_->setText(
         tr("Hardware counters come from Nsight Compute, which needs a CUDA GPU to collect them; "
-           "reading them needs none. On the GPU host:\n"
+           "reading them needs none. With a GPU here, Collect… runs the open workspace's profile "
+           "stage under ncu with the sections you choose (kwb eval WS --counters does the same "
+           "headless). On another GPU host:\n"
            "  ncu --section SpeedOfLight --section SpeedOfLight_RooflineChart "
            "--section MemoryWorkloadAnalysis --section Occupancy --export run python3 SCRIPT\n"
            "  ncu --import run.ncu-rep --csv --page details > details.csv\n"
@@ -271,6 +284,38 @@ void CountersPane::showKernel(int row) {
         }
     }
     details_->expandAll();
+}
+
+void CountersPane::setCollectPossible(bool possible, const QString& why) {
+    collectButton_->setEnabled(possible);
+    collectButton_->setToolTip(possible ? tr("Run the open workspace's profile stage under "
+                                             "Nsight Compute, with the sections you choose")
+                                        : why);
+}
+
+void CountersPane::setKernelHint(const QString& kernelName) {
+    // ncu matches the function's base name: the part before its parameter or template list.
+    QString head = kernelName;
+    const qsizetype cut = head.indexOf(QRegularExpression(QStringLiteral("[(<]")));
+    if (cut > 0)
+        head.truncate(cut);
+    head = head.trimmed();
+    if (const qsizetype space = head.lastIndexOf(' '); space >= 0)
+        head = head.mid(space + 1); // a return type before the name
+    // Only the regular expression's own characters are escaped: ncu's matcher is not Qt's, and
+    // an identity escape such as "\:" is not valid in every dialect.
+    static const QString special = QStringLiteral("\\^$.|?*+()[]{}");
+    QString escaped;
+    for (const QChar c : head) {
+        if (special.contains(c))
+            escaped += QLatin1Char('\\');
+        escaped += c;
+    }
+    kernelHint_ = escaped;
+}
+
+void CountersPane::showCollecting(const QString& text) {
+    status_->setText(text);
 }
 
 } // namespace kwb::ui

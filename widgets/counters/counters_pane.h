@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/counters/ncu_files.h"
+#include "engine/evaluation/ncu_collection.h"
 
 #include <QStringList>
 #include <QWidget>
@@ -34,6 +35,16 @@ public:
     void openBaseline(const QStringList& paths);
     void clearBaseline();
 
+    // Collecting from the open workspace (Collect… opens CollectCountersDialog): possible only
+    // with a GPU; `why` says what is missing when not. The kernel hint prefills the dialog's
+    // filter (the timeline's selected kernel).
+    void setCollectPossible(bool possible, const QString& why);
+    void setKernelHint(const QString& kernelName);
+    QString kernelHint() const { return kernelHint_; }
+    QPushButton* collectButton() const { return collectButton_; }
+    // "Collecting…" while an evaluation under ncu runs, or the reason it gave none.
+    void showCollecting(const QString& text);
+
     CountersKernelModel* kernelModel() const { return model_; }
     RooflineChart* roofline() const { return chart_; }
     QTreeWidget* details() const { return details_; }
@@ -43,6 +54,7 @@ public:
 signals:
     // After each load, with the error when it failed (for the log).
     void reportOpened(const QString& description, const QString& error);
+    void collectRequested(const kwb::CounterCollection& collection);
 
 private:
     void onLoaded(const QString& purpose,
@@ -62,6 +74,8 @@ private:
     QStackedWidget* pages_ = nullptr; // the hint, or the report
     QPushButton* compareButton_;
     QPushButton* clearButton_;
+    QPushButton* collectButton_;
+    QString kernelHint_;
     std::shared_ptr<const kwb::counters::LoadedCounters> current_, baseline_;
     QString lastError_;
 };

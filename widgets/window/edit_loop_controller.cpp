@@ -124,6 +124,20 @@ quint64 EditLoopController::evaluateNow() {
     return pending_;
 }
 
+quint64 EditLoopController::collectCounters(const kwb::CounterCollection& collection) {
+    if (workspace_.isEmpty())
+        return 0;
+    kwb::EvaluationOptions options = options_;
+    options.counters = collection;
+    pending_ = bridge_.requestEvaluation(workspace_, options, settings_.pythonInterpreter());
+    countersRun_ = pending_;
+    stage_->setText(tr("Collecting counters…"));
+    progress_->show();
+    if (results_)
+        results_->showRunning(tr("queued (counters)"));
+    return pending_;
+}
+
 void EditLoopController::cancel() {
     if (pending_ == 0)
         return;
@@ -143,6 +157,20 @@ void EditLoopController::onResult(quint64 id, std::shared_ptr<const kwb::Evaluat
     if (id != pending_)
         return; // an evaluation someone else asked the bridge for
     pending_ = 0;
+    const bool counters = id == countersRun_;
+    countersRun_ = 0;
+    if (counters) {
+        QString problem;
+        for (const auto& flag : result->flags)
+            if (flag.code == "counters_unavailable" || flag.code == "counters_failed")
+                problem = QString::fromStdString(flag.reason);
+        if (result->countersDetailsPath.empty() && problem.isEmpty())
+            problem = result->failureKind.empty()
+                          ? tr("the evaluation collected none")
+                          : QString::fromStdString(result->verdict()); // failed before profiling
+        emit countersCollected(QString::fromStdString(result->countersDetailsPath),
+                               QString::fromStdString(result->countersRawPath), problem);
+    }
     progress_->hide();
     if (result->failureKind == "cancelled") {
         // Nothing was judged: the panel goes back to what it showed before the run.

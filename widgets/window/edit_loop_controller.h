@@ -58,13 +58,20 @@ public:
 
 public slots:
     quint64 evaluateNow(); // 0 when no workspace is open
-    void cancel();         // stops the running evaluation; its result shows as cancelled
+    // Evaluates the workspace once with its profile stage under Nsight Compute (GPU only);
+    // countersCollected names the CSV pages. Not kept in the hand-edit history: it measures no
+    // speed-up. 0 when no workspace is open.
+    quint64 collectCounters(const kwb::CounterCollection& collection);
+    void cancel(); // stops the running evaluation; its result shows as cancelled
 
 signals:
     void evaluationShown(quint64 evaluationId);
     void timelineReady(kwb::timeline::TimelineSnapshot timeline);
     // The open workspace's history changed (read, grown by an evaluation, or none: null).
     void historyChanged(kwb::agent::EpisodeSnapshotPtr history);
+    // A counters run ended: the details and raw pages, or empty paths and the reason.
+    void countersCollected(const QString& detailsCsv, const QString& rawCsv,
+                           const QString& problem);
     void message(const QString& text, bool problem);
 
 private:
@@ -85,6 +92,7 @@ private:
     QLabel* stage_;
     QToolButton* cancel_;
     quint64 pending_ = 0;
+    quint64 countersRun_ = 0; // the pending evaluation collects counters
     int shownCount_ = 0;
 };
 

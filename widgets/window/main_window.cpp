@@ -344,6 +344,10 @@ void MainWindow::showSystemReport(std::shared_ptr<const kwb::SystemReport> repor
     statusBar_->showReport(*systemReport_);
     log_->append(systemReport_->gpus.hasGpu() ? LogLevel::Info : LogLevel::Warning,
                  QString::fromStdString(systemReport_->gpus.status));
+    countersPane_->setCollectPossible(
+        systemReport_->gpus.hasGpu(),
+        tr("Collecting counters needs an NVIDIA GPU and Nsight Compute (ncu); this machine has "
+           "no GPU. Counters collected on a GPU host open here with Open ncu CSV…"));
     // What the open workspace can do here is known now.
     if (!currentWorkspace_.isEmpty() && candidates_->directory() == currentWorkspace_)
         candidates_->setBanner(workspaceBanner());
@@ -522,6 +526,33 @@ void MainWindow::connectSelection() {
             });
     connect(hub_, &SelectionHub::kernelSelected, timelinePane_,
             [this](const QString& name) { timelinePane_->selectStatisticsRow(name); });
+    // Counters on demand: the timeline's kernel is the dialog's filter; the run goes through the
+    // edit loop (the open workspace, its progress and Cancel), the pages open in the dock.
+    connect(hub_, &SelectionHub::kernelSelected, countersPane_,
+            [this](const QString& name) { countersPane_->setKernelHint(name); });
+    connect(countersPane_, &CountersPane::collectRequested, this,
+            [this](const kwb::CounterCollection& collection) {
+                if (currentWorkspace_.isEmpty()) {
+                    countersPane_->showCollecting(tr("Open a workspace to collect its counters "
+                                                     "(File > Open Workspace… or New Workspace "
+                                                     "from Task…)"));
+                    return;
+                }
+                countersPane_->showCollecting(
+                    tr("Collecting counters from %1…")
+                        .arg(QDir::toNativeSeparators(currentWorkspace_)));
+                editLoop_->collectCounters(collection);
+            });
+    connect(editLoop_, &EditLoopController::countersCollected, this,
+            [this](const QString& details, const QString& raw, const QString& problem) {
+                if (details.isEmpty()) {
+                    countersPane_->showCollecting(tr("No counters: %1").arg(problem));
+                    log_->append(LogLevel::Error, tr("No counters collected: %1").arg(problem));
+                    return;
+                }
+                log_->append(LogLevel::Info, tr("Counters collected: %1").arg(details));
+                openCounters(raw.isEmpty() ? QStringList{details} : QStringList{details, raw});
+            });
 }
 
 void MainWindow::showStep(qint64 episodeId, qint64 step) {
