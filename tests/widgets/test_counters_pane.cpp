@@ -10,6 +10,7 @@
 #include "widgets/counters/counters_kernel_model.h"
 #include "widgets/counters/counters_pane.h"
 #include "widgets/counters/roofline_chart.h"
+#include "widgets/window/edit_loop_controller.h"
 #include "widgets/window/main_window.h"
 
 #include <QAbstractItemModelTester>
@@ -209,6 +210,23 @@ private slots:
         emit window.countersPane()->collectRequested(kwb::CounterCollection{});
         QVERIFY2(window.countersPane()->statusText().contains("Open a workspace"),
                  qPrintable(window.countersPane()->statusText()));
+    }
+
+    void aSecondCollectionIsComparedWithTheFirst() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        CountersPane* pane = window.countersPane();
+        // What the edit loop reports after two runs under ncu (recorded pages stand in).
+        emit window.editLoop()->countersCollected(recorded("details-base.csv"), {}, {});
+        QTRY_COMPARE_WITH_TIMEOUT(pane->kernelModel()->rowCount(), 5, 30000);
+        QVERIFY(pane->details()->isColumnHidden(2)); // nothing to compare with yet
+        emit window.editLoop()->countersCollected(recorded("details.csv"), recorded("raw.csv"), {});
+        QTRY_VERIFY_WITH_TIMEOUT(!pane->details()->isColumnHidden(2), 30000);
+        // A run that gave none says why and keeps what is shown.
+        emit window.editLoop()->countersCollected({}, {}, QStringLiteral("no kernel matched"));
+        QVERIFY(pane->statusText().contains("no kernel matched"));
+        QCOMPARE(pane->kernelModel()->rowCount(), 5);
     }
 
     void filesThatAreNotNcusSayWhyAndKeepWhatWasShown() {

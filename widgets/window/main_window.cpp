@@ -551,7 +551,13 @@ void MainWindow::connectSelection() {
                     return;
                 }
                 log_->append(LogLevel::Info, tr("Counters collected: %1").arg(details));
-                openCounters(raw.isEmpty() ? QStringList{details} : QStringList{details, raw});
+                const QStringList pages =
+                    raw.isEmpty() ? QStringList{details} : QStringList{details, raw};
+                // Two collections in a row compare: the previous one becomes the baseline.
+                if (!lastCollectedCounters_.isEmpty())
+                    countersPane_->openBaseline(lastCollectedCounters_);
+                lastCollectedCounters_ = pages;
+                openCounters(pages);
             });
 }
 

@@ -196,6 +196,8 @@ private:
     // While following: the newest file change and evaluation already shown.
     qint64 followedFiles_ = 0;
     qint64 followedEvaluation_ = 0;
+    // The pages of the last counters collection: the next one is compared with them.
+    QStringList lastCollectedCounters_;
 };
 
 } // namespace kwb::ui
