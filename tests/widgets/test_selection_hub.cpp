@@ -275,6 +275,9 @@ private slots:
         TimelinePane* timeline = window.timelinePane();
         QTRY_VERIFY_WITH_TIMEOUT(!timeline->showsEmptyState(), 10000);
         QVERIFY(timeline->statisticsModel()->rowCount() > 0);
+        // Its dock says whose timeline it is.
+        QTRY_COMPARE_WITH_TIMEOUT(window.findChild<QDockWidget*>("dock.timeline")->windowTitle(),
+                                  QStringLiteral("Timeline — Episode 8, step 7"), 10000);
 
         QDialog* diff = window.compareShownStepWith(4);
         QVERIFY(diff);

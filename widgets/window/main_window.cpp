@@ -501,8 +501,19 @@ void MainWindow::connectSelection() {
             [this](const QString& text, bool problem) {
                 log_->append(problem ? LogLevel::Error : LogLevel::Info, text);
             });
-    connect(editLoop_, &EditLoopController::timelineReady, timelinePane_,
-            &TimelinePane::setTimeline);
+    // The timeline dock's title names what its timeline is of (the current context's step, the
+    // workspace's latest evaluation, or a trace file).
+    connect(editLoop_, &EditLoopController::timelineReady, this,
+            [this](kwb::timeline::TimelineSnapshot timeline) {
+                timelinePane_->setTimeline(std::move(timeline));
+                timelineDock_->setWindowTitle(
+                    tr("Timeline — %1, latest evaluation")
+                        .arg(QFileInfo(editLoop_->workspace()).fileName()));
+            });
+    connect(traceOpener_, &TraceOpener::finished, this, [this](const QString& path, bool opened) {
+        if (opened)
+            timelineDock_->setWindowTitle(tr("Timeline — %1").arg(QFileInfo(path).fileName()));
+    });
     connect(&bridge_, &EngineBridge::timelineReady, this,
             [this](const QString& records, kwb::timeline::TimelineSnapshot timeline) {
                 if (!timeline) {
@@ -511,6 +522,7 @@ void MainWindow::connectSelection() {
                     return;
                 }
                 timelinePane_->setTimeline(std::move(timeline));
+                timelineDock_->setWindowTitle(tr("Timeline — %1").arg(requestedTimelineTitle_));
             });
     connect(editLoop_, &EditLoopController::evaluationShown, hub_, &SelectionHub::selectEvaluation);
     // Steps: a reward point or a conversation row selects; the hub tells every pane.
@@ -584,8 +596,10 @@ void MainWindow::showStep(qint64 episodeId, qint64 step) {
         resultPanel_->showEvaluation(inspection.evaluation, inspection.previousEvaluation, title);
         // Its CUPTI timeline, when the evaluation recorded one, read on the engine thread.
         const QString records = QString::fromStdString(inspection.evaluation->timelineRecordPath);
-        if (!records.isEmpty())
+        if (!records.isEmpty()) {
+            requestedTimelineTitle_ = title;
             bridge_.requestTimeline(records);
+        }
     }
     const bool filesShown = showStepFiles(episode, step);
     const QString note =

@@ -198,6 +198,8 @@ private:
     qint64 followedEvaluation_ = 0;
     // The pages of the last counters collection: the next one is compared with them.
     QStringList lastCollectedCounters_;
+    // What the timeline asked of the engine is of ("Episode 7, step 12"), for the dock's title.
+    QString requestedTimelineTitle_;
 };
 
 } // namespace kwb::ui

@@ -170,8 +170,11 @@ void MainWindow::followLatest(const agent::EpisodeSnapshotPtr& episode) {
                 tr("Episode %1, step %2 (live)").arg(episode->record.id).arg(lastEvaluation));
             const QString records =
                 QString::fromStdString(inspection.evaluation->timelineRecordPath);
-            if (!records.isEmpty())
+            if (!records.isEmpty()) {
+                requestedTimelineTitle_ =
+                    tr("Episode %1, step %2 (live)").arg(episode->record.id).arg(lastEvaluation);
                 bridge_.requestTimeline(records);
+            }
         }
     }
 }
