@@ -244,8 +244,14 @@ private slots:
         QVERIFY(agent->shownEpisode()->record.id > 0);
         QCOMPARE(panes.runListModel()->rowCount(), 1); // the live row, without re-reading the store
         QVERIFY(panes.runListModel()->index(0, 0).data(RunListModel::RunningRole).toBool());
+        // Running: Pause, not Resume.
+        QVERIFY(agent->pauseAction()->isEnabled());
+        QVERIFY(!agent->resumeAction()->isEnabled());
         agent->interruptAction()->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(agent->statusText(), QStringLiteral("Paused"), kTimeoutMs);
+        // Paused: Resume, not Pause.
+        QTRY_VERIFY_WITH_TIMEOUT(agent->resumeAction()->isEnabled(), kTimeoutMs);
+        QVERIFY(!agent->pauseAction()->isEnabled());
 
         // A queued message is delivered when the agent resumes.
         agent->messageBox()->setText(QStringLiteral("Please wrap up."));

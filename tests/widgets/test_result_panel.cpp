@@ -109,6 +109,7 @@ private slots:
                  QStringLiteral("correct, 1.30x vs eager, 0.95x vs torch.compile"));
         QVERIFY(panel.rewardText().startsWith("1 "));
         QVERIFY(panel.speedupText().contains("1.30×"));
+        const QColor faster = panel.verdictColor();
         QVERIFY(panel.comparisonText().contains("no earlier evaluation"));
         QVERIFY(panel.baselineText().contains("eager 0.6500 ms"));
         QVERIFY(panel.baselineText().contains("4 round(s)"));
@@ -127,6 +128,13 @@ private slots:
         panel.showLiveEvaluation(passing(1.60, 1.20), "third");
         QVERIFY(panel.comparisonText().contains("flag removed: sandbox_weak"));
         QVERIFY(panel.comparisonText().contains("reward unchanged"));
+
+        // Correct but slower than eager is not painted like a success.
+        panel.showLiveEvaluation(passing(0.16, 0.10), "slower");
+        QVERIFY(panel.verdictText().startsWith("correct, 0.16x"));
+        QVERIFY(panel.verdictColor() != faster);
+        panel.showLiveEvaluation(passing(1.30, 0.95), "faster again");
+        QCOMPARE(panel.verdictColor(), faster);
     }
 
     void selectingAStageShowsItsLog() {

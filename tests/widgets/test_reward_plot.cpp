@@ -119,6 +119,12 @@ private slots:
         QCOMPARE(plot->pointCount(), 3);
         // Unmeasured speed-ups are left out, not drawn as zero.
         QCOMPARE(pane.speedupPlot()->pointCount(), 4);
+        // A rejected candidate's timing is no speed-up: reward -1 with a measured 1.7x adds no
+        // speed-up point, only its reward point.
+        pane.showEpisode(episodeWith(6, {{-1, 1.7, 1.2}, {1, 1.5, 0.8}}));
+        QCOMPARE(plot->pointCount(), 2);
+        QCOMPARE(pane.speedupPlot()->pointCount(), 2);
+        pane.showEpisode(episodeWith(5, {{-1, 0, 0}, {1, 1.5, 0.8}, {2, 2.0, 1.25}}));
 
         const QPointF second = plot->pixelOf(0, 1);
         QVERIFY(plot->rect().contains(second.toPoint()));

@@ -461,9 +461,11 @@ QString AgentPane::metersText() const {
 void AgentPane::refreshStatus() {
     const bool running = controller_.isRunning();
     const bool live = running && mode_ == Mode::Live;
-    pause_->setEnabled(running);
-    interrupt_->setEnabled(running);
-    resume_->setEnabled(running);
+    // Resume only means something to a paused agent, Pause to one that is not.
+    const bool paused = running && controller_.agentState() == agent::AgentState::Paused;
+    pause_->setEnabled(running && !paused);
+    interrupt_->setEnabled(running && !paused);
+    resume_->setEnabled(paused);
     stop_->setEnabled(running);
     send_->setEnabled(running);
     start_->setEnabled(!running);

@@ -161,6 +161,10 @@ void ResultPanel::showEvaluation(ResultPtr result, ResultPtr previous, const QSt
         verdictColor = severityColor(kwb::FlagSeverity::Warning);
     else if (!r.failureKind.empty() || r.hasStrictFlag() || !r.correct)
         verdictColor = severityColor(kwb::FlagSeverity::Strict);
+    else if (r.speedupVsEager > 0 && r.speedupVsEager < 1.0)
+        // Correct but slower than eager PyTorch: not a success to paint green.
+        verdictColor = severityColor(kwb::FlagSeverity::Warning);
+    verdictColor_ = verdictColor;
     verdictPlain_ = QString::fromStdString(r.verdict());
     verdict_->setText(colored(verdictPlain_, verdictColor));
     const QString explanation = explanationFor(r);

@@ -2,6 +2,7 @@
 
 #include "engine/evaluation/evaluation_result.h"
 
+#include <QColor>
 #include <QWidget>
 #include <memory>
 
@@ -36,6 +37,9 @@ public:
     ResultPtr shownResult() const { return shown_; }
     ResultPtr lastLiveResult() const { return lastLive_; }
     QString verdictText() const;
+    // The verdict's colour: green for a correct candidate at least as fast as eager, amber for
+    // a slower one or the environment's outcome, red for a failure.
+    QColor verdictColor() const { return verdictColor_; }
     QString rewardText() const;
     QString speedupText() const;
     QString comparisonText() const;
@@ -64,6 +68,7 @@ private:
     QPlainTextEdit* log_;
     ResultDetailsModel* model_;
     QString verdictPlain_;
+    QColor verdictColor_;
     ResultPtr shown_;
     ResultPtr lastLive_;
 };

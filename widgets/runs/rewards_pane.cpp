@@ -128,7 +128,11 @@ void RewardsPane::showEpisode(agent::EpisodeSnapshotPtr episode) {
                                    .arg(speedup(p.speedupVsEager), speedup(p.speedupVsCompile),
                                         QString::fromStdString(p.verdict).toHtmlEscaped());
         reward.points.push_back({double(p.index), p.reward, p.episode, p.sequence, values});
-        // An unmeasured speed-up is absent, not a zero that would read as a regression.
+        // An unmeasured speed-up is absent, not a zero that would read as a regression; a
+        // rejected candidate's timing (wrong, or caught by a strict flag: reward below 1) is no
+        // speed-up at all (the reward point shows it).
+        if (p.reward < 1)
+            continue;
         if (p.speedupVsEager > 0)
             eager.points.push_back(
                 {double(p.index), p.speedupVsEager, p.episode, p.sequence, values});
