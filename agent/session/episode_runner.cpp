@@ -357,7 +357,7 @@ struct EpisodeRunner::Impl {
         outcome.cause = std::move(cause);
         outcome.message = message;
         if (evaluate && config.finalEvaluation && !steering.stopRequested()) {
-            const std::stop_token stop = steering.beginStep(AgentState::Tool);
+            const std::stop_token stop = steering.beginStep(AgentState::Evaluating);
             const EvaluationTarget target = EvaluationTarget::forWorkspace(config.workspace);
             const EvaluationResult result =
                 config.evaluations

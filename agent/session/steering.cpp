@@ -13,6 +13,8 @@ std::string_view agentStateName(AgentState state) {
         return "thinking";
     case AgentState::Tool:
         return "tool";
+    case AgentState::Evaluating:
+        return "evaluating";
     case AgentState::Paused:
         return "paused";
     case AgentState::Stopped:

@@ -10,7 +10,8 @@
 namespace kwb::agent {
 
 // What the agent is doing, as a GUI or CLI shows it.
-enum class AgentState { Running, Thinking, Tool, Paused, Stopped };
+// Evaluating: the episode's final evaluation (minutes on a CPU), after the model's last turn.
+enum class AgentState { Running, Thinking, Tool, Evaluating, Paused, Stopped };
 
 std::string_view agentStateName(AgentState state); // "running", "thinking", ...
 

@@ -757,7 +757,8 @@ TEST_F(EpisodeRunnerTest, AStopDuringTheFinalEvaluationLeavesAStoppedEpisodeWith
     EpisodeRunner runner(*store_, *provider, registry_, steering, c);
     EpisodeRunResult result;
     std::thread thread([&] { result = runner.run(); });
-    const bool evaluating = waitFor([&] { return steering.state() == AgentState::Tool; });
+    // The final evaluation is its own state, not the last tool's.
+    const bool evaluating = waitFor([&] { return steering.state() == AgentState::Evaluating; });
     if (evaluating)
         std::this_thread::sleep_for(std::chrono::seconds(2)); // inside the evaluation's stages
     steering.stop();

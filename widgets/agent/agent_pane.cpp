@@ -495,6 +495,9 @@ void AgentPane::refreshStatus() {
         case AgentState::Tool:
             status = tr("Running tool %1…").arg(lastToolName(*shown_));
             break;
+        case AgentState::Evaluating:
+            status = tr("Final evaluation (compile, verify, profile)…");
+            break;
         case AgentState::Paused:
             status = tr("Paused");
             break;
