@@ -244,9 +244,13 @@ private slots:
         QVERIFY(agent->shownEpisode()->record.id > 0);
         QCOMPARE(panes.runListModel()->rowCount(), 1); // the live row, without re-reading the store
         QVERIFY(panes.runListModel()->index(0, 0).data(RunListModel::RunningRole).toBool());
-        // Running: Pause, not Resume.
+        // Running: Pause, not Resume. Pause is acknowledged at once, before the step ends.
         QVERIFY(agent->pauseAction()->isEnabled());
         QVERIFY(!agent->resumeAction()->isEnabled());
+        agent->pauseAction()->trigger();
+        QVERIFY2(agent->statusText().startsWith(QLatin1String("Pausing after this step")),
+                 qPrintable(agent->statusText()));
+        QVERIFY(!agent->pauseAction()->isEnabled());
         agent->interruptAction()->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(agent->statusText(), QStringLiteral("Paused"), kTimeoutMs);
         // Paused: Resume, not Pause.

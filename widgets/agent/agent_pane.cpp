@@ -463,7 +463,8 @@ void AgentPane::refreshStatus() {
     const bool live = running && mode_ == Mode::Live;
     // Resume only means something to a paused agent, Pause to one that is not.
     const bool paused = running && controller_.agentState() == agent::AgentState::Paused;
-    pause_->setEnabled(running && !paused);
+    const bool pausing = running && controller_.pausePending();
+    pause_->setEnabled(running && !paused && !pausing);
     interrupt_->setEnabled(running && !paused);
     resume_->setEnabled(paused);
     stop_->setEnabled(running);
@@ -508,6 +509,8 @@ void AgentPane::refreshStatus() {
             status = tr("Stopping…");
             break;
         }
+        if (pausing)
+            status = tr("Pausing after this step (%1; Interrupt pauses now)").arg(status);
         if (const QString stuck = stuckNote(*shown_); !stuck.isEmpty())
             status += QStringLiteral(" · ") + stuck;
     } else {

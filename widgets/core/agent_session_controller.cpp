@@ -138,6 +138,12 @@ void AgentSessionController::pollState() {
 void AgentSessionController::pause() {
     if (session_)
         session_->steering->pause();
+    // Said at once, not when the step ends: the pane shows "Pausing after this step…".
+    emit agentStateChanged(state_);
+}
+
+bool AgentSessionController::pausePending() const {
+    return session_ && state_ != agent::AgentState::Paused && session_->steering->pauseRequested();
 }
 
 void AgentSessionController::interrupt() {

@@ -40,6 +40,8 @@ public:
     void sendMessage(const QString& text, agent::SteeringController::Mode mode);
 
     agent::AgentState agentState() const { return state_; }
+    // Pause was asked for and the agent has not paused yet (it finishes its step first).
+    bool pausePending() const;
     agent::EpisodeSnapshotPtr episode() const { return episode_; }
 
 signals:
