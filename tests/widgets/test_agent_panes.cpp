@@ -244,6 +244,9 @@ private slots:
         QVERIFY(agent->shownEpisode()->record.id > 0);
         QCOMPARE(panes.runListModel()->rowCount(), 1); // the live row, without re-reading the store
         QVERIFY(panes.runListModel()->index(0, 0).data(RunListModel::RunningRole).toBool());
+        // The slow reply shows as it streams, before the turn ends.
+        QTRY_VERIFY_WITH_TIMEOUT(agent->liveReplyText().contains(QLatin1String("Let me")),
+                                 kTimeoutMs);
         // Running: Pause, not Resume. Pause is acknowledged at once, before the step ends.
         QVERIFY(agent->pauseAction()->isEnabled());
         QVERIFY(!agent->resumeAction()->isEnabled());

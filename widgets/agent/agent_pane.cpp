@@ -16,11 +16,13 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSlider>
 #include <QSpinBox>
+#include <QTextCursor>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -125,6 +127,33 @@ AgentPane::AgentPane(AgentSessionController& controller, QWidget* parent)
     layout->addWidget(status_);
     layout->addWidget(meters_);
     layout->addWidget(view_, 1);
+    // While the model writes, its reply shows here as it streams; the whole turn joins the
+    // conversation once it ends.
+    liveReply_ = new QPlainTextEdit(this);
+    liveReply_->setObjectName(QStringLiteral("liveReply"));
+    liveReply_->setReadOnly(true);
+    liveReply_->setMaximumBlockCount(200);
+    liveReply_->setMaximumHeight(liveReply_->fontMetrics().lineSpacing() * 5 + 10);
+    liveReply_->setPlaceholderText(tr("The model's reply appears here as it streams."));
+    liveReply_->hide();
+    layout->addWidget(liveReply_);
+    connect(&controller_, &AgentSessionController::replyStreamed, this,
+            [this](const QString& piece) {
+                if (mode_ != Mode::Live)
+                    return;
+                liveReply_->moveCursor(QTextCursor::End);
+                liveReply_->insertPlainText(piece);
+                liveReply_->ensureCursorVisible();
+                liveReply_->show();
+            });
+    connect(&controller_, &AgentSessionController::agentStateChanged, this,
+            [this](agent::AgentState state) {
+                // A new model call starts a new reply; any other state ends the shown one.
+                if (state == agent::AgentState::Thinking)
+                    liveReply_->clear();
+                else
+                    liveReply_->hide();
+            });
 
     replayBar_ = new QWidget(this);
     auto* replay = new QHBoxLayout(replayBar_);
@@ -456,6 +485,10 @@ QString AgentPane::statusText() const {
 
 QString AgentPane::metersText() const {
     return meters_->text();
+}
+
+QString AgentPane::liveReplyText() const {
+    return liveReply_->toPlainText();
 }
 
 void AgentPane::refreshStatus() {

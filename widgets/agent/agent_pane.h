@@ -12,6 +12,7 @@ class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QListView;
+class QPlainTextEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
@@ -50,6 +51,8 @@ public:
     QListView* conversationView() const { return view_; }
     QString statusText() const;
     QString metersText() const;
+    // The model's reply streamed so far in this turn (empty between turns).
+    QString liveReplyText() const;
     QAction* pauseAction() const { return pause_; }
     QAction* interruptAction() const { return interrupt_; }
     QAction* resumeAction() const { return resume_; }
@@ -80,6 +83,7 @@ private:
     QLabel* header_;
     QLabel* status_;
     QLabel* meters_;
+    QPlainTextEdit* liveReply_; // the model's reply while it streams
     QAction* pause_;
     QAction* interrupt_;
     QAction* resume_;

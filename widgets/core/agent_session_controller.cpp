@@ -1,12 +1,39 @@
 #include "widgets/core/agent_session_controller.h"
 
+#include "agent/llm/known_secrets.h"
+#include "agent/llm/stream_sink.h"
 #include "agent/store/trajectory_store.h"
 
 #include <QMetaObject>
 #include <QPointer>
+#include <functional>
 #include <thread>
 
 namespace kwb::ui {
+namespace {
+
+// The model's reply as it streams, on the agent thread: redacted of the session's secrets
+// (a key echoed by the model is never shown), then posted to the UI thread piece by piece.
+class LiveReplySink final : public agent::StreamSink {
+public:
+    using Post = std::function<void(QString)>;
+    LiveReplySink(std::vector<std::string> secrets, Post post)
+        : redactor_(std::move(secrets)), post_(std::move(post)) {}
+    void onTextDelta(std::string_view text) override { send(redactor_.feed(text)); }
+    void onToolCallStart(int, const std::string&, const std::string& name) override {
+        send(redactor_.flush() + "\n[calling " + name + "]");
+    }
+
+private:
+    void send(const std::string& piece) {
+        if (!piece.empty())
+            post_(QString::fromStdString(piece));
+    }
+    agent::StreamRedactor redactor_;
+    Post post_;
+};
+
+} // namespace
 
 struct AgentSessionController::Session {
     // Shared with the agent::AgentSession the thread assembles, so steering works from the
@@ -97,7 +124,13 @@ bool AgentSessionController::launch(agent::AgentLaunch launch) {
                 if (self)
                     emit self->sessionStarted();
             });
-            const agent::EpisodeRunResult result = agentSession.run();
+            LiveReplySink streamed(agentSession.secrets(), [post, self](QString piece) {
+                post([self, piece] {
+                    if (self)
+                        emit self->replyStreamed(piece);
+                });
+            });
+            const agent::EpisodeRunResult result = agentSession.run(&streamed);
             live.reset();
             return {result.id, "episode " + std::to_string(result.id) + " " +
                                    std::string(agent::episodeStatusName(result.status)) + ": " +

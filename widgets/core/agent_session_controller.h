@@ -47,6 +47,9 @@ public:
 signals:
     void episodeUpdated(kwb::agent::EpisodeSnapshotPtr episode);
     void agentStateChanged(kwb::agent::AgentState state);
+    // A piece of the model's reply as it streams (secrets redacted; "[calling Tool]" when a tool
+    // call begins). The whole reply arrives as an event once the turn ends.
+    void replyStreamed(const QString& piece);
     void sessionStarted();
     void sessionFinished(const QString& message);
     void sessionFailed(const QString& message);
