@@ -1,6 +1,7 @@
 #include "engine/evaluation/ncu_collection.h"
 
 #include "engine/process/process_runner.h"
+#include "engine/process/process_spawn.h"
 #include "engine/workspace/contained_files.h"
 
 #include <cctype>
@@ -38,21 +39,8 @@ std::string ncuSectionProblem(const std::string& section) {
 std::string ncuPath() {
     if (const char* configured = std::getenv("KWB_NCU"); configured && *configured)
         return fs::exists(configured) ? configured : std::string();
-    if (const char* path = std::getenv("PATH")) {
-        std::string folders = path;
-        std::size_t start = 0;
-        while (start <= folders.size()) {
-            const std::size_t end = folders.find(':', start);
-            const std::string folder =
-                folders.substr(start, end == std::string::npos ? std::string::npos : end - start);
-            std::error_code ec;
-            if (!folder.empty() && fs::is_regular_file(fs::path(folder) / "ncu", ec))
-                return (fs::path(folder) / "ncu").string();
-            if (end == std::string::npos)
-                break;
-            start = end + 1;
-        }
-    }
+    if (std::string onPath = findExecutable("ncu"); !onPath.empty())
+        return onPath;
     std::error_code ec;
     return fs::is_regular_file("/usr/local/cuda/bin/ncu", ec) ? "/usr/local/cuda/bin/ncu"
                                                               : std::string();
