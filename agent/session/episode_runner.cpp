@@ -2,6 +2,7 @@
 
 #include "agent/store/model_prices.h"
 #include "engine/evaluation/evaluator.h"
+#include "engine/evaluation/failure_kinds.h"
 #include "engine/workspace/contained_files.h"
 #include "engine/workspace/workspace.h"
 #include "engine/workspace/workspace_files.h"
@@ -14,13 +15,6 @@
 
 namespace kwb::agent {
 namespace {
-
-// Failures of the evaluator itself rather than of the candidate: the episode's reward is then
-// unknown, not -1.
-bool isInfrastructureFailure(const std::string& failureKind) {
-    return failureKind == "python_missing" || failureKind == "internal" ||
-           failureKind == "harness_failed";
-}
 
 namespace fs = std::filesystem;
 using nlohmann::json;

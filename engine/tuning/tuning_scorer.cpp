@@ -1,5 +1,6 @@
 #include "engine/tuning/tuning_scorer.h"
 
+#include "engine/evaluation/failure_kinds.h"
 #include "engine/service/evaluation_service.h"
 #include "engine/workspace/contained_files.h"
 #include "engine/workspace/workspace.h"
@@ -19,9 +20,8 @@ namespace fs = std::filesystem;
 // Failures of the machinery rather than of the action (a fast-path kernel on a machine with
 // no GPU among them): reported, never turned into a reward of -1 that the policy would learn
 // from.
-bool isInfrastructureFailure(const std::string& kind) {
-    return kind == "cancelled" || kind == "harness_failed" || kind == "internal" ||
-           kind == "python_missing" || kind == "no_gpu";
+bool isMachineryFailure(const std::string& kind) {
+    return kind == "cancelled" || kind == "no_gpu" || isInfrastructureFailure(kind);
 }
 
 } // namespace
@@ -113,7 +113,7 @@ TuningScore EvaluationScorer::scoreOf(const EvaluationSnapshot& result) const {
     score.stageSeconds["of_which_starts"] = starts; // processes, sandboxes, lanes
     score.stageSeconds["other"] = std::max(0.0, result->totalSeconds - result->stageSeconds());
     score.verdict = result->verdict();
-    if (isInfrastructureFailure(result->failureKind)) {
+    if (isMachineryFailure(result->failureKind)) {
         score.error = result->failureKind + ": " + result->failureMessage;
         return score;
     }

@@ -3,6 +3,7 @@
 #include "agent/store/edit_history.h"
 #include "agent/store/episode_export.h"
 #include "agent/store/trajectory_store.h"
+#include "engine/evaluation/failure_kinds.h"
 #include "engine/system/utc_timestamp.h"
 #include "engine/timeline/trace_file.h"
 #include "engine/workspace/workspace_files.h"
@@ -221,11 +222,7 @@ HistoryOutcome readHistory(const std::string& file, const std::string& workspace
 
 // Failures that judged nothing about the candidate: kept out of the hand-edit history.
 bool judgedTheCandidate(const kwb::EvaluationResult& result) {
-    static const char* notJudged[] = {"cancelled", "python_missing", "internal", "harness_failed"};
-    for (const char* kind : notJudged)
-        if (result.failureKind == kind)
-            return false;
-    return true;
+    return result.failureKind != "cancelled" && !kwb::isInfrastructureFailure(result.failureKind);
 }
 
 kwb::timeline::TimelineSnapshot loadTimeline(const std::string& recordPath) {
