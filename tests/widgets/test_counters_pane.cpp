@@ -136,6 +136,43 @@ private slots:
         QCOMPARE(pane.roofline()->selectedId(), 2);
     }
 
+    // At 1366x768 the chart is about 680 x 130 px; there the ridge's label used to print over
+    // the selected kernel's. Every label now stays inside the chart, clear of the other label
+    // and of every dot, for each kernel selected and at short and tall sizes.
+    void theLabelsDoNotOverlapOnAShortChart() {
+        EngineBridge bridge;
+        CountersPane pane(&bridge);
+        pane.resize(1200, 700);
+        pane.show();
+        QVERIFY(opens(pane, {recorded("details.csv"), recorded("raw.csv")}));
+        RooflineChart* chart = pane.roofline();
+        const QList<std::pair<double, double>> dots = {
+            {346.75, 3.9324e13}, {3.368, 1.1643e13}}; // two of the report's kernels
+        for (const QSize size : {QSize(680, 130), QSize(420, 280), QSize(1000, 400)}) {
+            chart->setFixedSize(size);
+            for (int id = 0; id < pane.kernelModel()->rowCount(); ++id) {
+                pane.kernelTable()->selectRow(id);
+                const auto labels = chart->labels();
+                const QString where =
+                    QStringLiteral("%1x%2, kernel %3").arg(size.width()).arg(size.height()).arg(id);
+                QCOMPARE(labels.size(), std::size_t(2)); // the selected kernel's and the ridge's
+                QVERIFY2(labels[0].text.startsWith(QStringLiteral("[%1] ").arg(id)),
+                         qPrintable(labels[0].text));
+                QVERIFY2(labels[1].text.startsWith(QStringLiteral("ridge ")),
+                         qPrintable(labels[1].text));
+                QVERIFY2(!labels[0].rect.intersects(labels[1].rect), qPrintable(where));
+                for (const auto& label : labels) {
+                    QVERIFY2(QRectF(chart->rect()).contains(label.rect),
+                             qPrintable(where + ": " + label.text));
+                    for (const auto& [intensity, flops] : dots) {
+                        const QPointF at = *chart->positionOf(intensity, flops);
+                        QVERIFY2(!label.rect.contains(at), qPrintable(where + ": " + label.text));
+                    }
+                }
+            }
+        }
+    }
+
     void aBaselineComparesAndTheCountersOfBothShow() {
         EngineBridge bridge;
         CountersPane pane(&bridge);

@@ -3,6 +3,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <algorithm>
 #include <cmath>
 
 namespace kwb::ui {
@@ -18,6 +19,20 @@ QString flopsLabel(double exponent) {
     const int group = std::clamp(e / 3, 0, 5);
     const double mantissa = std::pow(10.0, e - group * 3);
     return QStringLiteral("%1 %2FLOP/s").arg(mantissa).arg(prefixes[group]);
+}
+
+// The places tried for a label beside a point, in order: above right, below right, above left,
+// below left.
+std::vector<QRectF> placesBeside(QPointF at, QSizeF size, double gap) {
+    const double w = size.width(), h = size.height();
+    return {QRectF(at.x() + gap, at.y() - gap - h, w, h), QRectF(at.x() + gap, at.y() + gap, w, h),
+            QRectF(at.x() - gap - w, at.y() - gap - h, w, h),
+            QRectF(at.x() - gap - w, at.y() + gap, w, h)};
+}
+
+bool overlapsAny(const QRectF& rect, const std::vector<QRectF>& taken) {
+    return std::any_of(taken.begin(), taken.end(),
+                       [&](const QRectF& other) { return rect.intersects(other); });
 }
 
 } // namespace
@@ -145,8 +160,6 @@ void RooflineChart::paintEvent(QPaintEvent*) {
     painter.setPen(QPen(pal.color(QPalette::WindowText), 2));
     painter.drawPath(roofs);
     painter.restore();
-    painter.drawText(*positionOf(ridge, roof.peakFlopsPerSecond) + QPointF(6, -4),
-                     tr("ridge %1 flop/byte").arg(ridge, 0, 'f', 1));
 
     // Kernels: the others first, the selected one last and larger.
     const QColor dotColor = pal.color(QPalette::Link);
@@ -166,13 +179,6 @@ void RooflineChart::paintEvent(QPaintEvent*) {
         painter.setPen(QPen(pal.color(QPalette::Base), 1));
         painter.setBrush(selected ? selectedColor : dotColor);
         painter.drawEllipse(at, selected ? 7 : 4.5, selected ? 7 : 4.5);
-        if (selected) {
-            painter.setPen(pal.color(QPalette::Text));
-            painter.drawText(at + QPointF(10, -8),
-                             tr("[%1] %2% of its roof")
-                                 .arg(d.id)
-                                 .arg(qRound(100 * d.point.shareOfAttainable())));
-        }
     };
     for (const RooflineDot& d : dots_)
         if (d.id != selectedId_)
@@ -180,6 +186,57 @@ void RooflineChart::paintEvent(QPaintEvent*) {
     for (const RooflineDot& d : dots_)
         if (d.id == selectedId_)
             drawDot(d);
+    painter.setPen(pal.color(QPalette::Text));
+    for (const Label& label : labels())
+        painter.drawText(label.rect, Qt::AlignLeft | Qt::AlignVCenter, label.text);
+}
+
+std::vector<RooflineChart::Label> RooflineChart::labels() const {
+    const auto a = axes();
+    if (!a)
+        return {};
+    const QFontMetricsF metrics(font());
+    std::vector<QRectF> taken; // the dots, then each label placed
+    for (const RooflineDot& d : dots_)
+        if (placeable(d.point)) {
+            const QPointF at = *positionOf(d.point.intensity(), d.point.flopsPerSecond);
+            const double r = d.id == selectedId_ ? 7 : 4.5;
+            taken.emplace_back(at.x() - r, at.y() - r, 2 * r, 2 * r);
+        }
+    std::vector<Label> placed;
+    const auto place = [&](QPointF at, const QString& text, double gap) {
+        const QSizeF size(metrics.horizontalAdvance(text) + 2, metrics.height());
+        const std::vector<QRectF> places = placesBeside(at, size, gap);
+        // The first place inside the plot and clear of everything; failing that the first inside
+        // the widget and clear; failing that the first place (a chart too small for both).
+        const QRectF inside = QRectF(rect());
+        QRectF chosen = places.front();
+        bool found = false;
+        for (const QRectF& bounds : {a->plot, inside}) {
+            for (const QRectF& candidate : places)
+                if (bounds.contains(candidate) && !overlapsAny(candidate, taken)) {
+                    chosen = candidate;
+                    found = true;
+                    break;
+                }
+            if (found)
+                break;
+        }
+        taken.push_back(chosen);
+        placed.push_back({text, chosen});
+    };
+    // The selected kernel first: its label matters more than the ridge's.
+    for (const RooflineDot& d : dots_)
+        if (d.id == selectedId_ && placeable(d.point))
+            place(
+                *positionOf(d.point.intensity(), d.point.flopsPerSecond),
+                tr("[%1] %2% of its roof").arg(d.id).arg(qRound(100 * d.point.shareOfAttainable())),
+                9);
+    const auto& roof = roofDot()->point;
+    const double ridge = roof.ridgeIntensity();
+    place(*positionOf(ridge, roof.peakFlopsPerSecond),
+          tr("ridge %1 flop/byte").arg(ridge, 0, 'f', 1), 4);
+    return placed;
 }
 
 void RooflineChart::mousePressEvent(QMouseEvent* event) {

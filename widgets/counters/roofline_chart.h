@@ -34,6 +34,16 @@ public:
     std::optional<QPointF> positionOf(double intensity, double flopsPerSecond) const;
     QSize sizeHint() const override { return {420, 280}; }
 
+    // The chart's text labels (the ridge's, the selected kernel's) and where they are drawn:
+    // each takes the first of its places beside its point that stays inside the plot and clear
+    // of the dots and of the labels placed before it, so a short chart does not print one over
+    // another.
+    struct Label {
+        QString text;
+        QRectF rect;
+    };
+    std::vector<Label> labels() const;
+
 signals:
     void kernelClicked(int id);
 
