@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kwb::agent {
@@ -104,31 +105,76 @@ bool appendEditHistory(const std::string& file, const std::string& workspace,
 }
 
 EditHistory readEditHistory(const std::string& file, const std::string& workspace) {
-    EditHistory out;
-    const std::string owner = absoluteWorkspace(workspace);
-    EpisodeRecord& record = out.trajectory.episode;
+    return EditHistoryReader(file, workspace).read();
+}
+
+EditHistoryReader::EditHistoryReader(std::string file, std::string workspace)
+    : file_(std::move(file)), owner_(absoluteWorkspace(workspace)) {
+    restart();
+}
+
+void EditHistoryReader::restart() {
+    history_ = EditHistory();
+    EpisodeRecord& record = history_.trajectory.episode;
     record.id = kEditHistoryEpisodeId;
-    record.task = (fs::path(owner) / "model.py").generic_string();
+    record.task = (fs::path(owner_) / "model.py").generic_string();
     record.provider = kEditHistoryProvider;
     record.status = EpisodeStatus::Running;
-    record.settings = {{"workspace", owner}};
+    record.settings = {{"workspace", owner_}};
+    previous_.clear();
+    consumed_ = 0;
+    device_ = inode_ = 0;
+}
 
-    std::error_code ec;
-    if (!fs::exists(file, ec))
-        return out;
-    const std::uintmax_t size = fs::file_size(file, ec);
-    if (ec || size > kMaxHistoryBytes) {
-        out.error = ec ? "cannot read " + file + ": " + ec.message()
-                       : file + " is over " + std::to_string(kMaxHistoryBytes >> 20) +
-                             " MiB; it is not a hand-edit history";
-        return out;
+EditHistory EditHistoryReader::read() {
+    struct stat info {};
+    if (::stat(file_.c_str(), &info) != 0) {
+        restart(); // no history (yet, or any more)
+        return history_;
     }
-    std::ifstream in(file, std::ios::binary);
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    if (size > kMaxHistoryBytes || !S_ISREG(info.st_mode)) {
+        restart();
+        history_.error =
+            file_ + (S_ISREG(info.st_mode) ? " is over " + std::to_string(kMaxHistoryBytes >> 20) +
+                                                 " MiB; it is not a hand-edit history"
+                                           : " is not a file");
+        return history_;
+    }
+    // Another file in its place, or this one cut shorter: what was consumed is not its start.
+    if (static_cast<std::uint64_t>(info.st_dev) != device_ ||
+        static_cast<std::uint64_t>(info.st_ino) != inode_ || size < consumed_) {
+        restart();
+        device_ = static_cast<std::uint64_t>(info.st_dev);
+        inode_ = static_cast<std::uint64_t>(info.st_ino);
+    }
+    history_.error.clear();
+    std::ifstream in(file_, std::ios::binary);
     if (!in) {
-        out.error = "cannot open " + file;
-        return out;
+        EditHistory failed = history_;
+        failed.error = "cannot open " + file_;
+        return failed;
     }
-    std::vector<EpisodeEvent>& events = out.trajectory.events;
+    in.seekg(static_cast<std::streamoff>(consumed_));
+    int tornTail = 0;
+    for (std::string text; std::getline(in, text);) {
+        if (in.eof()) { // no newline after it: torn, or still being written
+            tornTail = text.empty() ? 0 : 1;
+            break;
+        }
+        consumed_ += text.size() + 1;
+        if (!text.empty())
+            takeLine(text);
+    }
+    history_.trajectory.episode.lastSequence =
+        static_cast<std::int64_t>(history_.trajectory.events.size());
+    EditHistory out = history_;
+    out.skippedLines += tornTail;
+    return out;
+}
+
+void EditHistoryReader::takeLine(const std::string& text) {
+    std::vector<EpisodeEvent>& events = history_.trajectory.events;
     auto append = [&](EventKind kind, json payload, const std::string& time) {
         EpisodeEvent event;
         event.episodeId = kEditHistoryEpisodeId;
@@ -138,54 +184,47 @@ EditHistory readEditHistory(const std::string& file, const std::string& workspac
         event.payload = std::move(payload);
         events.push_back(std::move(event));
     };
-    WorkspaceFiles previous;
-    for (std::string text; std::getline(in, text);) {
-        if (text.empty())
-            continue;
-        const json line = json::parse(text, nullptr, false);
-        WorkspaceFiles files;
-        if (line.is_discarded() || !line.is_object() ||
-            line.value("workspace", std::string()) != owner || !readFiles(line, files) ||
-            !line.contains("evaluation") || !line["evaluation"].is_object()) {
-            ++out.skippedLines;
-            continue;
-        }
-        const std::string time = line.value("time", std::string());
-        const bool first = out.evaluations == 0;
-        if (first)
-            record.startedAt = time;
-        for (const auto& [path, after] : files) {
-            const auto before = previous.find(path);
-            if (before != previous.end() && before->second == after)
-                continue;
-            const std::optional<std::string> old =
-                before == previous.end() ? std::nullopt : std::optional(before->second);
-            json payload = {{"path", path},
-                            {"tool", kEditHistoryProvider},
-                            {"before", optionalText(old)},
-                            {"after", after},
-                            {"diff", first ? std::string() : diffFileTexts(path, old, after).text}};
-            if (first)
-                payload["initial"] = true;
-            append(EventKind::FileDiff, std::move(payload), time);
-        }
-        for (const auto& [path, before] : previous)
-            if (!files.count(path))
-                append(EventKind::FileDiff,
-                       {{"path", path},
-                        {"tool", kEditHistoryProvider},
-                        {"before", before},
-                        {"after", nullptr},
-                        {"diff", diffFileTexts(path, before, std::nullopt).text}},
-                       time);
-        json evaluation = line["evaluation"];
-        evaluation["trigger"] = "hand edit";
-        append(EventKind::Evaluation, std::move(evaluation), time);
-        previous = std::move(files);
-        ++out.evaluations;
+    const json line = json::parse(text, nullptr, false);
+    WorkspaceFiles files;
+    if (line.is_discarded() || !line.is_object() ||
+        line.value("workspace", std::string()) != owner_ || !readFiles(line, files) ||
+        !line.contains("evaluation") || !line["evaluation"].is_object()) {
+        ++history_.skippedLines;
+        return;
     }
-    record.lastSequence = static_cast<std::int64_t>(events.size());
-    return out;
+    const std::string time = line.value("time", std::string());
+    const bool first = history_.evaluations == 0;
+    if (first)
+        history_.trajectory.episode.startedAt = time;
+    for (const auto& [path, after] : files) {
+        const auto before = previous_.find(path);
+        if (before != previous_.end() && before->second == after)
+            continue;
+        const std::optional<std::string> old =
+            before == previous_.end() ? std::nullopt : std::optional(before->second);
+        json payload = {{"path", path},
+                        {"tool", kEditHistoryProvider},
+                        {"before", optionalText(old)},
+                        {"after", after},
+                        {"diff", first ? std::string() : diffFileTexts(path, old, after).text}};
+        if (first)
+            payload["initial"] = true;
+        append(EventKind::FileDiff, std::move(payload), time);
+    }
+    for (const auto& [path, before] : previous_)
+        if (!files.count(path))
+            append(EventKind::FileDiff,
+                   {{"path", path},
+                    {"tool", kEditHistoryProvider},
+                    {"before", before},
+                    {"after", nullptr},
+                    {"diff", diffFileTexts(path, before, std::nullopt).text}},
+                   time);
+    json evaluation = line["evaluation"];
+    evaluation["trigger"] = "hand edit";
+    append(EventKind::Evaluation, std::move(evaluation), time);
+    previous_ = std::move(files);
+    ++history_.evaluations;
 }
 
 } // namespace kwb::agent

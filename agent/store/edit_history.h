@@ -3,6 +3,7 @@
 #include "agent/store/episode_record.h"
 #include "engine/workspace/workspace_files.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -41,5 +42,30 @@ struct EditHistory {
 // "initial"), then per evaluation the files that changed since the previous one and the
 // evaluation itself. Lines of another workspace (a hash collision) are skipped.
 EditHistory readEditHistory(const std::string& file, const std::string& workspace);
+
+// Reads one history as it grows. Each read() parses and diffs only the lines appended since the
+// previous read, so refreshing the Rewards plot after an evaluation costs that evaluation, not
+// every evaluation before it. A file that was replaced, truncated or removed is read again from
+// its start. An unterminated last line (a write torn by a crash) is skipped but not consumed:
+// the next append ends it, and it is then counted once as a skipped line. Not thread-safe: one
+// owner reads at a time.
+class EditHistoryReader {
+public:
+    EditHistoryReader(std::string file, std::string workspace);
+
+    EditHistory read();
+    // Bytes of complete lines consumed so far (for tests and diagnostics).
+    std::uint64_t consumedBytes() const { return consumed_; }
+
+private:
+    void restart();
+    void takeLine(const std::string& text);
+
+    std::string file_, owner_;
+    EditHistory history_;     // everything consumed so far
+    WorkspaceFiles previous_; // the files of the last evaluation consumed
+    std::uint64_t consumed_ = 0;
+    std::uint64_t device_ = 0, inode_ = 0; // which file was consumed
+};
 
 } // namespace kwb::agent

@@ -147,3 +147,84 @@ TEST_F(EditHistoryTest, anUnwritableHistorySaysWhy) {
     const EditHistory history = readEditHistory(file, workspace_);
     EXPECT_EQ(history.evaluations, 0);
 }
+
+// The reader the Rewards plot refreshes through: each read takes only the lines appended since
+// the last, and its result is the one a fresh read of the whole file gives.
+TEST_F(EditHistoryTest, aGrowingHistoryIsReadFromWhereTheLastReadStopped) {
+    EditHistoryReader reader(file_, workspace_);
+    EXPECT_EQ(reader.read().evaluations, 0);
+    append({{"model_new.py", "m1\n"}, {"kernels/a.cu", "k1\n"}}, evaluation(-1, 0), "t1");
+    EXPECT_EQ(reader.read().evaluations, 1);
+    const std::uint64_t afterFirst = reader.consumedBytes();
+    EXPECT_EQ(afterFirst, fs::file_size(file_));
+    append({{"model_new.py", "m1\n"}, {"kernels/a.cu", "k2\n"}}, evaluation(1, 0.9), "t2");
+    {
+        std::ofstream out(file_, std::ios::app);
+        out << "not json\n";
+    }
+    append({{"model_new.py", "m2\n"}}, evaluation(3, 1.7), "t3");
+    const EditHistory grown = reader.read();
+    EXPECT_GT(reader.consumedBytes(), afterFirst);
+    const EditHistory whole = readEditHistory(file_, workspace_);
+    EXPECT_EQ(grown.evaluations, 3);
+    EXPECT_EQ(grown.skippedLines, 1);
+    ASSERT_EQ(grown.trajectory.events.size(), whole.trajectory.events.size());
+    for (std::size_t i = 0; i < whole.trajectory.events.size(); ++i) {
+        EXPECT_EQ(grown.trajectory.events[i].sequence, whole.trajectory.events[i].sequence);
+        EXPECT_EQ(grown.trajectory.events[i].payload, whole.trajectory.events[i].payload) << i;
+    }
+    EXPECT_EQ(grown.trajectory.episode.lastSequence, whole.trajectory.episode.lastSequence);
+    // Nothing new: the same history again.
+    EXPECT_EQ(reader.read().trajectory.events.size(), whole.trajectory.events.size());
+}
+
+// A line being written (or torn by a crash) is not consumed half: once it is complete it is read.
+TEST_F(EditHistoryTest, anUnfinishedLastLineIsReadOnceItEnds) {
+    EditHistoryReader reader(file_, workspace_);
+    append({{"model_new.py", "m1\n"}}, evaluation(1, 1.0), "t1");
+    const std::string line = [&] {
+        const std::string other = (dir_ / "scratch.jsonl").string();
+        std::string error;
+        EXPECT_TRUE(appendEditHistory(other, workspace_, {{"model_new.py", "m2\n"}},
+                                      evaluation(2, 1.2), "t2", &error));
+        std::ifstream in(other);
+        std::string text;
+        std::getline(in, text);
+        return text;
+    }();
+    {
+        std::ofstream out(file_, std::ios::app);
+        out << line.substr(0, line.size() / 2);
+    }
+    const EditHistory partial = reader.read();
+    EXPECT_EQ(partial.evaluations, 1);
+    EXPECT_EQ(partial.skippedLines, 1); // shown as skipped while it is unfinished
+    {
+        std::ofstream out(file_, std::ios::app);
+        out << line.substr(line.size() / 2) << "\n";
+    }
+    const EditHistory finished = reader.read();
+    EXPECT_EQ(finished.evaluations, 2);
+    EXPECT_EQ(finished.skippedLines, 0);
+}
+
+// A history replaced (another file in its place) or cut shorter is read again from its start.
+TEST_F(EditHistoryTest, aReplacedOrTruncatedHistoryIsReadAfresh) {
+    EditHistoryReader reader(file_, workspace_);
+    append({{"model_new.py", "m1\n"}}, evaluation(1, 1.0), "t1");
+    append({{"model_new.py", "m2\n"}}, evaluation(2, 1.2), "t2");
+    EXPECT_EQ(reader.read().evaluations, 2);
+    fs::remove(file_);
+    EXPECT_EQ(reader.read().evaluations, 0);
+    append({{"model_new.py", "m3\n"}}, evaluation(3, 1.5), "t3");
+    const EditHistory fresh = reader.read();
+    EXPECT_EQ(fresh.evaluations, 1);
+    EXPECT_EQ(fresh.trajectory.episode.startedAt, "t3");
+    EXPECT_EQ(fresh.trajectory.events.front().sequence, 1);
+    {
+        std::ofstream out(file_, std::ios::trunc); // the same file, emptied
+    }
+    EXPECT_EQ(reader.read().evaluations, 0);
+    append({{"model_new.py", "m4\n"}}, evaluation(1, 0.5), "t4");
+    EXPECT_EQ(reader.read().trajectory.episode.startedAt, "t4");
+}

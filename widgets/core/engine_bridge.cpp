@@ -16,6 +16,7 @@ namespace kwb::ui {
 
 EngineBridge::EngineBridge(QObject* parent)
     : QObject(parent), services_(std::make_shared<Services>()),
+      historyReaders_(std::make_shared<HistoryReaders>()),
       queue_(std::make_unique<kwb::JobQueue>()),
       evaluationQueue_(std::make_unique<kwb::JobQueue>()) {}
 
@@ -207,8 +208,31 @@ struct HistoryOutcome {
     QString problem;
 };
 
-HistoryOutcome readHistory(const std::string& file, const std::string& workspace) {
-    agent::EditHistory read = agent::readEditHistory(file, workspace);
+} // namespace
+
+// The reader of the history last asked for: after an evaluation it reads that evaluation's line
+// only. One at a time, since an evaluation's job and a history request can run on two threads.
+class EngineBridge::HistoryReaders {
+public:
+    agent::EditHistory read(const std::string& file, const std::string& workspace) {
+        std::lock_guard lock(mutex_);
+        if (!reader_ || file_ != file || workspace_ != workspace) {
+            reader_ = std::make_unique<agent::EditHistoryReader>(file, workspace);
+            file_ = file;
+            workspace_ = workspace;
+        }
+        return reader_->read();
+    }
+
+private:
+    std::mutex mutex_;
+    std::string file_, workspace_;
+    std::unique_ptr<agent::EditHistoryReader> reader_;
+};
+
+namespace {
+
+HistoryOutcome outcomeOf(agent::EditHistory read, const std::string& file) {
     HistoryOutcome out;
     if (!read.error.empty())
         out.problem = QString::fromStdString(read.error);
@@ -330,8 +354,8 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
     evaluationCancel_ = cancel;
     post<EvaluationOutcome>(
         tag,
-        [services = services_, directory, interpreter, options, onStage, cancel,
-         history](std::stop_token jobStop) {
+        [services = services_, directory, interpreter, options, onStage, cancel, history,
+         readers = historyReaders_](std::stop_token jobStop) {
             // The files as this evaluation reads them: a save after it starts is the next one's.
             kwb::WorkspaceFiles files;
             if (!history.empty())
@@ -354,7 +378,7 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
                 std::string error;
                 const bool kept = agent::appendEditHistory(
                     history, directory, files, kwb::toJson(*result), kwb::utcTimestamp(), &error);
-                HistoryOutcome read = readHistory(history, directory);
+                HistoryOutcome read = outcomeOf(readers->read(history, directory), history);
                 outcome.history = std::move(read.history);
                 outcome.historyProblem =
                     kept ? read.problem
@@ -380,7 +404,9 @@ void EngineBridge::requestEditHistory(const QString& workspace, const QString& h
     const std::string directory = workspace.toStdString();
     post<HistoryOutcome>(
         QStringLiteral("edit-history"),
-        [file, directory](std::stop_token) { return readHistory(file, directory); },
+        [file, directory, readers = historyReaders_](std::stop_token) {
+            return outcomeOf(readers->read(file, directory), file);
+        },
         [this, workspace](HistoryOutcome read) {
             emit editHistoryReady(workspace, std::move(read.history), read.problem);
         });

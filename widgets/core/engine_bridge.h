@@ -121,6 +121,9 @@ private:
     class Services;
     // Shared with the jobs, which create the service on the engine thread (it probes the GPUs).
     std::shared_ptr<Services> services_;
+    class HistoryReaders;
+    // The hand-edit history being shown, read as it grows; shared with the jobs that read it.
+    std::shared_ptr<HistoryReaders> historyReaders_;
     QHash<QString, quint64> latestId_;
     // The trace file being opened: Cancel stops it (a newer request stops it through its tag).
     std::shared_ptr<std::stop_source> traceCancel_;
