@@ -7,6 +7,9 @@
 #include "widgets/core/app_settings.h"
 #include "widgets/core/workbench_fonts.h"
 #include "widgets/counters/counters_pane.h"
+#include "widgets/diagnostics/candidate_diagnostics.h"
+#include "widgets/editors/assembly_view.h"
+#include "widgets/editors/candidate_editors.h"
 #include "widgets/models/task_list_model.h"
 #include "widgets/window/main_window.h"
 #include "widgets/window/theme.h"
@@ -94,8 +97,14 @@ int main(int argc, char** argv) {
         "Open Nsight Compute CSV in the Counters pane: the details page, and the raw page for "
         "the roofline (repeat the option for the second file).",
         "FILE");
+    QCommandLineOption fileOption(
+        "file",
+        "Show this file of the opened workspace or solution, with the cursor on LINE "
+        "(e.g. kernels/gelu.cu:12).",
+        "PATH[:LINE]");
     parser.addOptions({taskOption, workspaceOption, screenshotOption, sizeOption, settingsOption,
-                       themeOption, viewOption, episodeOption, traceOption, countersOption});
+                       themeOption, viewOption, episodeOption, traceOption, countersOption,
+                       fileOption});
     parser.process(app);
 
     const bool screenshot = parser.isSet(screenshotOption);
@@ -143,6 +152,24 @@ int main(int argc, char** argv) {
                     window.openTask(first);
             }
         });
+    }
+
+    // A .cu file shown waits (for a screenshot) for its NVRTC compile, whose PTX the assembly
+    // view lists.
+    bool fileDone = true;
+    if (parser.isSet(fileOption)) {
+        const QString value = parser.value(fileOption);
+        const qsizetype colon = value.lastIndexOf(':');
+        bool hasLine = false;
+        const int line = colon > 0 ? value.mid(colon + 1).toInt(&hasLine) : 0;
+        const QString file = hasLine ? value.left(colon) : value;
+        if (!window.candidateEditors()->jumpTo(file, hasLine ? line : 1, 0)) {
+            std::fprintf(stderr, "kernel-workbench: no file %s among the open files (%s)\n",
+                         qPrintable(file),
+                         qPrintable(window.candidateEditors()->openFiles().join(", ")));
+            return 2;
+        }
+        fileDone = !(file.endsWith(".cu") || file.endsWith(".cuh"));
     }
 
     if (parser.isSet(viewOption)) {
@@ -202,7 +229,9 @@ int main(int argc, char** argv) {
             return window.hasSystemReport() && window.hasTaskList() &&
                    (!window.currentTaskPath().isEmpty() || !workspace.isEmpty()) &&
                    (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode()) &&
-                   window.rolloutPanes()->hasShownRuns() && traceDone && countersDone;
+                   window.rolloutPanes()->hasShownRuns() && traceDone && countersDone &&
+                   (fileDone ||
+                    !window.candidateDiagnostics()->assemblyView()->shownText().isEmpty());
         },
         120000);
     if (!complete)
@@ -224,6 +253,11 @@ int main(int argc, char** argv) {
         shown += QStringLiteral(", trace ") + trace;
     if (!counters.isEmpty())
         shown += QStringLiteral(", counters ") + counters.join(QStringLiteral(" + "));
+    if (parser.isSet(fileOption)) {
+        shown += QStringLiteral(", file ") + window.candidateEditors()->currentFile();
+        if (!window.candidateDiagnostics()->assemblyView()->shownText().isEmpty())
+            shown += QStringLiteral(" with its PTX");
+    }
     if (const auto episodeShown = window.agentPanes()->agentPane()->shownEpisode())
         shown += QStringLiteral(", episode %1 shown").arg(episodeShown->record.id);
     std::printf("screenshot: %s (%dx%d, %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()),

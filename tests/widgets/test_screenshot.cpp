@@ -78,6 +78,27 @@ private slots:
         QCOMPARE(bad.exitCode(), 2);
         QVERIFY(bad.readAllStandardError().contains("unknown view"));
     }
+
+    // --file shows one file of the opened solution; a .cu file waits for its NVRTC compile, so
+    // the assembly view in the picture lists its PTX. A file that is not open is a usage error.
+    void fileShowsAKernelWithItsPtx() {
+        QTemporaryDir dir;
+        const QString task = QString::fromStdString(kwb::bundledTasksDirectory()) + "/01_gelu.py";
+        QProcess app;
+        app.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("p.png"), "--task", task,
+                                       "--view", "assembly", "--file", "kernels/gelu.cu:20"});
+        QVERIFY(app.waitForFinished(180000));
+        QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+        const QByteArray printed = app.readAllStandardOutput();
+        QVERIFY2(printed.contains("file kernels/gelu.cu with its PTX"), printed.constData());
+
+        QProcess bad;
+        bad.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("b.png"), "--task", task,
+                                       "--file", "kernels/none.cu"});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("no file kernels/none.cu"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestScreenshot)
