@@ -358,6 +358,9 @@ private slots:
         QVERIFY(window.openWorkspace(workspace));
         QCOMPARE(window.context().kind, WorkbenchContext::Kind::Workspace);
         QVERIFY2(window.contextText().contains("Workspace ws"), qPrintable(window.contextText()));
+        // An agent started now works on the workspace's task, not the task opened before.
+        QCOMPARE(window.agentPanes()->agentPane()->taskPath(),
+                 QDir(workspace).filePath("model.py"));
         RewardsPane* rewards = window.agentPanes()->rewardsPane();
         // No history yet: the rewards pane says how one starts.
         QTRY_VERIFY_WITH_TIMEOUT(rewards->headline().contains("no evaluations yet"), 10000);

@@ -388,6 +388,10 @@ void AgentPane::setTaskPath(const QString& path) {
     task_->setText(path);
 }
 
+QString AgentPane::taskPath() const {
+    return task_->text();
+}
+
 void AgentPane::setShown(agent::EpisodeSnapshotPtr episode, Mode mode) {
     mode_ = mode;
     shown_ = std::move(episode);

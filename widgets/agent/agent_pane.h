@@ -38,6 +38,7 @@ public:
     void replayStep(int delta) { replayTo(replayPosition_ + delta); }
     int replayPosition() const { return replayPosition_; }
     void setTaskPath(const QString& path);
+    QString taskPath() const; // the task a session started now works on
     // Selects the step's row when this episode is shown (linked selection).
     void selectStep(qint64 episodeId, qint64 sequence);
 

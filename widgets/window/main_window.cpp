@@ -470,6 +470,8 @@ bool MainWindow::openWorkspace(const QString& directory) {
     candidates_->showCandidate(currentWorkspace_, false, workspaceBanner());
     editLoop_->setWorkspace(currentWorkspace_);
     hub_->setContext(WorkbenchContext::ofWorkspace(currentWorkspace_));
+    // The workspace's task is the one an agent started now works on, not the last task opened.
+    agentPanes_->agentPane()->setTaskPath(root.filePath(QStringLiteral("model.py")));
     setWindowTitle(tr("%1 — Kernel Workbench").arg(root.dirName()));
     log_->append(LogLevel::Info, tr("Opened workspace %1").arg(currentWorkspace_));
     return true;
