@@ -24,8 +24,9 @@ add_library(Kwb::PCRE2 UNKNOWN IMPORTED)
 set_target_properties(Kwb::PCRE2 PROPERTIES IMPORTED_LOCATION "${KWB_PCRE2_LIBRARY}"
     INTERFACE_INCLUDE_DIRECTORIES "${KWB_PCRE2_INCLUDE_DIR}")
 
-# CUDA: NVRTC and CUPTI are linked, cudart/cuda.h are used for headers only. libcuda is never
-# linked: the driver is dlopen'ed at run time so the app starts on machines without a GPU.
+# CUDA: CUPTI is linked (into the injection library only), cudart/cuda.h/nvrtc.h are used for
+# headers only. libcuda and libnvrtc are never linked: both are dlopen'ed at run time
+# (engine/cuda), so the app starts on machines without a GPU or without the CUDA toolkit.
 find_package(CUDAToolkit 12.0 REQUIRED)
 get_filename_component(KWB_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
 # FindCUDAToolkit makes CUDA::nvrtc (and CUDA::cupti) depend on CUDA::cuda_driver, the stub

@@ -29,14 +29,18 @@ struct NvrtcResult {
 };
 
 // Compiles device code in-process with NVRTC. Needs no GPU, so editing and diagnostics work on
-// any machine with the toolkit.
+// any machine with the toolkit. Without NVRTC (engine/cuda/nvrtc_library) the result is one
+// error diagnostic saying so.
 NvrtcResult compileWithNvrtc(const NvrtcRequest& request);
 
 // Parses NVRTC's log ("file(12): error: text" and the caret line under it, which gives the
 // column) into diagnostics; other lines are ignored.
 std::vector<Diagnostic> parseNvrtcLog(const std::string& log);
 
-// The NVRTC library's own version, e.g. "13.0".
+// The NVRTC library's own version, e.g. "13.0"; "not found" without one.
 std::string nvrtcVersion();
+// Whether NVRTC could be loaded, and if not, why (the places tried).
+bool nvrtcAvailable();
+std::string nvrtcUnavailableReason();
 
 } // namespace kwb

@@ -73,4 +73,15 @@ set +e
 code=$?
 set -e
 [ "$code" -eq 2 ] || fail "missing file exit code $code, expected 2"
+# Without NVRTC (a machine without the CUDA toolkit) the command says what is missing, and
+# `kwb info` starts and says so too: NVRTC is dlopen'ed, not linked.
+set +e
+out=$(KWB_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13 "$kwb" nvrtc "$tmp/ws/kernels/tile.cu" 2>&1)
+code=$?
+set -e
+[ "$code" -eq 1 ] || fail "without NVRTC: exit $code, expected 1"
+grep -q "NVRTC not found (install the CUDA toolkit" <<<"$out" || fail "without NVRTC: $out"
+KWB_NVRTC_LIBRARY=/nonexistent/libnvrtc.so.13 "$kwb" info | grep -q "NVRTC not found" ||
+    fail "kwb info without NVRTC"
+
 echo "PASS: kwb nvrtc diagnostics, resources, nvcc fallback, JSON, timing and exit codes"

@@ -1,5 +1,7 @@
+#include "engine/cuda/nvrtc_library.h"
 #include "engine/diagnostics/nvrtc_compiler.h"
 
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 using namespace kwb;
@@ -70,4 +72,42 @@ TEST(NvrtcCompiler, ParsesWarningsAndSkipsOtherLines) {
     EXPECT_EQ(diagnostics[0].line, 7);
     EXPECT_EQ(diagnostics[1].severity, Severity::Error);
     EXPECT_EQ(diagnostics[1].message, "expected a \";\"");
+}
+
+// NVRTC is dlopen'ed (engine/cuda/nvrtc_library), so a machine without the toolkit starts and
+// says what is missing; these load it afresh, beside the copy the compiler uses.
+class NvrtcLibraryTest : public ::testing::Test {
+protected:
+    void TearDown() override { ::unsetenv("KWB_NVRTC_LIBRARY"); }
+};
+
+TEST_F(NvrtcLibraryTest, loadsTheToolkitsLibraryAndSaysWhichFile) {
+    ::unsetenv("KWB_NVRTC_LIBRARY");
+    const NvrtcLibrary library = NvrtcLibrary::load({"/nonexistent-toolkit"});
+    ASSERT_TRUE(library.loaded()) << library.loadError();
+    EXPECT_NE(library.path().find("libnvrtc.so."), std::string::npos) << library.path();
+    int major = 0, minor = 0;
+    ASSERT_EQ(library.version(&major, &minor), NVRTC_SUCCESS);
+    EXPECT_EQ(nvrtcSoname(), "libnvrtc.so." + std::to_string(major));
+    EXPECT_TRUE(nvrtcAvailable());
+    EXPECT_NE(nvrtcVersion(), "not found");
+}
+
+TEST_F(NvrtcLibraryTest, aMissingLibrarySaysWhatToInstallAndWhereItLooked) {
+    ::setenv("KWB_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13", 1);
+    const NvrtcLibrary library = NvrtcLibrary::load({});
+    EXPECT_FALSE(library.loaded());
+    EXPECT_EQ(library.version, nullptr);
+    EXPECT_NE(library.loadError().find("NVRTC not found"), std::string::npos);
+    EXPECT_NE(library.loadError().find("install the CUDA toolkit"), std::string::npos);
+    EXPECT_NE(library.loadError().find("/nonexistent/libnvrtc.so.13"), std::string::npos);
+}
+
+TEST_F(NvrtcLibraryTest, aLibraryThatIsNotNvrtcIsNamedAsSuch) {
+    ::setenv("KWB_NVRTC_LIBRARY", "libm.so.6", 1);
+    const NvrtcLibrary library = NvrtcLibrary::load({});
+    EXPECT_FALSE(library.loaded());
+    EXPECT_EQ(library.compileProgram, nullptr);
+    EXPECT_NE(library.loadError().find("lacks nvrtcVersion"), std::string::npos)
+        << library.loadError();
 }
