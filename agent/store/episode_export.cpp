@@ -102,6 +102,27 @@ json toExportLine(const EpisodeTrajectory& trajectory) {
             {"events", std::move(events)}};
 }
 
+void writeExportLine(const json& line, std::ostream& out) {
+    // The format first, so a file manager's content sniffing (and `head -c`) names the file
+    // from its first bytes; json objects otherwise print their keys sorted.
+    const auto text = [](const json& value) {
+        return value.dump(-1, ' ', false, json::error_handler_t::replace);
+    };
+    out << '{';
+    bool first = true;
+    for (const char* key : {"format", "format_version"})
+        if (const auto found = line.find(key); found != line.end()) {
+            out << (first ? "" : ",") << json(key).dump() << ':' << text(*found);
+            first = false;
+        }
+    for (const auto& [key, value] : line.items())
+        if (key != "format" && key != "format_version") {
+            out << (first ? "" : ",") << text(json(key)) << ':' << text(value);
+            first = false;
+        }
+    out << "}\n";
+}
+
 StoreResult<std::size_t> exportEpisodes(const TrajectoryStore& store,
                                         const std::vector<EpisodeId>& ids, std::ostream& out) {
     std::size_t written = 0;
@@ -109,8 +130,7 @@ StoreResult<std::size_t> exportEpisodes(const TrajectoryStore& store,
         auto trajectory = store.loadTrajectory(id);
         if (!trajectory)
             return StoreError{"cannot export: " + trajectory.error().message};
-        const json line = store.scrubJson(toExportLine(trajectory.value()));
-        out << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+        writeExportLine(store.scrubJson(toExportLine(trajectory.value())), out);
         if (!out)
             return StoreError{"cannot export: writing failed after " + std::to_string(written) +
                               " episodes"};

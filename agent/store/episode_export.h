@@ -20,6 +20,9 @@ inline constexpr std::string_view kEpisodeExportFormat = "kwb.episode";
 inline constexpr int kEpisodeExportVersion = 1;
 
 nlohmann::json toExportLine(const EpisodeTrajectory& trajectory);
+// One line of an export file: "format" and "format_version" first (what a file manager's MIME
+// sniffing matches, packaging/kernel-workbench-mime.xml), then the rest, and a newline.
+void writeExportLine(const nlohmann::json& line, std::ostream& out);
 
 // Writes the episodes in the order given, passed once more through the store's secret
 // scrubbing (an older file may predate a key). The file variant writes beside the target and

@@ -93,6 +93,10 @@ TEST_F(EpisodeExportTest, ExportThenImportKeepsEverything) {
     EXPECT_EQ(exported.value(), 2u);
     const std::string text = jsonl.str();
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+    // Every line names its format in its first bytes (the MIME type's magic matches them).
+    const std::string prefix = R"({"format":"kwb.episode","format_version":)";
+    for (std::size_t at = 0; at < text.size(); at = text.find('\n', at) + 1)
+        EXPECT_EQ(text.compare(at, prefix.size(), prefix), 0) << text.substr(at, 60);
 
     // Into an empty store, keeping the ids: the same episodes, field for field.
     auto copy = open("copy.db");
