@@ -1,4 +1,5 @@
 // kernel-workbench: the desktop GUI.
+#include "agent/store/opened_file.h"
 #include "engine/system/resource_paths.h"
 #include "kwb/version.h"
 #include "widgets/agent/agent_pane.h"
@@ -102,6 +103,8 @@ int main(int argc, char** argv) {
         "Show this file of the opened workspace or solution, with the cursor on LINE "
         "(e.g. kernels/gelu.cu:12).",
         "PATH[:LINE]");
+    parser.addPositionalArgument(
+        "file", "A task (.py), workspace folder, trace or exported episodes to open.", "[FILE]");
     parser.addOptions({taskOption, workspaceOption, screenshotOption, sizeOption, settingsOption,
                        themeOption, viewOption, episodeOption, traceOption, countersOption,
                        fileOption});
@@ -131,7 +134,30 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kernel-workbench: task file not found: %s\n", qPrintable(task));
         return 2;
     }
-    const QString workspace = parser.value(workspaceOption);
+    QString workspace = parser.value(workspaceOption);
+    const QString file = parser.positionalArguments().value(0);
+    if (parser.positionalArguments().size() > 1) {
+        std::fprintf(stderr, "kernel-workbench: one FILE at a time\n");
+        return 2;
+    }
+    if (!file.isEmpty() && !QFileInfo::exists(file)) {
+        std::fprintf(stderr, "kernel-workbench: not found: %s\n", qPrintable(file));
+        return 2;
+    }
+    const kwb::agent::OpenedFileKind fileKind =
+        file.isEmpty() ? kwb::agent::OpenedFileKind::Unknown
+                       : kwb::agent::classifyOpenedFile(file.toStdString()).kind;
+    if (!file.isEmpty() && fileKind == kwb::agent::OpenedFileKind::Unknown) {
+        std::fprintf(stderr, "kernel-workbench: %s\n",
+                     kwb::agent::classifyOpenedFile(file.toStdString()).why.c_str());
+        return 2;
+    }
+    // A task or workspace FILE stands for --task / --workspace; a trace or episodes open over
+    // the last task.
+    if (fileKind == kwb::agent::OpenedFileKind::Task)
+        task = file;
+    if (fileKind == kwb::agent::OpenedFileKind::Workspace)
+        workspace = file;
     if (task.isEmpty() && workspace.isEmpty() && !screenshot &&
         QFileInfo::exists(settings->lastTaskPath()))
         task = settings->lastTaskPath();
@@ -182,7 +208,11 @@ int main(int argc, char** argv) {
         dock->show();
         dock->raise();
     }
-    const QString trace = parser.value(traceOption);
+    const QString trace =
+        fileKind == kwb::agent::OpenedFileKind::Trace ? file : parser.value(traceOption);
+    const bool episodesFile = fileKind == kwb::agent::OpenedFileKind::Episodes;
+    if (episodesFile)
+        window.openFile(file);
     bool traceDone = trace.isEmpty();
     if (!trace.isEmpty()) {
         if (!QFileInfo(trace).isFile()) {
@@ -228,7 +258,8 @@ int main(int argc, char** argv) {
         [&] {
             return window.hasSystemReport() && window.hasTaskList() &&
                    (!window.currentTaskPath().isEmpty() || !workspace.isEmpty()) &&
-                   (episode <= 0 || window.agentPanes()->agentPane()->shownEpisode()) &&
+                   ((episode <= 0 && !episodesFile) ||
+                    window.agentPanes()->agentPane()->shownEpisode()) &&
                    window.rolloutPanes()->hasShownRuns() && traceDone && countersDone &&
                    (fileDone ||
                     !window.candidateDiagnostics()->assemblyView()->shownText().isEmpty());

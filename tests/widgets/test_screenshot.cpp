@@ -1,11 +1,14 @@
+#include "agent/store/episode_export.h"
 #include "agent/store/trajectory_store.h"
 #include "engine/system/resource_paths.h"
 
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+#include <fstream>
 
 class TestScreenshot : public QObject {
     Q_OBJECT
@@ -77,6 +80,36 @@ private slots:
         QVERIFY(bad.waitForFinished(60000));
         QCOMPARE(bad.exitCode(), 2);
         QVERIFY(bad.readAllStandardError().contains("unknown view"));
+    }
+
+    // A FILE argument opens by what it holds: exported episodes are shown for replay (the
+    // .desktop file's Exec passes files this way); a file of no known kind is a usage error.
+    void aFileArgumentOpensByWhatItHolds() {
+        QTemporaryDir dir;
+        kwb::agent::EpisodeTrajectory trajectory;
+        trajectory.episode.id = 17;
+        trajectory.episode.task = "01_gelu.py";
+        {
+            std::ofstream out(dir.filePath("run.jsonl").toStdString());
+            kwb::agent::writeExportLine(kwb::agent::toExportLine(trajectory), out);
+        }
+        QProcess app;
+        app.start(KWB_GUI_EXECUTABLE,
+                  {"--screenshot", dir.filePath("e.png"), dir.filePath("run.jsonl")});
+        QVERIFY(app.waitForFinished(180000));
+        QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+        const QByteArray printed = app.readAllStandardOutput();
+        QVERIFY2(printed.contains("episode 17 shown"), printed.constData());
+
+        QFile notes(dir.filePath("notes.txt"));
+        QVERIFY(notes.open(QIODevice::WriteOnly));
+        notes.write("timings\n");
+        notes.close();
+        QProcess bad;
+        bad.start(KWB_GUI_EXECUTABLE, {"--screenshot", dir.filePath("b.png"), notes.fileName()});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("notes.txt is not a task"));
     }
 
     // --file shows one file of the opened solution; a .cu file waits for its NVRTC compile, so

@@ -1,7 +1,13 @@
 // Opening traces in the GUI as a user does: File > Open Trace's path (MainWindow::openTrace),
-// Recent Traces, a file dropped on the window, a file that is not a trace, and Cancel.
+// Recent Traces, a file dropped on the window, a file that is not a trace, and Cancel. And any
+// file by what it holds (MainWindow::openFile: the command line's FILE, drops, File > Open
+// File…): exported episodes open for replay without being imported.
+#include "agent/store/episode_export.h"
+#include "engine/system/resource_paths.h"
 #include "engine/timeline/perfetto_export.h"
 #include "engine/timeline/trace_file.h"
+#include "widgets/agent/agent_pane.h"
+#include "widgets/agent/agent_panes.h"
 #include "widgets/common/empty_state_pane.h"
 #include "widgets/core/app_settings.h"
 #include "widgets/timeline/timeline_pane.h"
@@ -16,9 +22,11 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUrl>
+#include <fstream>
 
 using namespace kwb::ui;
 
@@ -148,6 +156,51 @@ private slots:
         QApplication::sendEvent(&window, &drop);
         QVERIFY(finishes(window.traceOpener(), finished));
         QVERIFY(window.timelinePane()->statusText().contains("dropped.jsonl"));
+    }
+
+    void anyFileOpensWhereItBelongs() {
+        QTemporaryDir dir;
+        AppSettings settings(dir.filePath("s.ini"));
+        MainWindow window(settings);
+        window.show();
+        // Exported episodes: read without importing, the first shown for replay.
+        kwb::agent::EpisodeTrajectory trajectory;
+        trajectory.episode.id = 41;
+        trajectory.episode.task = "01_gelu.py";
+        trajectory.episode.model = "scripted";
+        {
+            std::ofstream out(dir.filePath("run.jsonl").toStdString());
+            kwb::agent::writeExportLine(kwb::agent::toExportLine(trajectory), out);
+            trajectory.episode.id = 42;
+            kwb::agent::writeExportLine(kwb::agent::toExportLine(trajectory), out);
+        }
+        AgentPane* agent = window.agentPanes()->agentPane();
+        QVERIFY(window.openFile(dir.filePath("run.jsonl")));
+        QTRY_VERIFY_WITH_TIMEOUT(agent->shownEpisode(), 20000);
+        QCOMPARE(agent->shownEpisode()->record.id, 41);
+        QCOMPARE(window.context().episodeId, 41);
+
+        // A broken export is refused whole and what was shown stays.
+        QFile broken(dir.filePath("broken.jsonl"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write(R"({"format":"kwb.episode","format_version":1,"episode":)"
+                     "\n");
+        broken.close();
+        QVERIFY(window.openFile(broken.fileName()));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.statusBar()->currentMessage().contains("Cannot open broken.jsonl"), 20000);
+        QCOMPARE(agent->shownEpisode()->record.id, 41);
+
+        // A task goes to the reference; a text file is refused with a reason.
+        const QString task =
+            QString::fromStdString(kwb::bundledTasksDirectory()) + "/03_softmax.py";
+        QVERIFY(window.openFile(task));
+        QCOMPARE(window.currentTaskPath(), task);
+        QFile notes(dir.filePath("notes.txt"));
+        QVERIFY(notes.open(QIODevice::WriteOnly));
+        notes.write("kernel timings\n");
+        notes.close();
+        QVERIFY(!window.openFile(notes.fileName()));
     }
 
     void cancelStopsTheLoadAndKeepsWhatWasShown() {

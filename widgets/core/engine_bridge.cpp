@@ -10,6 +10,7 @@
 
 #include <QMetaObject>
 #include <QPointer>
+#include <fstream>
 #include <mutex>
 
 namespace kwb::ui {
@@ -397,6 +398,32 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
         evaluationQueue_.get());
     idSlot->store(latestId_.value(tag));
     return idSlot->load();
+}
+
+void EngineBridge::requestEpisodesFile(const QString& path) {
+    struct Read {
+        QList<agent::EpisodeSnapshotPtr> episodes;
+        QString error;
+    };
+    post<Read>(
+        QStringLiteral("episodes-file"),
+        [file = path.toStdString()](std::stop_token) {
+            Read read;
+            std::ifstream in(file, std::ios::binary);
+            if (!in) {
+                read.error = QObject::tr("cannot read %1").arg(QString::fromStdString(file));
+                return read;
+            }
+            auto lines = agent::readEpisodeLines(in);
+            if (!lines) {
+                read.error = QString::fromStdString(lines.error().message);
+                return read;
+            }
+            for (agent::EpisodeTrajectory& trajectory : lines.value())
+                read.episodes.push_back(agent::makeEpisodeSnapshot(std::move(trajectory)));
+            return read;
+        },
+        [this, path](Read read) { emit episodesFileRead(path, read.episodes, read.error); });
 }
 
 void EngineBridge::requestEditHistory(const QString& workspace, const QString& historyFile) {

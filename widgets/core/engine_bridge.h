@@ -61,6 +61,9 @@ public:
                               const QString& python = {}, const QString& historyFile = {});
     // Reads a workspace's hand-edit history (tag "edit-history": a newer request wins).
     void requestEditHistory(const QString& workspace, const QString& historyFile);
+    // Reads a file of exported episodes (`kwb episodes export`) without importing it into the
+    // store (tag "episodes-file": a newer request wins); episodesFileRead brings them.
+    void requestEpisodesFile(const QString& path);
     quint64 latestEvaluationId() const;
     // Stops the latest evaluation wherever it is (queued, or in its stage); its result comes
     // back as cancelled.
@@ -92,6 +95,10 @@ signals:
     void busyChanged(bool busy);
     // A workspace's hand-edit history as an episode; `problem` says what could not be written or
     // read (the history shown is then what could be).
+    // For requestEpisodesFile: the episodes in file order, or why the file cannot be read (a
+    // malformed line names its number; then no episode is given).
+    void episodesFileRead(const QString& path, QList<kwb::agent::EpisodeSnapshotPtr> episodes,
+                          const QString& error);
     void editHistoryReady(const QString& workspace, kwb::agent::EpisodeSnapshotPtr history,
                           const QString& problem);
     // Only for the latest evaluation request; superseded ones go quiet.

@@ -149,6 +149,7 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     connectContext();
     connect(&bridge_, &EngineBridge::systemReportReady, this, &MainWindow::showSystemReport);
     connect(&bridge_, &EngineBridge::taskListReady, this, &MainWindow::showTaskList);
+    connect(&bridge_, &EngineBridge::episodesFileRead, this, &MainWindow::onEpisodesFileRead);
     connect(&bridge_, &EngineBridge::evaluationReady, resultDock_, &QDockWidget::raise);
 
     // Docks were stacked one under another while they were added, before being tabbed: the
@@ -262,8 +263,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
     if (urls.size() != 1 || !urls.first().isLocalFile())
         return;
     event->acceptProposedAction();
-    // Any file: the loader tells a trace from anything else, and says so.
-    openTrace(urls.first().toLocalFile());
+    openFile(urls.first().toLocalFile());
 }
 
 void MainWindow::buildMenus() {
@@ -273,6 +273,8 @@ void MainWindow::buildMenus() {
                     &MainWindow::openWorkspaceFromDialog);
     file->addAction(tr("&New Workspace from Task…"), QKeySequence(tr("Ctrl+Shift+N")), this,
                     &MainWindow::newWorkspaceFromDialog);
+    file->addAction(tr("Open &File… (task, trace or episodes)"), this,
+                    &MainWindow::openFileFromDialog);
     backToWorkspace_ =
         file->addAction(tr("&Back to Workspace"), this, &MainWindow::backToWorkspace);
     backToWorkspace_->setEnabled(false);

@@ -53,6 +53,11 @@ public:
     bool createWorkspace(const NewWorkspaceDialog::Choice& choice);
     // Opens a trace file in the timeline dock (loads on the engine thread; TraceOpener).
     void openTrace(const QString& path);
+    // Opens whatever `path` holds (agent/store/opened_file): a task, a workspace folder, a trace,
+    // or exported episodes (read without importing; the first is shown for replay). The command
+    // line's FILE, a drop on the window, File > Open File… and a file manager's Open With all
+    // come here. False, with the reason in the log and the status bar, for anything else.
+    bool openFile(const QString& path);
     TraceOpener* traceOpener() const { return traceOpener_; }
     // Opens Nsight Compute CSV files (details, and raw for the roofline) in the Counters dock.
     void openCounters(const QStringList& paths);
@@ -118,6 +123,9 @@ private:
     void openSettings();
     void loadModelPrices();
     void openTaskFromDialog();
+    void openFileFromDialog();
+    void onEpisodesFileRead(const QString& path, QList<kwb::agent::EpisodeSnapshotPtr> episodes,
+                            const QString& error);
     void openWorkspaceFromDialog();
     void newWorkspaceFromDialog();
     // The candidate banner of the open workspace: where it is, what Ctrl+S does, and, for a
