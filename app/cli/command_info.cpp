@@ -1,6 +1,7 @@
 #include "commands.h"
 #include "engine/system/resource_paths.h"
 #include "engine/system/system_report.h"
+#include "engine/timeline/injection_library.h"
 #include "kwb/version.h"
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,7 @@ nlohmann::json toJson(const SystemReport& report) {
             {"cuda_toolkit", report.cudaToolkitVersion},
             {"nvrtc", report.nvrtcVersion},
             {"resources", resourceRoot()},
+            {"profiler_library", timeline::cuptiInjectionLibraryPath()},
             {"python",
              {{"path", py.path},
               {"source", toString(py.source)},
@@ -37,6 +39,14 @@ nlohmann::json toJson(const SystemReport& report) {
               {"cuda_available", py.cudaAvailable},
               {"torch_compile", py.hasTorchCompile},
               {"error", py.error}}}};
+}
+
+// The CUPTI injection library timelines are recorded with, or why there is none.
+std::string profilerText() {
+    const std::string library = timeline::cuptiInjectionLibraryPath();
+    return library.empty() ? "no CUPTI injection library (timelines unavailable; set "
+                             "KWB_CUPTI_INJECTION or build with CUPTI)"
+                           : library;
 }
 
 } // namespace
@@ -59,7 +69,8 @@ void addInfoCommand(CLI::App& app) {
                       << "Python:   " << report.pythonText() << "\n"
                       << "          " << report.python.path << " ("
                       << toString(report.python.source) << ")\n"
-                      << "Tasks:    " << bundledTasksDirectory() << "\n";
+                      << "Tasks:    " << bundledTasksDirectory() << "\n"
+                      << "Profiler: " << profilerText() << "\n";
         }
         if (!report.python.usable())
             throw CLI::RuntimeError(kExitFailure);

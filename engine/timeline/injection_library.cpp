@@ -1,6 +1,7 @@
 #include "engine/timeline/injection_library.h"
 
 #include "engine/system/resource_paths.h"
+#include "kwb/version.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +17,7 @@ std::string cuptiInjectionLibraryPath() {
         return fs::is_regular_file(env, ec) ? fs::absolute(env, ec).string() : std::string();
     if (const fs::path exe = currentExecutablePath(); !exe.empty()) {
         const fs::path installed =
-            exe.parent_path().parent_path() / "lib" / "kernel-workbench" / kFileName;
+            exe.parent_path().parent_path() / build::kPrivateLibDir / kFileName;
         if (fs::is_regular_file(installed, ec))
             return installed.string();
     }
