@@ -38,6 +38,27 @@ say "desktop-file-validate, appstreamcli validate, the MIME types"
 desktop-file-validate "$root"/usr/share/applications/*.desktop
 appstreamcli validate --no-net "$root"/usr/share/metainfo/*.metainfo.xml
 xmllint --noout "$root/usr/share/mime/packages/kernel-workbench.xml"
+# The MIME types name kwb's files by their first bytes, as a file manager would see them.
+command -v gio >/dev/null || fail "gio is missing (libglib2.0-bin; tools/setup.sh installs it)"
+{
+    mkdir -p "$root/mime-db/mime/packages" "$root/samples"
+    cp /usr/share/mime/packages/freedesktop.org.xml "$root/usr/share/mime/packages/kernel-workbench.xml" \
+        "$root/mime-db/mime/packages/"
+    update-mime-database "$root/mime-db/mime"
+    printf '{"t":"header","format":"kwb-cupti/1","pid":1}\n' > "$root/samples/records.jsonl"
+    printf '{"displayTimeUnit":"ns","otherData":{"format":"kwb-timeline/1"},"traceEvents":[]}' \
+        > "$root/samples/export.json"
+    printf '{"format":"kwb.episode","format_version":1,"episode":{},"events":[]}\n' \
+        > "$root/samples/run.jsonl"
+    for sample in records.jsonl:application/x-kwb-trace export.json:application/x-kwb-trace \
+        run.jsonl:application/x-kwb-episodes; do
+        type=$(XDG_DATA_DIRS="$root/mime-db" XDG_DATA_HOME="$root/none" \
+            gio info -a standard::content-type "$root/samples/${sample%%:*}" 2>/dev/null |
+            awk '/content-type/ { print $2 }')
+        [[ $type == "${sample#*:}" ]] || fail "${sample%%:*} is $type, not ${sample#*:}"
+    done
+    echo "MIME types: records and Chrome export -> application/x-kwb-trace, episodes -> application/x-kwb-episodes"
+}
 
 say "the installed files, without this checkout"
 # Nothing may come from the checkout: no resource override, and the checkout's venv is not the

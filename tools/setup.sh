@@ -34,7 +34,7 @@ apt_packages=(
     libssl-dev nlohmann-json3-dev libcli11-dev libcurl4-openssl-dev libsqlite3-dev libpcre2-dev libsimdjson-dev libspdlog-dev libfmt-dev
     libgtest-dev bubblewrap xvfb xauth fonts-dejavu-core python3-venv python3-dev clang-format
     clang libclang-rt-14-dev
-    lintian desktop-file-utils appstream help2man
+    lintian desktop-file-utils appstream help2man shared-mime-info libglib2.0-bin libxml2-utils
 )
 
 install_apt_packages() {
