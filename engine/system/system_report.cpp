@@ -2,6 +2,7 @@
 
 #include "engine/cuda/cuda_driver.h"
 #include "engine/diagnostics/nvrtc_compiler.h"
+#include "engine/process/sandbox.h"
 #include "kwb/version.h"
 
 namespace kwb {
@@ -34,7 +35,10 @@ SystemReport collectSystemReport(const std::string& configuredPython) {
     report.gpus = detectGpus();
     report.cudaToolkitVersion = build::kCudaToolkitVersion;
     report.nvrtcVersion = nvrtcVersion();
+    report.nvrtcLoaded = nvrtcAvailable();
     report.python = detectPython(configuredPython);
+    report.bubblewrap = bubblewrapPath();
+    report.bubblewrapWorks = !report.bubblewrap.empty() && bubblewrapUsable();
     return report;
 }
 

@@ -13,7 +13,10 @@ struct SystemReport {
     GpuInventory gpus;
     std::string cudaToolkitVersion;
     std::string nvrtcVersion;
+    bool nvrtcLoaded = false;
     PythonProbe python;
+    std::string bubblewrap;       // bubblewrapPath(): "" when there is none
+    bool bubblewrapWorks = false; // bubblewrapUsable(): it can create namespaces here
 
     std::string gpuText() const;    // "NVIDIA H200 (sm_90)" or "No GPU: ..."
     std::string driverText() const; // "driver CUDA 13.0" or "no driver"
