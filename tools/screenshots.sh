@@ -37,6 +37,7 @@ shot() { # FILE SIZE ARGS...
 "$kwb" workspace init --fast --with-solution "$task" "$scratch/gelu-fast" >/dev/null
 "$kwb" workspace init --with-solution "$task" "$scratch/gelu-cuda-agent" >/dev/null
 
+shot welcome.png 1366x768 --task "$task" --view welcome
 shot window-1366x768-light.png 1366x768 --task "$task" --theme light
 shot workspace-fast-path.png 1600x1000 --workspace "$scratch/gelu-fast"
 shot workspace-cuda-agent-layout.png 1600x1000 --workspace "$scratch/gelu-cuda-agent"
@@ -45,6 +46,8 @@ shot assembly-source-ptx.png 1600x1000 --workspace "$scratch/gelu-fast" --view a
     --file kernels/gelu.cu:18
 shot counters-roofline-1366x768.png 1366x768 --task "$task" --view counters \
     --counters "$root/tests/data/ncu/details.csv" --counters "$root/tests/data/ncu/raw.csv"
+shot rollouts-1600x1000.png 1600x1000 --task "$task" --view rollouts
+shot training-1600x1000.png 1600x1000 --task "$task" --view training
 if [[ -x $bench ]]; then
     # The benchmark writes its synthetic 1M-kernel run as a kwb-cupti record file, then loads it.
     "$bench" --frames 1 --from-file "$scratch/synthetic_1m.jsonl" >/dev/null 2>&1

@@ -15,6 +15,7 @@
 #include "widgets/window/main_window.h"
 #include "widgets/window/theme.h"
 #include "widgets/window/trace_opener.h"
+#include "widgets/window/welcome_dialog.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -85,7 +86,8 @@ int main(int argc, char** argv) {
     QCommandLineOption viewOption(
         "view",
         "Bring this pane to the front: tasks, reference, agent, runs, rollouts, training, "
-        "timeline, counters, rewards, log, result, problems, assembly.",
+        "timeline, counters, rewards, log, result, problems, assembly; welcome (the welcome "
+        "page: a screenshot shows it alone).",
         "NAME");
     QCommandLineOption episodeOption(
         "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",
@@ -198,7 +200,8 @@ int main(int argc, char** argv) {
         fileDone = !(file.endsWith(".cu") || file.endsWith(".cuh"));
     }
 
-    if (parser.isSet(viewOption)) {
+    const bool welcomeView = parser.value(viewOption) == QStringLiteral("welcome");
+    if (parser.isSet(viewOption) && !welcomeView) {
         auto* dock = window.findChild<QDockWidget*>("dock." + parser.value(viewOption));
         if (!dock) {
             std::fprintf(stderr, "kernel-workbench: unknown view '%s'\n",
@@ -242,6 +245,8 @@ int main(int argc, char** argv) {
 
     if (!screenshot) {
         window.show();
+        if (welcomeView || settings->showWelcomeAtStart())
+            window.showWelcome();
         return app.exec();
     }
 
@@ -272,26 +277,32 @@ int main(int argc, char** argv) {
     window.resize(width, height);
     QApplication::processEvents();
     const QString out = parser.value(screenshotOption);
-    if (!window.grab().save(out, "PNG")) {
+    QWidget* shown = &window;
+    if (welcomeView) {
+        window.showWelcome();
+        QApplication::processEvents();
+        shown = window.welcomeDialog();
+    }
+    if (!shown->grab().save(out, "PNG")) {
         std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(out));
         return 1;
     }
-    QString shown = workspace.isEmpty() ? QStringLiteral("task ") + window.currentTaskPath()
-                                        : QStringLiteral("workspace ") + workspace;
+    QString what = workspace.isEmpty() ? QStringLiteral("task ") + window.currentTaskPath()
+                                       : QStringLiteral("workspace ") + workspace;
     if (parser.isSet(viewOption))
-        shown += QStringLiteral(", view ") + parser.value(viewOption);
+        what += QStringLiteral(", view ") + parser.value(viewOption);
     if (!trace.isEmpty())
-        shown += QStringLiteral(", trace ") + trace;
+        what += QStringLiteral(", trace ") + trace;
     if (!counters.isEmpty())
-        shown += QStringLiteral(", counters ") + counters.join(QStringLiteral(" + "));
+        what += QStringLiteral(", counters ") + counters.join(QStringLiteral(" + "));
     if (parser.isSet(fileOption)) {
-        shown += QStringLiteral(", file ") + window.candidateEditors()->currentFile();
+        what += QStringLiteral(", file ") + window.candidateEditors()->currentFile();
         if (!window.candidateDiagnostics()->assemblyView()->shownText().isEmpty())
-            shown += QStringLiteral(" with its PTX");
+            what += QStringLiteral(" with its PTX");
     }
     if (const auto episodeShown = window.agentPanes()->agentPane()->shownEpisode())
-        shown += QStringLiteral(", episode %1 shown").arg(episodeShown->record.id);
+        what += QStringLiteral(", episode %1 shown").arg(episodeShown->record.id);
     std::printf("screenshot: %s (%dx%d, %s)\n", qPrintable(QFileInfo(out).absoluteFilePath()),
-                width, height, qPrintable(shown));
+                shown->width(), shown->height(), qPrintable(what));
     return 0;
 }

@@ -373,11 +373,12 @@ agent::AgentLaunch AgentPane::startRequest() const {
     return request;
 }
 
-void AgentPane::setProvider(agent::ProviderKind kind, const QString& baseUrl,
-                            const QString& model) {
+void AgentPane::setProvider(agent::ProviderKind kind, const QString& baseUrl, const QString& model,
+                            const QString& apiKeyEnv) {
     provider_->setCurrentIndex(provider_->findData(int(kind)));
     baseUrl_->setText(baseUrl);
     modelName_->setCurrentText(model);
+    apiKeyEnv_->setText(apiKeyEnv);
 }
 
 void AgentPane::setMaxTurns(int turns) {

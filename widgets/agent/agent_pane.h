@@ -43,7 +43,8 @@ public:
     void selectStep(qint64 episodeId, qint64 sequence);
 
     agent::AgentLaunch startRequest() const;
-    void setProvider(agent::ProviderKind kind, const QString& baseUrl, const QString& model);
+    void setProvider(agent::ProviderKind kind, const QString& baseUrl, const QString& model,
+                     const QString& apiKeyEnv = {});
     void setMaxTurns(int turns);
 
     Mode mode() const { return mode_; }

@@ -15,6 +15,11 @@ const char* kRecentTraces = "ui/recentTraces";
 constexpr int kMaxRecentTraces = 8;
 const char* kVerifyOnSave = "editor/verifyOnSave";
 const char* kGeometry = "ui/geometry";
+const char* kShowWelcome = "ui/showWelcomeAtStart";
+const char* kAgentKind = "agent/provider";
+const char* kAgentBaseUrl = "agent/baseUrl";
+const char* kAgentModel = "agent/model";
+const char* kAgentKeyEnv = "agent/apiKeyEnv";
 const char* kState = "ui/dockState";
 } // namespace
 
@@ -67,6 +72,26 @@ Theme AppSettings::theme() const {
 
 void AppSettings::setTheme(Theme theme) {
     settings_->setValue(kTheme, themeName(theme));
+}
+
+bool AppSettings::showWelcomeAtStart() const {
+    return settings_->value(kShowWelcome, true).toBool();
+}
+
+void AppSettings::setShowWelcomeAtStart(bool show) {
+    settings_->setValue(kShowWelcome, show);
+}
+
+AppSettings::AgentProvider AppSettings::agentProvider() const {
+    return {settings_->value(kAgentKind).toString(), settings_->value(kAgentBaseUrl).toString(),
+            settings_->value(kAgentModel).toString(), settings_->value(kAgentKeyEnv).toString()};
+}
+
+void AppSettings::setAgentProvider(const AgentProvider& provider) {
+    settings_->setValue(kAgentKind, provider.kind);
+    settings_->setValue(kAgentBaseUrl, provider.baseUrl);
+    settings_->setValue(kAgentModel, provider.model);
+    settings_->setValue(kAgentKeyEnv, provider.apiKeyEnv);
 }
 
 bool AppSettings::verifyOnSave() const {

@@ -46,6 +46,21 @@ public:
     bool verifyOnSave() const;
     void setVerifyOnSave(bool enabled);
 
+    // The welcome page opens at start until the user turns it off.
+    bool showWelcomeAtStart() const;
+    void setShowWelcomeAtStart(bool show);
+
+    // The LLM provider agents start with (the welcome page sets it; the Agent tab's form starts
+    // from it). The key itself is never stored: only the variable that holds it.
+    struct AgentProvider {
+        QString kind; // providerKindName(): "openai", "anthropic", "local"; empty: none chosen
+        QString baseUrl;
+        QString model;
+        QString apiKeyEnv;
+    };
+    AgentProvider agentProvider() const;
+    void setAgentProvider(const AgentProvider& provider);
+
     QByteArray windowGeometry() const;
     QByteArray windowState() const;
     void setWindowLayout(const QByteArray& geometry, const QByteArray& state);

@@ -400,6 +400,17 @@ quint64 EngineBridge::requestEvaluation(const QString& workspace,
     return idSlot->load();
 }
 
+void EngineBridge::requestConnectionCheck(const kwb::agent::ProviderSettings& settings) {
+    using Check = std::shared_ptr<const agent::ConnectionCheck>;
+    post<Check>(
+        QStringLiteral("connection-check"),
+        [settings](std::stop_token stop) {
+            return std::make_shared<const agent::ConnectionCheck>(
+                agent::checkConnection(settings, stop));
+        },
+        [this](Check check) { emit connectionChecked(std::move(check)); });
+}
+
 void EngineBridge::requestEpisodesFile(const QString& path) {
     struct Read {
         QList<agent::EpisodeSnapshotPtr> episodes;

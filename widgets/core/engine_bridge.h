@@ -1,5 +1,6 @@
 #pragma once
 
+#include "agent/providers/connection_check.h"
 #include "agent/rollout/run_snapshot.h"
 #include "agent/store/store_reader.h"
 #include "engine/counters/ncu_files.h"
@@ -64,6 +65,9 @@ public:
     // Reads a file of exported episodes (`kwb episodes export`) without importing it into the
     // store (tag "episodes-file": a newer request wins); episodesFileRead brings them.
     void requestEpisodesFile(const QString& path);
+    // Asks the provider for a one-word reply (agent/providers/connection_check; tag
+    // "connection-check": a newer request wins); connectionChecked brings the outcome.
+    void requestConnectionCheck(const kwb::agent::ProviderSettings& settings);
     quint64 latestEvaluationId() const;
     // Stops the latest evaluation wherever it is (queued, or in its stage); its result comes
     // back as cancelled.
@@ -99,6 +103,7 @@ signals:
     // malformed line names its number; then no episode is given).
     void episodesFileRead(const QString& path, QList<kwb::agent::EpisodeSnapshotPtr> episodes,
                           const QString& error);
+    void connectionChecked(std::shared_ptr<const kwb::agent::ConnectionCheck> check);
     void editHistoryReady(const QString& workspace, kwb::agent::EpisodeSnapshotPtr history,
                           const QString& problem);
     // Only for the latest evaluation request; superseded ones go quiet.

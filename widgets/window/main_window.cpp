@@ -39,6 +39,7 @@
 #include "widgets/window/task_browser.h"
 #include "widgets/window/theme.h"
 #include "widgets/window/trace_opener.h"
+#include "widgets/window/welcome_dialog.h"
 
 #include <QAction>
 #include <QApplication>
@@ -165,6 +166,7 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
     log_->append(LogLevel::Info,
                  tr("Kernel Workbench %1 started").arg(QString::fromUtf8(build::kVersion)));
     loadModelPrices();
+    useAgentProvider(settings_.agentProvider());
     refreshSystemReport();
     bridge_.requestTaskList(QString::fromStdString(kwb::bundledTasksDirectory()));
 }
@@ -331,6 +333,7 @@ void MainWindow::buildMenus() {
     viewMenu_->addAction(tr("Re-detect &System"), this, &MainWindow::refreshSystemReport);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Welcome…"), this, &MainWindow::showWelcome);
     help->addAction(tr("&Keyboard Shortcuts"), QKeySequence::HelpContents, this,
                     &MainWindow::showShortcuts);
     help->addAction(tr("&About Kernel Workbench"), this, &MainWindow::showAbout);
@@ -344,6 +347,8 @@ void MainWindow::refreshSystemReport() {
 void MainWindow::showSystemReport(std::shared_ptr<const kwb::SystemReport> report) {
     systemReport_ = std::move(report);
     statusBar_->showReport(*systemReport_);
+    if (welcome_)
+        welcome_->showReport(systemReport_);
     log_->append(systemReport_->gpus.hasGpu() ? LogLevel::Info : LogLevel::Warning,
                  QString::fromStdString(systemReport_->gpus.status));
     countersPane_->setCollectPossible(

@@ -33,6 +33,7 @@ class TaskBrowser;
 class TaskListModel;
 class TimelinePane;
 class TraceOpener;
+class WelcomeDialog;
 class CountersPane;
 
 // The workbench window: dockable panes around the candidate editors. It owns no engine state;
@@ -63,6 +64,9 @@ public:
     void openCounters(const QStringList& paths);
     CountersPane* countersPane() const { return countersPane_; }
     void refreshSystemReport();
+    // The welcome page (first start, Help > Welcome): the machine, a task, a model for agents.
+    void showWelcome();
+    WelcomeDialog* welcomeDialog() const { return welcome_; }
     // The size of a first start (no saved layout): 1600x1000 where the screen has room.
     QSize defaultWindowSize() const;
     void saveLayout();
@@ -124,6 +128,7 @@ private:
     void loadModelPrices();
     void openTaskFromDialog();
     void openFileFromDialog();
+    void useAgentProvider(const AppSettings::AgentProvider& provider);
     void onEpisodesFileRead(const QString& path, QList<kwb::agent::EpisodeSnapshotPtr> episodes,
                             const QString& error);
     void openWorkspaceFromDialog();
@@ -188,6 +193,7 @@ private:
     SelectionHub* hub_ = nullptr;
     QString currentWorkspace_;
     std::shared_ptr<const kwb::SystemReport> systemReport_;
+    WelcomeDialog* welcome_ = nullptr; // made on first use
     bool taskListLoaded_ = false;
     bool defaultSizesPending_ = false;
     QString currentTaskPath_;
