@@ -1,22 +1,11 @@
 #include "engine/cuda/cuda_driver.h"
 
+#include "engine/cuda/dl_symbol.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 
 namespace kwb {
-namespace {
-
-template <typename Fn>
-bool resolve(void* handle, const char* symbol, Fn& target, std::string& missing) {
-    target = reinterpret_cast<Fn>(dlsym(handle, symbol));
-    if (!target) {
-        missing += missing.empty() ? symbol : std::string(", ") + symbol;
-        return false;
-    }
-    return true;
-}
-
-} // namespace
 
 const CudaDriver& CudaDriver::instance() {
     static const CudaDriver driver;
@@ -36,27 +25,27 @@ CudaDriver::CudaDriver() {
         return;
     }
     std::string missing;
-    resolve(handle, "cuInit", init, missing);
-    resolve(handle, "cuDriverGetVersion", driverGetVersion, missing);
-    resolve(handle, "cuDeviceGetCount", deviceGetCount, missing);
-    resolve(handle, "cuDeviceGet", deviceGet, missing);
-    resolve(handle, "cuDeviceGetName", deviceGetName, missing);
-    resolve(handle, "cuDeviceGetAttribute", deviceGetAttribute, missing);
-    resolve(handle, "cuDeviceTotalMem_v2", deviceTotalMem, missing);
-    resolve(handle, "cuDevicePrimaryCtxRetain", devicePrimaryCtxRetain, missing);
-    resolve(handle, "cuDevicePrimaryCtxRelease_v2", devicePrimaryCtxRelease, missing);
-    resolve(handle, "cuCtxSetCurrent", ctxSetCurrent, missing);
-    resolve(handle, "cuCtxSynchronize", ctxSynchronize, missing);
-    resolve(handle, "cuModuleLoadData", moduleLoadData, missing);
-    resolve(handle, "cuModuleUnload", moduleUnload, missing);
-    resolve(handle, "cuModuleGetFunction", moduleGetFunction, missing);
-    resolve(handle, "cuLaunchKernel", launchKernel, missing);
-    resolve(handle, "cuMemAlloc_v2", memAlloc, missing);
-    resolve(handle, "cuMemFree_v2", memFree, missing);
-    resolve(handle, "cuMemcpyHtoD_v2", memcpyHtoD, missing);
-    resolve(handle, "cuMemcpyDtoH_v2", memcpyDtoH, missing);
-    resolve(handle, "cuGetErrorName", getErrorName, missing);
-    resolve(handle, "cuGetErrorString", getErrorString, missing);
+    resolveSymbol(handle, "cuInit", init, missing);
+    resolveSymbol(handle, "cuDriverGetVersion", driverGetVersion, missing);
+    resolveSymbol(handle, "cuDeviceGetCount", deviceGetCount, missing);
+    resolveSymbol(handle, "cuDeviceGet", deviceGet, missing);
+    resolveSymbol(handle, "cuDeviceGetName", deviceGetName, missing);
+    resolveSymbol(handle, "cuDeviceGetAttribute", deviceGetAttribute, missing);
+    resolveSymbol(handle, "cuDeviceTotalMem_v2", deviceTotalMem, missing);
+    resolveSymbol(handle, "cuDevicePrimaryCtxRetain", devicePrimaryCtxRetain, missing);
+    resolveSymbol(handle, "cuDevicePrimaryCtxRelease_v2", devicePrimaryCtxRelease, missing);
+    resolveSymbol(handle, "cuCtxSetCurrent", ctxSetCurrent, missing);
+    resolveSymbol(handle, "cuCtxSynchronize", ctxSynchronize, missing);
+    resolveSymbol(handle, "cuModuleLoadData", moduleLoadData, missing);
+    resolveSymbol(handle, "cuModuleUnload", moduleUnload, missing);
+    resolveSymbol(handle, "cuModuleGetFunction", moduleGetFunction, missing);
+    resolveSymbol(handle, "cuLaunchKernel", launchKernel, missing);
+    resolveSymbol(handle, "cuMemAlloc_v2", memAlloc, missing);
+    resolveSymbol(handle, "cuMemFree_v2", memFree, missing);
+    resolveSymbol(handle, "cuMemcpyHtoD_v2", memcpyHtoD, missing);
+    resolveSymbol(handle, "cuMemcpyDtoH_v2", memcpyDtoH, missing);
+    resolveSymbol(handle, "cuGetErrorName", getErrorName, missing);
+    resolveSymbol(handle, "cuGetErrorString", getErrorString, missing);
     if (!missing.empty()) {
         loadError_ = "libcuda.so.1 is too old or incomplete (missing " + missing + ")";
         return; // the handle stays open: unloading a driver library mid-process is unsafe

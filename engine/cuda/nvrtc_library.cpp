@@ -1,5 +1,7 @@
 #include "engine/cuda/nvrtc_library.h"
 
+#include "engine/cuda/dl_symbol.h"
+
 #include <climits>
 #include <cstdlib>
 #include <cuda.h>
@@ -11,13 +13,6 @@ namespace fs = std::filesystem;
 
 namespace kwb {
 namespace {
-
-template <typename Fn>
-void resolve(void* handle, const char* symbol, Fn& target, std::string& missing) {
-    target = reinterpret_cast<Fn>(dlsym(handle, symbol));
-    if (!target)
-        missing += missing.empty() ? symbol : std::string(", ") + symbol;
-}
 
 // Where the loader found the library (the soname alone says nothing about which copy).
 std::string loadedPath(void* handle) {
@@ -42,20 +37,20 @@ std::string nvrtcSoname() {
 
 bool NvrtcLibrary::resolveAll(void* handle) {
     std::string missing;
-    resolve(handle, "nvrtcVersion", version, missing);
-    resolve(handle, "nvrtcGetErrorString", getErrorString, missing);
-    resolve(handle, "nvrtcCreateProgram", createProgram, missing);
-    resolve(handle, "nvrtcDestroyProgram", destroyProgram, missing);
-    resolve(handle, "nvrtcAddNameExpression", addNameExpression, missing);
-    resolve(handle, "nvrtcSetFlowCallback", setFlowCallback, missing);
-    resolve(handle, "nvrtcCompileProgram", compileProgram, missing);
-    resolve(handle, "nvrtcGetProgramLogSize", getProgramLogSize, missing);
-    resolve(handle, "nvrtcGetProgramLog", getProgramLog, missing);
-    resolve(handle, "nvrtcGetPTXSize", getPTXSize, missing);
-    resolve(handle, "nvrtcGetPTX", getPTX, missing);
-    resolve(handle, "nvrtcGetCUBINSize", getCUBINSize, missing);
-    resolve(handle, "nvrtcGetCUBIN", getCUBIN, missing);
-    resolve(handle, "nvrtcGetLoweredName", getLoweredName, missing);
+    resolveSymbol(handle, "nvrtcVersion", version, missing);
+    resolveSymbol(handle, "nvrtcGetErrorString", getErrorString, missing);
+    resolveSymbol(handle, "nvrtcCreateProgram", createProgram, missing);
+    resolveSymbol(handle, "nvrtcDestroyProgram", destroyProgram, missing);
+    resolveSymbol(handle, "nvrtcAddNameExpression", addNameExpression, missing);
+    resolveSymbol(handle, "nvrtcSetFlowCallback", setFlowCallback, missing);
+    resolveSymbol(handle, "nvrtcCompileProgram", compileProgram, missing);
+    resolveSymbol(handle, "nvrtcGetProgramLogSize", getProgramLogSize, missing);
+    resolveSymbol(handle, "nvrtcGetProgramLog", getProgramLog, missing);
+    resolveSymbol(handle, "nvrtcGetPTXSize", getPTXSize, missing);
+    resolveSymbol(handle, "nvrtcGetPTX", getPTX, missing);
+    resolveSymbol(handle, "nvrtcGetCUBINSize", getCUBINSize, missing);
+    resolveSymbol(handle, "nvrtcGetCUBIN", getCUBIN, missing);
+    resolveSymbol(handle, "nvrtcGetLoweredName", getLoweredName, missing);
     if (missing.empty())
         return true;
     *this = NvrtcLibrary();
