@@ -76,6 +76,10 @@ grep -q "Tasks:    $root/usr/share/kernel-workbench/resources/tasks" "$root/info
     fail "the installed kwb does not use its own bundled tasks"
 grep -q "Profiler: $root/usr/lib/.*/kernel-workbench/libkwb_cupti_inject.so" "$root/info.txt" ||
     fail "the installed kwb does not find its own CUPTI injection library"
+run "$root/usr/bin/kwb" doctor | tee "$root/doctor.txt" || fail "kwb doctor"
+grep -q '^\[skip\] libtorch: kwb-libtorch is not installed' "$root/doctor.txt" ||
+    fail "kwb doctor: the libtorch line"
+grep -q '^\[ok\]   nvrtc' "$root/doctor.txt" || fail "kwb doctor: NVRTC"
 task=$root/usr/share/kernel-workbench/resources/tasks/03_softmax.py
 run "$root/usr/bin/kwb" workspace init --with-solution "$task" "$root/ws" >/dev/null
 eval_start=$SECONDS

@@ -1,5 +1,7 @@
 #include "commands.h"
+#include "engine/diagnostics/nvrtc_compiler.h"
 #include "engine/process/process_runner.h"
+#include "engine/process/sandbox.h"
 #include "engine/system/gpu_self_test.h"
 #include "engine/system/python_environment.h"
 #include "engine/system/resource_paths.h"
@@ -28,18 +30,41 @@ void addDoctorCommand(CLI::App& app) {
             "torch_probe" / "kwb-libtorch";
         const auto installed =
             std::filesystem::path(currentExecutablePath()).parent_path() / "kwb-libtorch";
-        ProcessSpec spec;
-        spec.argv = {std::filesystem::exists(installed) ? installed.string()
-                                                        : buildTreeProbe.string()};
-        spec.timeout = std::chrono::seconds(60);
-        ProcessResult libtorch = runProcess(spec);
-        std::cout << (libtorch.succeeded() ? "[ok]   " : "[FAIL] ")
-                  << (libtorch.succeeded()
-                          ? libtorch.out.text.substr(0, libtorch.out.text.find('\n'))
-                          : "libtorch probe: " + libtorch.statusText())
-                  << "\n";
-        healthy &= libtorch.succeeded();
+        if (!std::filesystem::exists(installed) && !std::filesystem::exists(buildTreeProbe)) {
+            // Packages and the headless bundle leave the libtorch tools out: they need the
+            // libtorch of a Python with torch 2.11.
+            std::cout << "[skip] libtorch: kwb-libtorch is not installed (a source build has it, "
+                         "with kwb-model for local models and training)\n";
+        } else {
+            ProcessSpec spec;
+            spec.argv = {std::filesystem::exists(installed) ? installed.string()
+                                                            : buildTreeProbe.string()};
+            spec.timeout = std::chrono::seconds(60);
+            ProcessResult libtorch = runProcess(spec);
+            std::cout << (libtorch.succeeded() ? "[ok]   " : "[FAIL] ")
+                      << (libtorch.succeeded()
+                              ? libtorch.out.text.substr(0, libtorch.out.text.find('\n'))
+                              : "libtorch probe: " + libtorch.statusText())
+                      << "\n";
+            healthy &= libtorch.succeeded();
+        }
 #endif
+        // Missing NVRTC or bubblewrap turn features off rather than break the machine.
+        if (nvrtcAvailable()) {
+            std::cout << "[ok]   nvrtc: " << nvrtcVersion() << " (" << nvrtcLibraryPath() << ")\n";
+        } else {
+            const std::string why = nvrtcUnavailableReason();
+            std::cout << "[warn] nvrtc: " << why.substr(0, why.find('\n'))
+                      << ": no kernel diagnostics or fast-path kernels\n";
+        }
+        const std::string bubblewrap = bubblewrapPath();
+        if (!bubblewrap.empty() && bubblewrapUsable())
+            std::cout << "[ok]   sandbox: bubblewrap (" << bubblewrap << ")\n";
+        else
+            std::cout << "[warn] sandbox: "
+                      << (bubblewrap.empty() ? "no bubblewrap"
+                                             : bubblewrap + " cannot create namespaces here")
+                      << ": candidate code runs under resource limits only (sandbox_weak)\n";
         GpuSelfTestResult gpu = runGpuSelfTest();
         if (!gpu.ran) {
             std::cout << "[skip] gpu: " << gpu.message << " (CPU mode)\n";

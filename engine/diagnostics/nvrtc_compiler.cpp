@@ -68,6 +68,10 @@ std::string nvrtcUnavailableReason() {
     return nvrtc().loadError();
 }
 
+std::string nvrtcLibraryPath() {
+    return nvrtc().path();
+}
+
 NvrtcResult compileWithNvrtc(const NvrtcRequest& request) {
     NvrtcResult result;
     if (!nvrtc().loaded()) {

@@ -42,5 +42,6 @@ std::string nvrtcVersion();
 // Whether NVRTC could be loaded, and if not, why (the places tried).
 bool nvrtcAvailable();
 std::string nvrtcUnavailableReason();
+std::string nvrtcLibraryPath(); // the file loaded; "" when none
 
 } // namespace kwb
