@@ -42,7 +42,7 @@ rm -rf "$stage/share/applications" "$stage/share/metainfo" "$stage/share/icons" 
 # runtimes every host has (and must provide itself: glibc cannot travel), the driver and
 # NVRTC (dlopen'ed from the host's driver and toolkit), and CUPTI (shipped beside the library).
 mkdir -p "$stage/lib"
-system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libresolv|libstdc\+\+|libgcc_s|libcuda\.so|libnvrtc|libcupti)'
+system='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libresolv|libutil\.so|libstdc\+\+|libgcc_s|libcuda\.so|libnvrtc|libcupti)'
 for binary in "$stage/bin/kwb" "$stage"/lib/*/kernel-workbench/libkwb_cupti_inject.so; do
     ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | while read -r soname path; do
         [[ $soname =~ $system ]] && continue
