@@ -18,6 +18,31 @@ using namespace kwb::ui::test;
 class TestRewardPlot : public QObject {
     Q_OBJECT
 private slots:
+    // On a short plot the aggregate view's long explanation printed over the plot's title.
+    void theEmptyTextStaysBelowTheTitle() {
+        RewardPlot plot;
+        plot.setTitle(QStringLiteral("Reward per evaluation"));
+        plot.setEmptyText(QStringLiteral("Select several episodes in the Runs browser and choose "
+                                         "Aggregate to see them as a rollout."));
+        for (const QSize size : {QSize(220, 120), QSize(480, 220)}) {
+            plot.resize(size);
+            const QRectF title = plot.titleArea();
+            const QRectF empty = plot.emptyTextArea();
+            QVERIFY(empty.top() >= title.bottom());
+            QVERIFY(QRectF(plot.rect()).contains(empty));
+            const QRect needed = plot.fontMetrics().boundingRect(
+                empty.toRect(), Qt::AlignCenter | Qt::TextWordWrap,
+                QStringLiteral("Select several episodes in the Runs browser and choose "
+                               "Aggregate to see them as a rollout."));
+            QVERIFY2(needed.top() >= title.bottom(),
+                     qPrintable(QStringLiteral("%1x%2: text from %3, title to %4")
+                                    .arg(size.width())
+                                    .arg(size.height())
+                                    .arg(needed.top())
+                                    .arg(title.bottom())));
+        }
+    }
+
     void ticksAreRoundAndCoverTheRange() {
         QCOMPARE(niceTicks({-1, 3}, 5), (std::vector<double>{-1, 0, 1, 2, 3}));
         QCOMPARE(niceTicks({0, 100}, 6), (std::vector<double>{0, 20, 40, 60, 80, 100}));

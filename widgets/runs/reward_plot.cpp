@@ -112,6 +112,14 @@ std::optional<std::pair<int, int>> RewardPlot::pointAt(QPointF cursor) const {
     return owners[static_cast<std::size_t>(hit)];
 }
 
+QRectF RewardPlot::titleArea() const {
+    return QRectF(kLeft, 4, width() - kLeft - kRight, kTop - 6);
+}
+
+QRectF RewardPlot::emptyTextArea() const {
+    return QRectF(12, kTop, std::max(1.0, width() - 24.0), std::max(1.0, height() - kTop - 8));
+}
+
 QString RewardPlot::hoverTextAt(QPointF cursor) const {
     const auto hit = pointAt(cursor);
     if (!hit)
@@ -130,14 +138,12 @@ void RewardPlot::paintEvent(QPaintEvent*) {
     bold.setBold(true);
     painter.setFont(bold);
     painter.setPen(pal.color(QPalette::Text));
-    painter.drawText(QRectF(kLeft, 4, width() - kLeft - kRight, kTop - 6),
-                     Qt::AlignLeft | Qt::AlignVCenter, title_);
+    painter.drawText(titleArea(), Qt::AlignLeft | Qt::AlignVCenter, title_);
     painter.setFont(font());
 
     if (pointCount() == 0) {
         painter.setPen(pal.color(QPalette::PlaceholderText));
-        painter.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
-                         emptyText_);
+        painter.drawText(emptyTextArea(), Qt::AlignCenter | Qt::TextWordWrap, emptyText_);
         return;
     }
 

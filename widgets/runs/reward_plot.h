@@ -51,6 +51,10 @@ public:
     std::optional<std::pair<int, int>> pointAt(QPointF cursor) const;
     // The tooltip for the point under the cursor; empty when there is none.
     QString hoverTextAt(QPointF cursor) const;
+    // Where the title and, with no points, the empty text are drawn: the empty text takes the
+    // room below the title, so a short plot's long explanation never prints over its title.
+    QRectF titleArea() const;
+    QRectF emptyTextArea() const;
 
     QSize sizeHint() const override { return {480, 220}; }
     QSize minimumSizeHint() const override { return {200, 120}; }

@@ -75,6 +75,12 @@ void SettingsDialog::showProbe(std::shared_ptr<const kwb::PythonProbe> probe) {
     probeResult_->setText((probe->usable() ? QStringLiteral("✔ ") : QStringLiteral("✘ ")) +
                           QString::fromStdString(probe->summary()) +
                           (where.isEmpty() ? QString() : QStringLiteral("\n") + where));
+    // A form layout does not give a wrapped label the height its new text needs once the
+    // dialog is shown: the answer printed over the rows below. Grow the dialog to fit it.
+    layout()->activate();
+    const int needed = probeResult_->heightForWidth(probeResult_->width());
+    if (probeResult_->height() < needed)
+        resize(width(), height() + needed - probeResult_->height());
 }
 
 void SettingsDialog::accept() {
