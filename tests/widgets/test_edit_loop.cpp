@@ -54,6 +54,13 @@ private slots:
 
     void cleanupTestCase() { root_.remove(); }
 
+    void theTimeShownIsTheWaitWithTheEvaluatorsShareWhenLess() {
+        QCOMPARE(EditLoopController::tookText(45.04, 23.71),
+                 QStringLiteral("45.0 s, 23.7 s of it evaluating"));
+        QCOMPARE(EditLoopController::tookText(10.2, 9.8), QStringLiteral("10.2 s"));
+        QCOMPARE(EditLoopController::tookText(-1, 3.0), QStringLiteral("3.0 s"));
+    }
+
     void editLoopOptionsMatchTheFastCli() {
         const kwb::EvaluationOptions o = EditLoopController::editLoopOptions();
         QVERIFY(o.warmWorker);
@@ -70,6 +77,7 @@ private slots:
         QSignalSpy progress(&f.bridge, &EngineBridge::evaluationProgress);
         QSignalSpy shown(&f.loop, &EditLoopController::evaluationShown);
         QSignalSpy ready(&f.bridge, &EngineBridge::evaluationReady);
+        QSignalSpy messages(&f.loop, &EditLoopController::message);
         std::shared_ptr<const kwb::EvaluationResult> result;
         connect(&f.bridge, &EngineBridge::evaluationReady, this,
                 [&](quint64, auto delivered) { result = delivered; });
@@ -101,6 +109,13 @@ private slots:
         QVERIFY(f.panel.rewardText().startsWith(QString::number(result->reward) + " "));
         QVERIFY(f.panel.titleText().startsWith("Evaluation 1 of"));
         QCOMPARE(f.panel.shownResult(), result);
+        // The panel and the log give the same time: the wait from the save to the result.
+        const QString logged = messages.last().at(0).toString();
+        const QString took = logged.mid(logged.lastIndexOf('(') + 1).chopped(1);
+        QVERIFY2(logged.startsWith("Evaluation: correct") && took.contains(" s"),
+                 qPrintable(logged));
+        QVERIFY2(f.panel.titleText().endsWith("(" + took + ")"), qPrintable(f.panel.titleText()));
+        QVERIFY(took.section(' ', 0, 0).toDouble() >= result->totalSeconds - 0.05);
         // The stages were reported as they ran, in order.
         QStringList stages;
         for (const auto& call : progress)

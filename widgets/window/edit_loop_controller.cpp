@@ -112,11 +112,23 @@ void EditLoopController::onSaved(const QString& directory, const QString& relati
     evaluateNow();
 }
 
+QString EditLoopController::tookText(double waitedSeconds, double evaluatorSeconds) {
+    if (waitedSeconds < 0)
+        return tr("%1 s").arg(evaluatorSeconds, 0, 'f', 1);
+    // The same figure in the panel and the log; the evaluator's own when it is clearly less.
+    if (waitedSeconds - evaluatorSeconds < 1.0)
+        return tr("%1 s").arg(waitedSeconds, 0, 'f', 1);
+    return tr("%1 s, %2 s of it evaluating")
+        .arg(waitedSeconds, 0, 'f', 1)
+        .arg(evaluatorSeconds, 0, 'f', 1);
+}
+
 quint64 EditLoopController::evaluateNow() {
     if (workspace_.isEmpty())
         return 0;
     pending_ = bridge_.requestEvaluation(workspace_, options_, settings_.pythonInterpreter(),
                                          historyFile_);
+    waited_.start();
     stage_->setText(tr("Evaluating…"));
     progress_->show();
     if (results_)
@@ -130,6 +142,7 @@ quint64 EditLoopController::collectCounters(const kwb::CounterCollection& collec
     kwb::EvaluationOptions options = options_;
     options.counters = collection;
     pending_ = bridge_.requestEvaluation(workspace_, options, settings_.pythonInterpreter());
+    waited_.start();
     countersRun_ = pending_;
     stage_->setText(tr("Collecting counters…"));
     progress_->show();
@@ -181,14 +194,16 @@ void EditLoopController::onResult(quint64 id, std::shared_ptr<const kwb::Evaluat
         return;
     }
     ++shownCount_;
+    const QString took =
+        tookText(waited_.isValid() ? waited_.elapsed() / 1000.0 : -1.0, result->totalSeconds);
     if (results_) {
         results_->showRunning({});
-        results_->showLiveEvaluation(result, tr("Evaluation %1 of %2 (%3 s)")
+        results_->showLiveEvaluation(result, tr("Evaluation %1 of %2 (%3)")
                                                  .arg(shownCount_)
                                                  .arg(QDir::toNativeSeparators(workspace_))
-                                                 .arg(result->totalSeconds, 0, 'f', 1));
+                                                 .arg(took));
     }
-    emit message(tr("Evaluation: %1").arg(QString::fromStdString(result->verdict())),
+    emit message(tr("Evaluation: %1 (%2)").arg(QString::fromStdString(result->verdict()), took),
                  !result->failureKind.empty() && result->failureKind != "no_gpu");
     emit evaluationShown(id);
 }

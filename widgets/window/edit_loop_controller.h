@@ -4,6 +4,7 @@
 #include "engine/evaluation/evaluator.h"
 #include "engine/timeline/kernel_timeline.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <memory>
@@ -53,6 +54,9 @@ public:
 
     QAction* verifyOnSaveAction() const { return verifyOnSave_; }
     QWidget* progressWidget() const { return progress_; } // for the status bar
+    // "45.0 s, 23.7 s of it evaluating": the wait from request to result, with the evaluator's
+    // own total when that is clearly less (a negative wait: not measured).
+    static QString tookText(double waitedSeconds, double evaluatorSeconds);
     bool isEvaluating() const { return pending_ != 0; }
     QString progressText() const;
 
@@ -92,6 +96,10 @@ private:
     QLabel* stage_;
     QToolButton* cancel_;
     quint64 pending_ = 0;
+    // From the request to the result: what the user waited, which the panel and the log both
+    // report (the evaluator's own total leaves out the wait for the engine thread and the
+    // reading of the files, history and timeline around it).
+    QElapsedTimer waited_;
     quint64 countersRun_ = 0; // the pending evaluation collects counters
     int shownCount_ = 0;
 };
