@@ -146,12 +146,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kernel-workbench: not found: %s\n", qPrintable(file));
         return 2;
     }
-    const kwb::agent::OpenedFileKind fileKind =
-        file.isEmpty() ? kwb::agent::OpenedFileKind::Unknown
-                       : kwb::agent::classifyOpenedFile(file.toStdString()).kind;
+    const kwb::agent::OpenedFile opened = file.isEmpty()
+                                              ? kwb::agent::OpenedFile{}
+                                              : kwb::agent::classifyOpenedFile(file.toStdString());
+    const kwb::agent::OpenedFileKind fileKind = opened.kind;
     if (!file.isEmpty() && fileKind == kwb::agent::OpenedFileKind::Unknown) {
-        std::fprintf(stderr, "kernel-workbench: %s\n",
-                     kwb::agent::classifyOpenedFile(file.toStdString()).why.c_str());
+        std::fprintf(stderr, "kernel-workbench: %s\n", opened.why.c_str());
         return 2;
     }
     // A task or workspace FILE stands for --task / --workspace; a trace or episodes open over
