@@ -167,6 +167,50 @@ class ChannelTest(unittest.TestCase):
         self.send_frame({"value": self.description(4), "shared": 4}, payload=b"abcd", fds=[self.memory_file(4)])
         self.assert_refused("bytes in the frame too")
 
+    # -- the GPU path: only when asked for, and only well-formed entries reach the driver -----
+
+    def gpu_entries(self, count: int = 1, size: int = LARGE) -> list:
+        return [{"handle": "ab" * 64, "offset": 0, "bytes": size}] * count
+
+    def test_a_gpu_value_that_was_not_asked_for_is_refused(self):
+        self.send_frame({"value": self.description(LARGE), "cuda_ipc": self.gpu_entries()})
+        with self.assertRaises(ProtocolError) as caught:
+            self.receiver.receive("cuda")
+        self.assertIn("not asked for", str(caught.exception))
+
+    def test_malformed_gpu_entries_are_refused_before_the_driver_is_called(self):
+        called = []
+        self.addCleanup(setattr, channel_module.cuda_ipc, "_cuda", channel_module.cuda_ipc._cuda)
+        channel_module.cuda_ipc._cuda = lambda: called.append(1)
+        cases = {
+            "do not match": self.gpu_entries(count=2),
+            "not the one its description announces": self.gpu_entries(size=LARGE - 1),
+            "malformed GPU value entry": [{"handle": "ab" * 10, "offset": 0, "bytes": LARGE}],
+            "malformed GPU value handle": [{"handle": "zz" * 64, "offset": 0, "bytes": LARGE}],
+            "malformed GPU value entry ": [{"handle": "ab" * 64, "offset": -4, "bytes": LARGE}],
+        }
+        for fragment, entries in cases.items():
+            self.send_frame({"value": self.description(LARGE), "cuda_ipc": entries})
+            with self.assertRaises(ProtocolError) as caught:
+                self.receiver.receive("cuda", on_gpu=True)
+            self.assertIn(fragment.strip(), str(caught.exception))
+        self.send_frame({"value": self.description(LARGE), "cuda_ipc": self.gpu_entries(), "shared": LARGE},
+                        fds=[self.memory_file(LARGE)])
+        with self.assertRaises(ProtocolError) as caught:
+            self.receiver.receive("cuda", on_gpu=True)
+        self.assertIn("or a memory file too", str(caught.exception))
+        self.assertEqual(called, [])
+        # The stream is still in step: the next value arrives.
+        self.assertTrue(torch.equal(self.round_trip([torch.ones(8)])[0], torch.ones(8)))
+
+    def test_values_off_the_gpu_take_the_memory_file_when_the_gpu_path_is_asked_for(self):
+        spy = ReadSpy(self)
+        value = [torch.full((LARGE // 4,), 3.0)]
+        self.sender.send({"op": "fetch"}, value, has_value=True, on_gpu=True)
+        _, got = self.receiver.receive(on_gpu=True)
+        self.assertEqual((spy.count, self.receiver.last_value_path), (1, "memory file"))
+        self.assertTrue(torch.equal(got[0], value[0]))
+
     def test_descriptors_sent_with_a_plain_message_are_closed(self):
         files = [self.memory_file(8), self.memory_file(8)]
         before = open_descriptors()

@@ -30,6 +30,7 @@ from ..timing import output_blocks
 from ..timing.input_pool import InputPool
 from ..timing.timers import CpuTimer, CudaTimer
 from ..timing.trusted import TrustedClock, tampering_flag
+from . import cuda_ipc
 from .channel import ChannelClosed
 
 # Request fields the candidate's process may know: nothing that tells one stage from another.
@@ -282,6 +283,11 @@ class _Host:
         self.kept = []
         return {"count": len(chosen)}, {"outputs": chosen}
 
+    def gpu_probe(self, message: dict):
+        """The judge's pattern for its seed, sent the way outputs will be (cuda_ipc.py): the judge
+        checks that its channel's GPU path brings values whole before it relies on it."""
+        return {}, {"probe": cuda_ipc.probe_value(int(message["seed"]))}
+
     def census(self, message: dict) -> dict:
         """The kernels of a few calls on pool inputs, from the profiler (GPU only). Their
         outputs are kept and committed to like any batch's: the judge checks them too, so a
@@ -344,6 +350,8 @@ class _Host:
                     "census": self.census, "report": self.report, "ping": lambda m: {}}
         if op == "fetch":
             return self.fetch(message)
+        if op == "gpu_probe":
+            return self.gpu_probe(message)
         if op not in handlers:
             raise HarnessError(INTERNAL, f"the candidate process got an unknown request '{op}'")
         return handlers[op](message), None
@@ -377,7 +385,7 @@ def serve(channel) -> int:
         except Exception:
             pass
         try:
-            channel.send(reply, payload, has_value=payload is not None)
+            channel.send(reply, payload, has_value=payload is not None, on_gpu=message.get("on_gpu") is True)
         except ChannelClosed:
             return 0
         except Exception as exc:  # noqa: BLE001 - an output torch.save cannot write

@@ -170,6 +170,7 @@ class CandidateProcess:
         self._output = _OutputDrain(read_fd)
         self._status = None
         self._paused = False
+        self._on_gpu = None  # whether GPU outputs stay on the GPU: probed at the first fetch
         # The judge's children before the candidate was imported (torch.compile's workers, ...).
         # Any later child of the judge other than this process is an orphan of the candidate's
         # (the judge is the subreaper): it is paused, and ended, with the candidate.
@@ -194,9 +195,51 @@ class CandidateProcess:
         self.post(message)
         return self.collect(device)
 
-    def collect(self, device: str | None = None) -> tuple:
+    def fetch(self, indices: list, device: str | None) -> dict:
+        """The payload of a fetch of the kept outputs ``indices``, on ``device``. GPU outputs
+        stay on the GPU where the channel's probe showed that path brings values whole."""
+        on_gpu = self._gpu_path(device)
+        self.post({"op": "fetch", "indices": indices, "on_gpu": on_gpu})
+        return self.collect(device, on_gpu)[1]
+
+    def _gpu_path(self, device: str | None) -> bool:
+        if self._on_gpu is None:
+            self._on_gpu = bool(device) and device.startswith("cuda") and self._probe_gpu_path(device)
+        return self._on_gpu
+
+    def _probe_gpu_path(self, device: str) -> bool:
+        """Whether a pattern of the judge's seed comes through the GPU path (cuda_ipc.py) whole.
+        Where it does not (a host or sandbox without CUDA IPC, memory the driver cannot share),
+        outputs cross through host memory as before; an error here is never the candidate's."""
+        import secrets
+
+        import torch
+
+        from . import cuda_ipc
+
+        seed = secrets.randbits(31)
+        self.post({"op": "gpu_probe", "seed": seed, "on_gpu": True})
         try:
-            reply, payload = self._channel.receive(device)
+            _, payload = self.collect(device, on_gpu=True)
+        except HarnessError as exc:
+            if not self.alive():
+                raise
+            why = exc.message
+        else:
+            probe = payload.get("probe") if isinstance(payload, dict) else None
+            expected = cuda_ipc.probe_value(seed).to(device)
+            if self._channel.last_value_path == "gpu" and isinstance(probe, torch.Tensor) \
+                    and probe.dtype == expected.dtype and probe.shape == expected.shape and torch.equal(probe, expected):
+                print("outputs reach the judge on the GPU (CUDA IPC)", flush=True)
+                return True
+            why = f"the probe came by {self._channel.last_value_path or 'no value'}" \
+                if self._channel.last_value_path != "gpu" else "the probe came changed"
+        print(f"outputs reach the judge through host memory: {why}", flush=True)
+        return False
+
+    def collect(self, device: str | None = None, on_gpu: bool = False) -> tuple:
+        try:
+            reply, payload = self._channel.receive(device, on_gpu)
         except ChannelClosed:
             raise self._death() from None
         except ProtocolError as exc:

@@ -4,9 +4,11 @@ A frame is two little-endian 64-bit sizes (header, buffers), the UTF-8 JSON head
 buffers back to back. A header with a value carries its description under ``"value"``
 (wire_values.py); the buffers are that value's tensors. A large value's buffers travel in a
 memory file instead (shared_values.py): the header then says ``"shared": <bytes>``, the frame
-carries no buffers, and the file's descriptor comes with the frame's first bytes. Every size is
-checked against the description and a limit before anything is allocated, and nothing is
-unpickled.
+carries no buffers, and the file's descriptor comes with the frame's first bytes. A large GPU
+value the receiver asked to get that way stays on the GPU (cuda_ipc.py): the header then says
+``"cuda_ipc": [entries]`` naming each tensor's device memory, and the frame carries no buffers.
+Every size is checked against the description and a limit before anything is allocated, and
+nothing is unpickled.
 """
 
 import json
@@ -14,7 +16,7 @@ import os
 import socket
 import struct
 
-from . import shared_values, wire_values
+from . import cuda_ipc, shared_values, wire_values
 
 HEADER_LIMIT = 4 << 20
 _SIZES = struct.Struct("<QQ")
@@ -32,6 +34,8 @@ class Channel:
     def __init__(self, sock, payload_limit: int = 1 << 36):
         self._sock = sock
         self.payload_limit = payload_limit
+        # How the last value received came: "gpu", "memory file" or "stream" (None: no value).
+        self.last_value_path = None
 
     def close(self) -> None:
         try:
@@ -39,12 +43,19 @@ class Channel:
         except OSError:
             pass
 
-    def send(self, header: dict, value=None, has_value: bool = False) -> None:
+    def send(self, header: dict, value=None, has_value: bool = False, on_gpu: bool = False) -> None:
+        """``on_gpu``: the receiver asked for a large GPU value to stay on the GPU."""
         header = dict(header)
         tensors = []
         if has_value or value is not None:
             header["value"], tensors = wire_values.encode(value)
         sizes = [wire_values.byte_count(t) for t in tensors]
+        if on_gpu and sum(sizes) >= shared_values.SHARED_MIN_BYTES:
+            entries = cuda_ipc.export(tensors, sizes)
+            if entries is not None:
+                header["cuda_ipc"] = entries
+                self._send_frame(header, [])
+                return
         if sum(sizes) >= shared_values.SHARED_MIN_BYTES:
             fd = shared_values.write(tensors, sizes)
             if fd is not None:
@@ -71,11 +82,12 @@ class Channel:
         except OSError as exc:
             raise ChannelClosed(str(exc)) from None
 
-    def receive(self, device: str | None = None) -> tuple:
-        """(header, value or None)."""
+    def receive(self, device: str | None = None, on_gpu: bool = False) -> tuple:
+        """(header, value or None). ``on_gpu``: a GPU value may come as device memory to copy
+        (only when this side asked for it; the value then lands on ``device``)."""
         start, fds = self._frame_start()
         try:
-            return self._receive_rest(start, fds[0] if fds else None, device)
+            return self._receive_rest(start, fds[0] if fds else None, device, on_gpu)
         finally:
             for fd in fds:
                 os.close(fd)
@@ -100,7 +112,7 @@ class Channel:
                 raise
         return data, fds
 
-    def _receive_rest(self, start: bytes, fd: int | None, device: str | None) -> tuple:
+    def _receive_rest(self, start: bytes, fd: int | None, device: str | None, on_gpu: bool) -> tuple:
         header_size, payload_size = _SIZES.unpack(start)
         if header_size > HEADER_LIMIT:
             raise ProtocolError(f"a message header of {header_size} bytes (limit {HEADER_LIMIT})")
@@ -115,6 +127,11 @@ class Channel:
         shared = header.pop("shared", None)
         if shared is not None and (fd is None or payload_size or type(shared) is not int or "value" not in header):
             raise ProtocolError("a shared value without its memory file, or with bytes in the frame too")
+        gpu_entries = header.pop("cuda_ipc", None)
+        if gpu_entries is not None and (not on_gpu or not device or shared is not None or payload_size
+                                        or "value" not in header):
+            raise ProtocolError("a GPU value that was not asked for, or with bytes or a memory file too")
+        self.last_value_path = None
         if "value" not in header:
             if payload_size:
                 raise ProtocolError("tensor bytes without a value description")
@@ -123,9 +140,19 @@ class Channel:
             sizes = wire_values.tensor_sizes(header["value"])
         except wire_values.WireError as exc:
             raise ProtocolError(str(exc)) from None
+        if gpu_entries is not None:
+            if sum(sizes) > self.payload_limit:
+                raise ProtocolError(f"{sum(sizes)} bytes of tensors (limit {self.payload_limit})")
+            try:
+                buffers = cuda_ipc.receive(gpu_entries, sizes, device)
+            except cuda_ipc.CudaIpcError as exc:
+                raise ProtocolError(str(exc)) from None
+            self.last_value_path = "gpu"
+            return header, wire_values.decode(header.pop("value"), buffers, device)
         announced = payload_size if shared is None else shared
         if sum(sizes) != announced:
             raise ProtocolError(f"the description announces {sum(sizes)} bytes of tensors, the frame {announced}")
+        self.last_value_path = "stream" if shared is None else "memory file"
         if shared is None:
             buffers = [self._exactly(size) for size in sizes]
         elif shared > self.payload_limit:

@@ -199,7 +199,7 @@ class RemoteTimedCandidate:
         digests = output_digest.committed_digests(reply, count)
         picks = sorted(self._random.sample(range(count), checks_per_batch(count)))
         fetching = time.perf_counter()
-        _, payload = self.process.ask({"op": "fetch", "indices": picks}, device=self._req.device)
+        payload = self.process.fetch(picks, self._req.device)
         checking = time.perf_counter()
         self.seconds["fetch outputs"] += checking - fetching
         outputs = payload.get("outputs") if isinstance(payload, dict) else None

@@ -135,14 +135,18 @@ class Foreign:
 
 
 def decode(description, buffers: list, device: str | None = None):
-    """Rebuilds the value; tensors from the raw ``buffers`` (already size-checked)."""
+    """Rebuilds the value; tensors from the raw ``buffers`` (already size-checked): bytes, or
+    flat uint8 tensors already on the judge's device (cuda_ipc.py)."""
     import torch
 
     def walk(d):
         if "tensor" in d:
             dtype = _dtype(d["dtype"])
             buffer = buffers[d["tensor"]]
-            if len(buffer) == 0:
+            if isinstance(buffer, torch.Tensor):  # bytes already copied to the device
+                t = buffer.view(dtype).reshape(d["shape"]) if buffer.numel() else \
+                    torch.empty(d["shape"], dtype=dtype, device=buffer.device)
+            elif len(buffer) == 0:
                 t = torch.empty(d["shape"], dtype=dtype)
             else:
                 t = torch.frombuffer(buffer, dtype=dtype).reshape(d["shape"])

@@ -133,7 +133,7 @@ class _RemoteCandidate:
         # A repeat's digest is as much the candidate's word as the bytes it would send: fetching
         # them would add no evidence, only a copy of the output.
         wanted = [0] + [index for index in range(1, calls) if digests[index] != digests[0]]
-        _, payload = self.process.ask({"op": "fetch", "indices": wanted}, device=req.device)
+        payload = self.process.fetch(wanted, req.device)
         if not isinstance(payload, dict) or not isinstance(payload.get("outputs"), list) \
                 or len(payload["outputs"]) != len(wanted):
             raise HarnessError(OUTPUT_MISMATCH, "the candidate's process did not return the outputs asked for")
