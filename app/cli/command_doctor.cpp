@@ -1,6 +1,7 @@
 #include "commands.h"
 #include "engine/diagnostics/nvrtc_compiler.h"
 #include "engine/process/process_runner.h"
+#include "engine/process/process_spawn.h"
 #include "engine/process/sandbox.h"
 #include "engine/system/gpu_self_test.h"
 #include "engine/system/python_environment.h"
@@ -56,6 +57,21 @@ void addDoctorCommand(CLI::App& app) {
             const std::string why = nvrtcUnavailableReason();
             std::cout << "[warn] nvrtc: " << why.substr(0, why.find('\n'))
                       << ": no kernel diagnostics or fast-path kernels\n";
+        }
+        // Torch extensions (the CUDA-Agent layout) build with ninja; stages find it beside the
+        // task Python (pip's ninja in its venv) or on PATH.
+        if (probe.usable()) {
+            const std::filesystem::path besidePython =
+                std::filesystem::path(probe.path).parent_path() / "ninja";
+            const std::string ninja = findExecutable(besidePython.string()).empty()
+                                          ? findExecutable("ninja")
+                                          : besidePython.string();
+            if (!ninja.empty())
+                std::cout << "[ok]   extension builds: ninja (" << ninja << ")\n";
+            else
+                std::cout << "[warn] extension builds: no ninja beside " << probe.path
+                          << " or on PATH: CUDA-Agent-layout workspaces cannot build their "
+                             "kernels (pip install ninja into that Python's environment)\n";
         }
         const std::string bubblewrap = bubblewrapPath();
         if (!bubblewrap.empty() && bubblewrapUsable())

@@ -190,6 +190,14 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
     // working directory off sys.path too, as -I does for the stage itself.
     command.spec.environmentOverrides["PYTHONSAFEPATH"] = "1";
     command.spec.environmentOverrides["PYTHONUNBUFFERED"] = "1";
+    // The interpreter's own folder first, as activating its environment would: tools installed
+    // beside it (pip's ninja, which torch's extension builds need) are found without the user
+    // activating the venv. A venv's python is a link; its folder, not its target's, is meant.
+    const fs::path interpreter(spec.python);
+    if (interpreter.is_absolute() && interpreter.has_parent_path()) {
+        std::string& path = command.spec.environmentOverrides["PATH"];
+        path = interpreter.parent_path().string() + (path.empty() ? "" : ":" + path);
+    }
     return command;
 }
 

@@ -86,6 +86,18 @@ TEST_F(WarmWorkerPlanTest, TheChildIsGivenExactlyItsOwnStagesFoldersAndVariables
     EXPECT_EQ(plan.server.spec.environmentOverrides.at("OMP_NUM_THREADS"), "2");
 }
 
+TEST_F(WarmWorkerPlanTest, TheInterpretersFolderComesFirstOnThePath) {
+    // Tools installed beside a venv's python (pip's ninja for torch's extension builds) are found
+    // without the venv being activated.
+    HarnessStageSpec spec = stage("a", "ws-a/r1");
+    spec.python = "/opt/venvs/task/bin/python3";
+    const SandboxedCommand command =
+        harnessCommand(spec, {"-m", "kwb_harness"}, spec.scratchDirectory);
+    const std::string path = command.spec.environmentOverrides.at("PATH");
+    EXPECT_EQ(path.rfind("/opt/venvs/task/bin:", 0), 0u) << path;
+    EXPECT_NE(path.find("/usr/bin"), std::string::npos) << path;
+}
+
 TEST_F(WarmWorkerPlanTest, AWorkspaceOutsideTheRootsOrSharingSwitchedOffKeepsItsOwnServer) {
     HarnessStageSpec outside = stage("a", "ws-a/r1");
     outside.workingDirectory = (root_ / "elsewhere" / "c").string();
