@@ -15,7 +15,8 @@
 #                                               with the sealed kernel records off)
 #   bench/gpu_evaluation_service.sh latency     the edit latency through `kwb serve`
 #                                               (bench/serve_latency.sh: the plain pair's fast
-#                                               path, the CUDA-Agent layout), then the 20-repeat
+#                                               path, the fast-path workspace, the CUDA-Agent
+#                                               layout), then the 20-repeat
 #                                               stability of one pair per profile
 #   bench/gpu_evaluation_service.sh quick       prebuild and agreement (measure, throughput) on a
 #                                               few pairs in one call, for a fresh machine
@@ -101,6 +102,7 @@ agreement)
 latency)
     [ -x "$kwb" ] || build_kwb
     timeout $(within 60) "$repo/bench/serve_latency.sh" "$kwb" cuda 5 pair
+    timeout $(within 80) "$repo/bench/serve_latency.sh" "$kwb" cuda 8 fastpath
     timeout $(within 200) "$repo/bench/serve_latency.sh" "$kwb" cuda "${KWB_EDITS:-6}" workspace
     KWB_CACHE_DIR="$work/cache" timeout $(within 340) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
         --out "$work" --phases stability --repeats "${KWB_REPEATS:-20}"

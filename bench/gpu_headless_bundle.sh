@@ -60,10 +60,11 @@ task=$bundle/share/kernel-workbench/resources/tasks/01_gelu.py
 bare "$bundle/bin/kwb" workspace init --with-solution "$task" "$scratch/ws-cuda-agent" >/dev/null
 bare "$bundle/bin/kwb" workspace init --fast --with-solution "$task" "$scratch/ws-fast" >/dev/null
 for layout in cuda-agent fast; do
+    # An honest solution must keep its reward: a run that ends but pays nothing is a failure.
     step "kwb eval, 01_gelu's solution, ${layout} layout" bash -c \
-        "env -i PATH=/usr/bin:/bin HOME='$scratch/home' KWB_PYTHON='$python' \
+        "started=\$(date +%s); env -i PATH=/usr/bin:/bin HOME='$scratch/home' KWB_PYTHON='$python' \
          '$bundle/bin/kwb' eval '$scratch/ws-$layout' --json > '$scratch/eval-$layout.json'; rc=\$?; \
-         '$python' -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r.get(k) for k in (\"reward\", \"correct\", \"speedup_vs_eager\", \"speedup_vs_compile\", \"failure_kind\", \"sandbox\")})' '$scratch/eval-$layout.json'; exit \$rc"
+         python3 '$repo/bench/evaluation_line.py' --honest '$layout' \$started '$scratch/eval-$layout.json' || rc=1; exit \$rc"
     [[ -n $out ]] && cp "$scratch/eval-$layout.json" "$out/" 2>/dev/null
 done
 echo

@@ -7,6 +7,8 @@
 #   every call one line of kernels/gelu.cu changes (a constant's spelling), so each call rebuilds
 #   the extension: `kwb eval --fast` (the instant loop) and plain `kwb eval` (the full evaluation),
 #   both through the daemon.
+# TARGET fastpath: the same task and edit in the fast-path layout (NVRTC kernels, no extension):
+#   `kwb eval --fast` through the daemon, the shell's version of the GUI's edit loop.
 set -eu
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kwb="${1:-$repo/build/release/app/cli/kwb}"
@@ -34,11 +36,17 @@ print("| eval | %s | %.2f | %.2f | %s |" % (sys.argv[2], wall, r["total_seconds"
 PY
 done
 
-[ "$target" = workspace ] || exit 0
+[ "$target" = workspace ] || [ "$target" = fastpath ] || exit 0
 ws="$XDG_RUNTIME_DIR/gelu"
-"$kwb" workspace init "$repo/resources/tasks/01_gelu.py" "$ws" --with-solution >/dev/null
+modes="fast $(for _ in $(seq "$repeats"); do echo fast; done) full $(for _ in $(seq "$repeats"); do echo full; done)"
+if [ "$target" = fastpath ]; then
+    "$kwb" workspace init --fast "$repo/resources/tasks/01_gelu.py" "$ws" --with-solution >/dev/null
+    modes="fast $(for _ in $(seq "$repeats"); do echo fast; done)"
+else
+    "$kwb" workspace init "$repo/resources/tasks/01_gelu.py" "$ws" --with-solution >/dev/null
+fi
 edit=0
-for mode in fast $(for _ in $(seq "$repeats"); do echo fast; done) full $(for _ in $(seq "$repeats"); do echo full; done); do
+for mode in $modes; do
     # One line changes: the same constant, spelled with one more trailing zero each time.
     edit=$((edit + 1))
     zeros=$(printf '0%.0s' $(seq "$edit"))
