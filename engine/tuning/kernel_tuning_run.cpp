@@ -1,6 +1,7 @@
 #include "engine/tuning/kernel_tuning_run.h"
 
 #include "engine/evaluation/evaluation_profile.h"
+#include "engine/tuning/sample_figures.h"
 #include "engine/workspace/contained_files.h"
 
 #include <algorithm>
@@ -16,43 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// Figures of a set of scored samples (a phase on a space, or a training step).
-struct SampleFigures {
-    int samples = 0, correct = 0, fasterThanCompile = 0;
-    double rewardSum = 0, trainingRewardSum = 0, logSpeedupSum = 0;
-    std::map<std::string, int> actions;
-
-    void add(const std::string& action, const TuningScore& s, double speedBonus) {
-        ++samples;
-        ++actions[action];
-        rewardSum += s.reward;
-        trainingRewardSum += trainingReward(s, speedBonus);
-        if (s.correct) {
-            ++correct;
-            logSpeedupSum += std::log(std::max(s.speedupVsEager, 1e-6));
-            fasterThanCompile += s.speedupVsCompile > 1.0 ? 1 : 0;
-        }
-    }
-    json toJson() const {
-        const double n = std::max(samples, 1);
-        std::string best;
-        int bestCount = 0;
-        for (const auto& [action, count] : actions)
-            if (count > bestCount)
-                best = action, bestCount = count;
-        return {{"samples", samples},
-                {"mean_reward", rewardSum / n},
-                {"mean_training_reward", trainingRewardSum / n},
-                {"pass_rate", correct / n},
-                // The geometric mean over correct samples: speed-ups are ratios.
-                {"speedup_vs_eager", correct ? std::exp(logSpeedupSum / correct) : 0.0},
-                {"faster_than_compile", fasterThanCompile / n},
-                {"distinct_actions", actions.size()},
-                {"most_sampled", best},
-                {"most_sampled_share", bestCount / n}};
-    }
-};
 
 class RunFiles {
 public:
@@ -90,19 +54,6 @@ json scoreJson(const TuningScore& s, double speedBonus) {
     if (!s.measured)
         row["error"] = s.error;
     return row;
-}
-
-// A sample row's score as the run recorded it (scoreJson's fields).
-TuningScore scoreFromRow(const json& row) {
-    TuningScore s;
-    s.measured = !row.contains("error");
-    s.error = row.value("error", "");
-    s.reward = row.value("reward", -1);
-    s.correct = row.value("correct", false);
-    s.speedupVsEager = row.value("speedup_vs_eager", 0.0);
-    s.speedupVsCompile = row.value("speedup_vs_compile", 0.0);
-    s.verdict = row.value("verdict", "");
-    return s;
 }
 
 // What the earlier parts of a resumed run left: the samples still valid (not those of a step
@@ -369,7 +320,7 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
             row["stop_reason"] = stopReason;
         files.sample(row);
         if (score.measured)
-            phases[phase][space.name].add(action, score, config.speedBonus);
+            phases[phase][space.name].add(action, score, trainingReward(score, config.speedBonus));
         return tally(score);
     };
 
@@ -479,12 +430,13 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                 continue; // a space this part no longer runs
             const std::string phase = row.value("phase", "");
             const std::string action = row.value("action", "");
-            const TuningScore score = scoreFromRow(row);
+            const TuningScore score = tuningScoreFromRow(row);
             ++sampledBefore[phase][(*space)->name];
             if (!score.measured)
                 continue;
             if (phase != "train")
-                phases[phase][(*space)->name].add(action, score, config.speedBonus);
+                phases[phase][(*space)->name].add(action, score,
+                                                  trainingReward(score, config.speedBonus));
             if (const auto parsed = (*space)->parseAction(action))
                 scorer.remember(**space, *parsed, score);
         }
@@ -534,7 +486,7 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                     ++infrastructureFailures;
                     continue;
                 }
-                figures.add(s.sample.text, s.score, config.speedBonus);
+                figures.add(s.sample.text, s.score, trainingReward(s.score, config.speedBonus));
                 episodes.push_back({{"prompt_tokens", prompt},
                                     {"tokens", s.sample.tokens},
                                     {"logprobs", s.sample.logprobs},
