@@ -12,6 +12,7 @@
 #include "widgets/editors/assembly_view.h"
 #include "widgets/editors/candidate_editors.h"
 #include "widgets/models/task_list_model.h"
+#include "widgets/training/tuning_run_view.h"
 #include "widgets/window/main_window.h"
 #include "widgets/window/theme.h"
 #include "widgets/window/trace_opener.h"
@@ -85,10 +86,12 @@ int main(int argc, char** argv) {
     QCommandLineOption themeOption("theme", "Override the theme: dark or light.", "NAME");
     QCommandLineOption viewOption(
         "view",
-        "Bring this pane to the front: tasks, reference, agent, runs, rollouts, training, "
+        "Bring this pane to the front: tasks, reference, agent, runs, rollouts, training, tuning, "
         "timeline, counters, rewards, log, result, problems, assembly; welcome (the welcome "
         "page: a screenshot shows it alone).",
         "NAME");
+    QCommandLineOption tuningRunOption(
+        "tuning-run", "Open a kwb train tune run's folder in the Kernel Tuning pane.", "FOLDER");
     QCommandLineOption episodeOption(
         "episode", "Open this episode of the trajectory store ($KWB_STATE_DIR/trajectories.db).",
         "ID");
@@ -108,8 +111,8 @@ int main(int argc, char** argv) {
     parser.addPositionalArgument(
         "file", "A task (.py), workspace folder, trace or exported episodes to open.", "[FILE]");
     parser.addOptions({taskOption, workspaceOption, screenshotOption, sizeOption, settingsOption,
-                       themeOption, viewOption, episodeOption, traceOption, countersOption,
-                       fileOption});
+                       themeOption, viewOption, episodeOption, tuningRunOption, traceOption,
+                       countersOption, fileOption});
     parser.process(app);
 
     const bool screenshot = parser.isSet(screenshotOption);
@@ -242,6 +245,17 @@ int main(int argc, char** argv) {
     const qint64 episode = parser.value(episodeOption).toLongLong();
     if (episode > 0)
         window.agentPanes()->openEpisode(episode);
+    const QString tuningRun = parser.value(tuningRunOption);
+    if (!tuningRun.isEmpty()) {
+        if (!QFileInfo(tuningRun).isDir()) {
+            std::fprintf(stderr, "kernel-workbench: tuning run folder not found: %s\n",
+                         qPrintable(tuningRun));
+            return 2;
+        }
+        window.tuningView()->openRun(tuningRun);
+        if (!parser.isSet(viewOption))
+            window.findChild<QDockWidget*>(QStringLiteral("dock.tuning"))->raise();
+    }
 
     if (!screenshot) {
         window.show();
@@ -266,6 +280,7 @@ int main(int argc, char** argv) {
                    ((episode <= 0 && !episodesFile) ||
                     window.agentPanes()->agentPane()->shownEpisode()) &&
                    window.rolloutPanes()->hasShownRuns() && traceDone && countersDone &&
+                   (tuningRun.isEmpty() || window.tuningView()->snapshot()) &&
                    (fileDone ||
                     !window.candidateDiagnostics()->assemblyView()->shownText().isEmpty());
         },
@@ -295,6 +310,8 @@ int main(int argc, char** argv) {
         what += QStringLiteral(", trace ") + trace;
     if (!counters.isEmpty())
         what += QStringLiteral(", counters ") + counters.join(QStringLiteral(" + "));
+    if (const auto run = window.tuningView()->snapshot())
+        what += QStringLiteral(", tuning run %1 (%2 steps)").arg(tuningRun).arg(run->steps.size());
     if (parser.isSet(fileOption)) {
         what += QStringLiteral(", file ") + window.candidateEditors()->currentFile();
         if (!window.candidateDiagnostics()->assemblyView()->shownText().isEmpty())

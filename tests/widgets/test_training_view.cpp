@@ -2,10 +2,19 @@
 // (or why it cannot yet), and a run followed live from start to end and stopped half-way. The
 // trainer here is a stand-in for kwb-model that writes step lines as the real one does;
 // model.train_rl runs the real one.
+// The Kernel Tuning view: its phase table (model tester), a `kwb train tune` run started,
+// followed through its folder as it grows, stopped and resumed, and runs that fail or cannot
+// start. The kwb there is a stand-in that writes the run's files as the real one does
+// (tests/data/fake_kwb_tune.sh; TuningRun.* runs the real run, TuningRunReaderTest the reading).
+#include "widgets/core/engine_bridge.h"
 #include "widgets/rollout/training_controller.h"
 #include "widgets/rollout/training_step_model.h"
+#include "widgets/runs/reward_histogram.h"
 #include "widgets/runs/reward_plot.h"
 #include "widgets/training/training_view.h"
+#include "widgets/training/tuning_phase_model.h"
+#include "widgets/training/tuning_run_controller.h"
+#include "widgets/training/tuning_run_view.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
@@ -13,6 +22,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -162,7 +172,142 @@ private slots:
         QVERIFY(view.statusLabel()->text().startsWith(QLatin1String("Stopped")));
     }
 
+    void theTuningPhaseTableListsTrainingSpacesFirstInTheRunsOrder() {
+        TuningPhaseModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto run = std::make_shared<TuningRunSnapshot>();
+        const auto phase = [](std::string space, bool heldOut, std::string name, double reward) {
+            TuningPhaseFigures f;
+            f.space = std::move(space);
+            f.heldOut = heldOut;
+            f.phase = std::move(name);
+            f.samples = 4;
+            f.meanReward = reward;
+            f.passRate = 0.75;
+            f.speedupVsEager = reward > 1 ? 1.25 : 0;
+            return f;
+        };
+        run->phases = {phase("07_scale_residual_add", true, "start", 1),
+                       phase("01_gelu", false, "final", 2), phase("01_gelu", false, "random", 1),
+                       phase("01_gelu", false, "start", 1.5)};
+        model.setSnapshot(run);
+        QCOMPARE(model.rowCount(), 4);
+        const auto cell = [&](int row, int column) {
+            return model.index(row, column).data().toString();
+        };
+        QCOMPARE(cell(0, TuningPhaseModel::PhaseColumn), QStringLiteral("before training"));
+        QCOMPARE(cell(1, TuningPhaseModel::PhaseColumn), QStringLiteral("random choice"));
+        QCOMPARE(cell(2, TuningPhaseModel::PhaseColumn), QStringLiteral("after training"));
+        QCOMPARE(cell(2, TuningPhaseModel::MeanRewardColumn), QStringLiteral("2.00"));
+        QCOMPARE(cell(2, TuningPhaseModel::SpeedupColumn), QStringLiteral("1.25x"));
+        QCOMPARE(cell(1, TuningPhaseModel::SpeedupColumn),
+                 QStringLiteral("-")); // no correct sample
+        QCOMPARE(cell(3, TuningPhaseModel::HeldOutColumn), QStringLiteral("held out"));
+        QCOMPARE(cell(3, TuningPhaseModel::PassRateColumn), QStringLiteral("75 %"));
+        model.setSnapshot(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void aTuningRunIsStartedFollowedStoppedAndResumed() {
+        QTemporaryDir dir;
+        useFakeKwb(dir);
+        EngineBridge bridge;
+        TuningRunView view(bridge);
+        QVERIFY(!view.start()); // no settings file yet
+        QVERIFY(view.statusLabel()->text().contains(QLatin1String("settings file")));
+        const QString settings = dir.filePath(QStringLiteral("tune.json"));
+        QFile(settings).open(QIODevice::WriteOnly);
+        view.configEdit()->setText(settings);
+        const QString folder = dir.filePath(QStringLiteral("run"));
+        view.folderEdit()->setText(folder);
+        qputenv("FAKE_TUNE_PAUSE", "1");
+        QVERIFY(view.start());
+        QVERIFY(!view.startButton()->isEnabled());
+        QVERIFY(view.stopButton()->isEnabled());
+        // Both steps arrive while it runs, each with its figures and its samples' rewards.
+        QTRY_VERIFY_WITH_TIMEOUT(view.snapshot() && view.snapshot()->steps.size() == 2, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(view.rewardPlot()->pointCount(), 2, 5000);
+        QCOMPARE(view.ratesPlot()->pointCount(), 4);
+        QCOMPARE(view.speedupPlot()->pointCount(), 2);
+        QCOMPARE(view.policyPlot()->pointCount(), 8);
+        QCOMPARE(view.throughputPlot()->pointCount(), 2);
+        QCOMPARE(view.histogram()->counts(), (std::map<int, int>{{2, 1}, {3, 1}}));
+        QCOMPARE(view.phases()->rowCount(), 3); // start and random on gelu, start held out
+        QVERIFY2(view.statusLabel()->text().contains(QLatin1String("2 of 3 training steps")),
+                 qPrintable(view.statusLabel()->text()));
+        QVERIFY(!view.resumeButton()->isEnabled());
+
+        QSignalSpy ended(view.controller(), &TuningRunController::ended);
+        view.stopButton()->click();
+        QVERIFY(ended.wait(20000)); // the stand-in would sleep a minute: the stop reached it
+        qunsetenv("FAKE_TUNE_PAUSE");
+        QVERIFY(ended.at(0).at(0).toBool());
+        QTRY_VERIFY_WITH_TIMEOUT(view.snapshot()->finished && view.snapshot()->stopped, 10000);
+        QVERIFY(view.statusLabel()->text().contains(QLatin1String("stopped")));
+        QVERIFY(view.resumeButton()->isEnabled());
+        QVERIFY(view.startButton()->isEnabled());
+
+        // Resumed: the third step and the final phase come into the same view.
+        view.resumeButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(view.snapshot()->steps.size() == 3 && view.snapshot()->finished &&
+                                     !view.snapshot()->stopped,
+                                 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(!view.controller()->isRunning(), 10000);
+        QCOMPARE(view.histogram()->counts(), (std::map<int, int>{{3, 2}}));
+        QCOMPARE(view.phases()->rowCount(), 4);
+        QTRY_VERIFY_WITH_TIMEOUT(view.statusLabel()->text().contains(QLatin1String("finished")),
+                                 5000);
+        QVERIFY(!view.resumeButton()->isEnabled());
+
+        // The same folder opened again, as a finished run from elsewhere would be.
+        TuningRunView other(bridge);
+        other.openRun(folder);
+        QTRY_VERIFY_WITH_TIMEOUT(other.snapshot() && other.snapshot()->steps.size() == 3, 10000);
+    }
+
+    void aTuningRunThatFailsOrCannotStartSaysWhy() {
+        QTemporaryDir dir;
+        useFakeKwb(dir);
+        EngineBridge bridge;
+        TuningRunView view(bridge);
+        const QString settings = dir.filePath(QStringLiteral("tune.json"));
+        QFile(settings).open(QIODevice::WriteOnly);
+        view.configEdit()->setText(settings);
+        view.folderEdit()->setText(dir.filePath(QStringLiteral("run")));
+        qputenv("FAKE_TUNE_FAIL", "1");
+        QSignalSpy ended(view.controller(), &TuningRunController::ended);
+        QVERIFY(view.start());
+        QVERIFY(ended.wait(20000));
+        qunsetenv("FAKE_TUNE_FAIL");
+        QVERIFY(!ended.at(0).at(0).toBool());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            view.statusLabel()->text().contains(QLatin1String("exit code 2")) &&
+                view.statusLabel()->text().contains(QLatin1String("no model")),
+            5000);
+        QVERIFY(view.startButton()->isEnabled());
+
+        qputenv("KWB_CLI", dir.filePath(QStringLiteral("no-such-kwb")).toUtf8());
+        QVERIFY(view.start());
+        QVERIFY(ended.wait(20000));
+        QVERIFY(!ended.at(1).at(0).toBool());
+        QVERIFY2(ended.at(1).at(1).toString().contains(QLatin1String("could not start")),
+                 qPrintable(ended.at(1).at(1).toString()));
+        QTRY_VERIFY_WITH_TIMEOUT(!view.controller()->isRunning(), 5000);
+        QVERIFY(view.startButton()->isEnabled());
+        qunsetenv("KWB_CLI");
+    }
+
 private:
+    // The stand-in for kwb (tests/data/fake_kwb_tune.sh), copied so that it is executable
+    // whatever the checkout's file modes.
+    static void useFakeKwb(QTemporaryDir& dir) {
+        const QString kwb = dir.filePath(QStringLiteral("fake-kwb"));
+        QVERIFY(QFile::copy(QStringLiteral(KWB_TEST_DATA_DIR "/fake_kwb_tune.sh"), kwb));
+        QFile(kwb).setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        qputenv("KWB_CLI", kwb.toUtf8());
+    }
+
     // Settings over exported rows (no store needed), with the stand-in as kwb-model.
     agent::EpisodeTrainingConfig configIn(QTemporaryDir& dir) {
         const QString trainer = dir.filePath(QStringLiteral("fake-kwb-model"));

@@ -18,6 +18,7 @@ namespace kwb::ui {
 EngineBridge::EngineBridge(QObject* parent)
     : QObject(parent), services_(std::make_shared<Services>()),
       historyReaders_(std::make_shared<HistoryReaders>()),
+      tuningRunReaders_(std::make_shared<TuningRunReaders>()),
       queue_(std::make_unique<kwb::JobQueue>()),
       evaluationQueue_(std::make_unique<kwb::JobQueue>()) {}
 
@@ -231,6 +232,22 @@ private:
     std::unique_ptr<agent::EditHistoryReader> reader_;
 };
 
+// The reader of the tuning run last asked for: a run followed once a second reads only what
+// was appended since. One at a time, like the history's.
+class EngineBridge::TuningRunReaders {
+public:
+    TuningRunSnapshotPtr read(const std::string& folder) {
+        std::lock_guard lock(mutex_);
+        if (!reader_ || reader_->folder() != folder)
+            reader_ = std::make_unique<TuningRunReader>(folder);
+        return reader_->read();
+    }
+
+private:
+    std::mutex mutex_;
+    std::unique_ptr<TuningRunReader> reader_;
+};
+
 namespace {
 
 HistoryOutcome outcomeOf(agent::EditHistory read, const std::string& file) {
@@ -409,6 +426,15 @@ void EngineBridge::requestConnectionCheck(const kwb::agent::ProviderSettings& se
                 agent::checkConnection(settings, stop));
         },
         [this](Check check) { emit connectionChecked(std::move(check)); });
+}
+
+void EngineBridge::requestTuningRun(const QString& folder) {
+    post<TuningRunSnapshotPtr>(
+        QStringLiteral("tuning-run"),
+        [file = folder.toStdString(), readers = tuningRunReaders_](std::stop_token) {
+            return readers->read(file);
+        },
+        [this](TuningRunSnapshotPtr snapshot) { emit tuningRunReady(std::move(snapshot)); });
 }
 
 void EngineBridge::requestEpisodesFile(const QString& path) {

@@ -10,6 +10,7 @@
 #include "engine/system/system_report.h"
 #include "engine/timeline/kernel_timeline.h"
 #include "engine/timeline/trace_file.h"
+#include "engine/tuning/tuning_run_reader.h"
 #include "engine/workspace/task_catalog.h"
 
 #include <QHash>
@@ -68,6 +69,10 @@ public:
     // Asks the provider for a one-word reply (agent/providers/connection_check; tag
     // "connection-check": a newer request wins); connectionChecked brings the outcome.
     void requestConnectionCheck(const kwb::agent::ProviderSettings& settings);
+    // Reads a tuning run's folder (`kwb train tune --out`; tag "tuning-run": a newer request
+    // wins), only what was appended since the last read of the same folder; tuningRunReady
+    // brings the snapshot.
+    void requestTuningRun(const QString& folder);
     quint64 latestEvaluationId() const;
     // Stops the latest evaluation wherever it is (queued, or in its stage); its result comes
     // back as cancelled.
@@ -104,6 +109,7 @@ signals:
     void episodesFileRead(const QString& path, QList<kwb::agent::EpisodeSnapshotPtr> episodes,
                           const QString& error);
     void connectionChecked(std::shared_ptr<const kwb::agent::ConnectionCheck> check);
+    void tuningRunReady(std::shared_ptr<const kwb::TuningRunSnapshot> snapshot);
     void editHistoryReady(const QString& workspace, kwb::agent::EpisodeSnapshotPtr history,
                           const QString& problem);
     // Only for the latest evaluation request; superseded ones go quiet.
@@ -136,6 +142,9 @@ private:
     class HistoryReaders;
     // The hand-edit history being shown, read as it grows; shared with the jobs that read it.
     std::shared_ptr<HistoryReaders> historyReaders_;
+    // The tuning run being followed, read as it grows; shared with the jobs that read it.
+    class TuningRunReaders;
+    std::shared_ptr<TuningRunReaders> tuningRunReaders_;
     QHash<QString, quint64> latestId_;
     // The trace file being opened: Cancel stops it (a newer request stops it through its tag).
     std::shared_ptr<std::stop_source> traceCancel_;

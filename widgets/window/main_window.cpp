@@ -30,6 +30,7 @@
 #include "widgets/runs/runs_browser.h"
 #include "widgets/timeline/timeline_pane.h"
 #include "widgets/training/training_view.h"
+#include "widgets/training/tuning_run_view.h"
 #include "widgets/window/edit_loop_controller.h"
 #include "widgets/window/log_pane.h"
 #include "widgets/window/new_workspace_dialog.h"
@@ -95,6 +96,10 @@ MainWindow::MainWindow(AppSettings& settings, QWidget* parent)
         new TrainingView(QString::fromStdString(agent::TrajectoryStore::defaultPath()), this);
     trainingDock_ =
         addPane("dock.training", tr("Training"), trainingView_, Qt::BottomDockWidgetArea);
+    // Local RL on kernel-tuning spaces: `kwb train tune` started, stopped and followed here.
+    tuningView_ = new TuningRunView(bridge_, this);
+    tuningDock_ =
+        addPane("dock.tuning", tr("Kernel Tuning"), tuningView_, Qt::BottomDockWidgetArea);
     timelinePane_ = new TimelinePane(this);
     timelineDock_ =
         addPane("dock.timeline", tr("Timeline"), timelinePane_, Qt::BottomDockWidgetArea);
@@ -213,6 +218,7 @@ void MainWindow::placeDocksByDefault() {
     tabifyDockWidget(rewardsDock_, runsDock_);
     tabifyDockWidget(runsDock_, rolloutsDock_);
     tabifyDockWidget(rolloutsDock_, trainingDock_);
+    tabifyDockWidget(trainingDock_, tuningDock_);
     // One tab group on the right: stacked, the agent form and the result panel together would
     // need more height than a 1000 px window has. A finished evaluation raises its tab.
     tabifyDockWidget(agentDock_, assemblyDock_);
@@ -239,9 +245,9 @@ void MainWindow::showEvent(QShowEvent* event) {
 }
 
 QList<QDockWidget*> MainWindow::docks() const {
-    return {tasksDock_,    referenceDock_, agentDock_,    timelineDock_, rewardsDock_,
-            logDock_,      runsDock_,      rolloutsDock_, trainingDock_, resultDock_,
-            problemsDock_, assemblyDock_,  countersDock_};
+    return {tasksDock_,  referenceDock_, agentDock_,    timelineDock_, rewardsDock_,
+            logDock_,    runsDock_,      rolloutsDock_, trainingDock_, tuningDock_,
+            resultDock_, problemsDock_,  assemblyDock_, countersDock_};
 }
 
 void MainWindow::openTrace(const QString& path) {
@@ -299,6 +305,10 @@ void MainWindow::buildMenus() {
     file->addAction(tr("New &Training Run…"), this, [this] {
         trainingDock_->show();
         trainingDock_->raise();
+    });
+    file->addAction(tr("New &Kernel Tuning Run…"), this, [this] {
+        tuningDock_->show();
+        tuningDock_->raise();
     });
     file->addAction(tr("&Settings…"), QKeySequence::Preferences, this, &MainWindow::openSettings);
     file->addSeparator();

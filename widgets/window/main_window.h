@@ -21,6 +21,7 @@ namespace kwb::ui {
 class AgentPanes;
 class RolloutPanes;
 class TrainingView;
+class TuningRunView;
 class CandidateDiagnostics;
 class CandidateEditors;
 class CodeEditor;
@@ -84,6 +85,7 @@ public:
     AgentPanes* agentPanes() const { return agentPanes_; }
     RolloutPanes* rolloutPanes() const { return rolloutPanes_; }
     TrainingView* trainingView() const { return trainingView_; }
+    TuningRunView* tuningView() const { return tuningView_; }
     TimelinePane* timelinePane() const { return timelinePane_; }
     CandidateDiagnostics* candidateDiagnostics() const { return diagnostics_; }
     ResultPanel* resultPanel() const { return resultPanel_; }
@@ -181,6 +183,8 @@ private:
     QDockWidget* rolloutsDock_ = nullptr;
     TrainingView* trainingView_ = nullptr;
     QDockWidget* trainingDock_ = nullptr;
+    TuningRunView* tuningView_ = nullptr;
+    QDockWidget* tuningDock_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     CandidateDiagnostics* diagnostics_ = nullptr;
     QDockWidget* problemsDock_ = nullptr;

@@ -1,0 +1,302 @@
+#include "widgets/training/tuning_run_view.h"
+
+#include "agent/store/trajectory_store.h"
+#include "widgets/core/engine_bridge.h"
+#include "widgets/runs/reward_histogram.h"
+#include "widgets/runs/reward_plot.h"
+#include "widgets/training/tuning_phase_model.h"
+#include "widgets/training/tuning_run_controller.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <map>
+
+namespace kwb::ui {
+
+namespace {
+
+QLineEdit* pathEdit(const QString& placeholder, QWidget* parent) {
+    auto* edit = new QLineEdit(parent);
+    edit->setPlaceholderText(placeholder);
+    edit->setClearButtonEnabled(true);
+    return edit;
+}
+
+QHBoxLayout* withButton(QLineEdit* edit, QPushButton* button) {
+    auto* row = new QHBoxLayout;
+    row->addWidget(edit, 1);
+    row->addWidget(button);
+    return row;
+}
+
+} // namespace
+
+TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
+    : QWidget(parent), bridge_(bridge), controller_(new TuningRunController(this)),
+      phases_(new TuningPhaseModel(this)) {
+    config_ = pathEdit(tr("a kwb train tune settings file (JSON)"), this);
+    folder_ = pathEdit(tr("a new folder under the state folder's training/"), this);
+    auto* browseConfig = new QPushButton(tr("Browse…"), this);
+    auto* openFolder = new QPushButton(tr("Open Run…"), this);
+    openFolder->setToolTip(tr("Show a run's folder: one running now, or one that ran elsewhere."));
+    auto* form = new QFormLayout;
+    form->addRow(tr("Settings"), withButton(config_, browseConfig));
+    form->addRow(tr("Run folder"), withButton(folder_, openFolder));
+
+    startButton_ = new QPushButton(tr("Start tuning run"), this);
+    stopButton_ = new QPushButton(tr("Stop"), this);
+    stopButton_->setToolTip(tr("As Ctrl+C: every finished sample and step stays in the folder, "
+                               "and the run can be resumed from its checkpoint."));
+    resumeButton_ = new QPushButton(tr("Resume"), this);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(startButton_);
+    buttons->addWidget(stopButton_);
+    buttons->addWidget(resumeButton_);
+    buttons->addStretch();
+    status_ = new QLabel(tr("The local model learns a kernel's tunable settings from the "
+                            "milestone reward of each one it tries (kwb train tune). Start a "
+                            "run from its settings, or open a run's folder."),
+                         this);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    const auto plot = [this](const QString& title, const QString& y) {
+        auto* p = new RewardPlot(this);
+        p->setTitle(title);
+        p->setAxisLabels(tr("step"), y);
+        p->setEmptyText(tr("Curves appear as the training steps arrive."));
+        return p;
+    };
+    rewardPlot_ = plot(tr("Mean milestone reward of the step's samples"), tr("reward"));
+    rewardPlot_->setMinimumYRange(AxisRange{-1, 3});
+    histogram_ = new RewardHistogram(this);
+    histogram_->setToolTip(tr("The rewards of the latest step's samples"));
+    ratesPlot_ = plot(tr("Correct and faster than torch.compile"), tr("% of samples"));
+    ratesPlot_->setMinimumYRange(AxisRange{0, 100});
+    speedupPlot_ = plot(tr("Speed-up vs eager (geometric mean, correct samples)"), tr("x"));
+    speedupPlot_->setReferenceLine(1.0);
+    policyPlot_ = plot(tr("Policy update"), tr("loss, KL, entropy, clip"));
+    throughputPlot_ = plot(tr("Training throughput"), tr("tokens/s"));
+    auto* curves = new QWidget(this);
+    auto* grid = new QGridLayout(curves);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->addWidget(rewardPlot_, 0, 0);
+    grid->addWidget(histogram_, 0, 1);
+    grid->addWidget(ratesPlot_, 1, 0);
+    grid->addWidget(speedupPlot_, 1, 1);
+    grid->addWidget(policyPlot_, 2, 0);
+    grid->addWidget(throughputPlot_, 2, 1);
+    auto* curvesScroll = new QScrollArea(this);
+    curvesScroll->setWidget(curves);
+    curvesScroll->setWidgetResizable(true);
+    curvesScroll->setFrameShape(QFrame::NoFrame);
+
+    phaseTable_ = new QTableView(this);
+    phaseTable_->setModel(phases_);
+    phaseTable_->verticalHeader()->hide();
+    phaseTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    auto* tabs = new QTabWidget(this);
+    tabs->addTab(curvesScroll, tr("Curves"));
+    tabs->addTab(phaseTable_, tr("Before and after"));
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addLayout(buttons);
+    layout->addWidget(status_);
+    layout->addWidget(tabs, 1);
+
+    connect(browseConfig, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(
+            this, tr("Tuning run settings"), config_->text(), tr("JSON (*.json);;All files (*)"));
+        if (!file.isEmpty())
+            config_->setText(file);
+    });
+    connect(openFolder, &QPushButton::clicked, this, [this] {
+        const QString folder =
+            QFileDialog::getExistingDirectory(this, tr("A tuning run's folder"), folder_->text());
+        if (!folder.isEmpty())
+            openRun(folder);
+    });
+    connect(startButton_, &QPushButton::clicked, this, &TuningRunView::start);
+    connect(stopButton_, &QPushButton::clicked, controller_, &TuningRunController::stop);
+    connect(resumeButton_, &QPushButton::clicked, this, &TuningRunView::resume);
+    connect(controller_, &TuningRunController::runningChanged, this, &TuningRunView::updateButtons);
+    connect(controller_, &TuningRunController::ended, this,
+            [this](bool ok, const QString& message) {
+                lastProcessMessage_ = ok ? message : tr("Failed: %1").arg(message);
+                if (!following_.isEmpty())
+                    bridge_.requestTuningRun(following_); // what it wrote last
+                status_->setText(snapshot_ ? describe(*snapshot_) : lastProcessMessage_);
+            });
+    connect(&bridge_, &EngineBridge::tuningRunReady, this, [this](TuningRunSnapshotPtr run) {
+        if (run && QString::fromStdString(run->folder) == following_)
+            show(std::move(run));
+    });
+    // A running (or unfinished) run is read once a second; a finished one is left alone.
+    poll_.setInterval(1000);
+    connect(&poll_, &QTimer::timeout, this, [this] {
+        if (following_.isEmpty() ||
+            (!controller_->isRunning() && snapshot_ && snapshot_->finished)) {
+            poll_.stop();
+            return;
+        }
+        bridge_.requestTuningRun(following_);
+    });
+    updateButtons();
+}
+
+void TuningRunView::openRun(const QString& folder) {
+    following_ = QFileInfo(folder).absoluteFilePath();
+    folder_->setText(following_);
+    snapshot_.reset();
+    show(nullptr);
+    bridge_.requestTuningRun(following_);
+    poll_.start();
+}
+
+bool TuningRunView::start() {
+    const QString config = config_->text().trimmed();
+    if (config.isEmpty() || !QFileInfo(config).isFile()) {
+        status_->setText(config.isEmpty()
+                             ? tr("Choose the run's settings file (kwb train tune --config).")
+                             : tr("The settings file %1 does not exist.").arg(config));
+        return false;
+    }
+    QString folder = folder_->text().trimmed();
+    if (folder.isEmpty() || QFileInfo(folder).absoluteFilePath() == following_) {
+        const QString state =
+            QFileInfo(QString::fromStdString(agent::TrajectoryStore::defaultPath())).absolutePath();
+        folder = QDir(state).filePath(
+            QStringLiteral("training/tune-%1")
+                .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+    }
+    lastProcessMessage_.clear();
+    if (!controller_->start(config, folder))
+        return false;
+    openRun(folder);
+    status_->setText(tr("Starting: the policy loads, then the first samples are scored…"));
+    return true;
+}
+
+bool TuningRunView::resume() {
+    if (following_.isEmpty())
+        return false;
+    lastProcessMessage_.clear();
+    if (!controller_->resume(following_))
+        return false;
+    poll_.start();
+    status_->setText(tr("Resuming from the checkpoint…"));
+    return true;
+}
+
+void TuningRunView::show(TuningRunSnapshotPtr snapshot) {
+    snapshot_ = std::move(snapshot);
+    phases_->setSnapshot(snapshot_);
+    redrawCurves();
+    if (snapshot_)
+        status_->setText(describe(*snapshot_));
+    updateButtons();
+}
+
+QString TuningRunView::describe(const TuningRunSnapshot& run) const {
+    QStringList parts;
+    if (!run.error.empty())
+        parts << QString::fromStdString(run.error);
+    const int stepsDone =
+        static_cast<int>(std::count_if(run.steps.begin(), run.steps.end(),
+                                       [](const TuningStepPoint& p) { return p.samples > 0; }));
+    parts << (run.plannedSteps > 0
+                  ? tr("%1 of %2 training steps").arg(stepsDone).arg(run.plannedSteps)
+                  : tr("%1 training steps").arg(stepsDone));
+    parts << tr("%n samples read", nullptr, static_cast<int>(run.samples.size()));
+    for (auto it = run.steps.rbegin(); it != run.steps.rend(); ++it)
+        if (it->samples > 0) {
+            parts << tr("step %1: mean reward %2, %3 % correct, %4 % faster than torch.compile")
+                         .arg(it->step)
+                         .arg(it->meanReward, 0, 'f', 2)
+                         .arg(it->passRate * 100, 0, 'f', 0)
+                         .arg(it->fasterThanCompile * 100, 0, 'f', 0);
+            break;
+        }
+    if (run.finished)
+        parts << (run.stopped ? tr("stopped") : tr("finished"));
+    else if (!controller_->isRunning())
+        parts << tr("not running");
+    if (run.skippedLines > 0)
+        parts << tr("%n malformed line(s) passed over", nullptr, run.skippedLines);
+    QString text = parts.join(QStringLiteral(" · "));
+    if (!lastProcessMessage_.isEmpty())
+        text += QStringLiteral("\n") + lastProcessMessage_;
+    return text;
+}
+
+void TuningRunView::redrawCurves() {
+    PlotSeries reward{tr("mean reward"), QColor(0x10, 0xb9, 0x81), {}};
+    PlotSeries pass{tr("correct %"), QColor(0x3b, 0x82, 0xf6), {}};
+    PlotSeries faster{tr("faster than compile %"), QColor(0xf5, 0x9e, 0x0b), {}};
+    PlotSeries speedup{tr("speed-up vs eager"), QColor(0x10, 0xb9, 0x81), {}};
+    PlotSeries loss{tr("loss"), QColor(0x3b, 0x82, 0xf6), {}};
+    PlotSeries kl{tr("KL"), QColor(0xef, 0x44, 0x44), {}};
+    PlotSeries entropy{tr("entropy"), QColor(0x8b, 0x5c, 0xf6), {}};
+    PlotSeries clip{tr("clip fraction"), QColor(0x64, 0x74, 0x8b), {}};
+    PlotSeries tokens{tr("tokens/s"), QColor(0x0e, 0xa5, 0xe9), {}};
+    std::map<int, int> latest;
+    if (snapshot_)
+        for (const TuningStepPoint& p : snapshot_->steps) {
+            if (p.samples == 0)
+                continue; // its samples are in, its line is not yet
+            const double x = p.step;
+            const auto point = [&](double y, const QString& what) {
+                return PlotPoint{x, y, 0, p.step,
+                                 tr("step %1: %2 %3").arg(p.step).arg(y).arg(what)};
+            };
+            reward.points.push_back(point(p.meanReward, tr("mean reward")));
+            pass.points.push_back(point(p.passRate * 100, tr("% correct")));
+            faster.points.push_back(point(p.fasterThanCompile * 100, tr("% faster than compile")));
+            if (p.speedupVsEager > 0)
+                speedup.points.push_back(point(p.speedupVsEager, tr("x vs eager")));
+            loss.points.push_back(point(p.loss, tr("loss")));
+            kl.points.push_back(point(p.approximateKl, tr("KL")));
+            entropy.points.push_back(point(p.entropy, tr("entropy")));
+            clip.points.push_back(point(p.clipFraction, tr("clip fraction")));
+            tokens.points.push_back(point(p.tokensPerSecond, tr("tokens/s")));
+        }
+    // The distribution of the newest step whose samples are in (its line may not be yet).
+    if (snapshot_)
+        for (auto it = snapshot_->steps.rbegin(); it != snapshot_->steps.rend(); ++it)
+            if (!it->rewards.empty()) {
+                for (int r : it->rewards)
+                    ++latest[r];
+                break;
+            }
+    rewardPlot_->setSeries({reward});
+    ratesPlot_->setSeries({pass, faster});
+    speedupPlot_->setSeries({speedup});
+    policyPlot_->setSeries({loss, kl, entropy, clip});
+    throughputPlot_->setSeries({tokens});
+    histogram_->setCounts(latest);
+}
+
+void TuningRunView::updateButtons() {
+    const bool running = controller_->isRunning();
+    startButton_->setEnabled(!running);
+    stopButton_->setEnabled(running);
+    resumeButton_->setEnabled(!running && snapshot_ && snapshot_->checkpoint &&
+                              (!snapshot_->finished || snapshot_->stopped));
+}
+
+} // namespace kwb::ui

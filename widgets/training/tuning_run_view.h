@@ -1,0 +1,83 @@
+#pragma once
+
+#include "engine/tuning/tuning_run_reader.h"
+
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableView;
+
+namespace kwb::ui {
+
+class EngineBridge;
+class RewardHistogram;
+class RewardPlot;
+class TuningPhaseModel;
+class TuningRunController;
+
+// Local RL on kernel-tuning spaces (`kwb train tune`) in the workbench: start a run from its
+// settings file, stop or resume it, or open the folder of one started anywhere else (the shell,
+// a GPU server whose folder was copied back). While the run writes its folder the view reads
+// what was appended, once a second: reward per step with the latest step's distribution, pass
+// rate and faster-than-torch.compile share, speed-up, the policy update's figures and
+// throughput, and the phases (before training, random choice, after) per space.
+class TuningRunView : public QWidget {
+    Q_OBJECT
+public:
+    TuningRunView(EngineBridge& bridge, QWidget* parent = nullptr);
+
+    // Follows the run in `folder` (read now, then as it grows while it runs or is unfinished).
+    void openRun(const QString& folder);
+    // Starts a run with the settings file in the config field into the folder field.
+    bool start();
+    bool resume();
+
+    TuningRunSnapshotPtr snapshot() const { return snapshot_; }
+    TuningRunController* controller() const { return controller_; }
+    TuningPhaseModel* phases() const { return phases_; }
+    QLineEdit* configEdit() const { return config_; }
+    QLineEdit* folderEdit() const { return folder_; }
+    QPushButton* startButton() const { return startButton_; }
+    QPushButton* stopButton() const { return stopButton_; }
+    QPushButton* resumeButton() const { return resumeButton_; }
+    QLabel* statusLabel() const { return status_; }
+    RewardPlot* rewardPlot() const { return rewardPlot_; }
+    RewardPlot* ratesPlot() const { return ratesPlot_; }
+    RewardPlot* speedupPlot() const { return speedupPlot_; }
+    RewardPlot* policyPlot() const { return policyPlot_; }
+    RewardPlot* throughputPlot() const { return throughputPlot_; }
+    RewardHistogram* histogram() const { return histogram_; }
+
+private:
+    void show(TuningRunSnapshotPtr snapshot);
+    void redrawCurves();
+    void updateButtons();
+    QString describe(const TuningRunSnapshot& run) const;
+
+    EngineBridge& bridge_;
+    TuningRunController* controller_;
+    TuningPhaseModel* phases_;
+    TuningRunSnapshotPtr snapshot_;
+    QString following_; // the folder being read
+    QTimer poll_;
+    QString lastProcessMessage_;
+    QLineEdit* config_;
+    QLineEdit* folder_;
+    QPushButton* startButton_;
+    QPushButton* stopButton_;
+    QPushButton* resumeButton_;
+    QLabel* status_;
+    QTableView* phaseTable_;
+    RewardPlot* rewardPlot_;
+    RewardHistogram* histogram_;
+    RewardPlot* ratesPlot_;
+    RewardPlot* speedupPlot_;
+    RewardPlot* policyPlot_;
+    RewardPlot* throughputPlot_;
+};
+
+} // namespace kwb::ui
