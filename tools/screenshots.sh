@@ -48,6 +48,13 @@ shot counters-roofline-1366x768.png 1366x768 --task "$task" --view counters \
     --counters "$root/tests/data/ncu/details.csv" --counters "$root/tests/data/ncu/raw.csv"
 shot rollouts-1600x1000.png 1600x1000 --task "$task" --view rollouts
 shot training-1600x1000.png 1600x1000 --task "$task" --view training
+# The H200 tuning run of 2026-12-04 (bench/results), its files as `kwb train tune` wrote them.
+mkdir -p "$scratch/tuning-run-5"
+for part in config.json samples.jsonl steps.jsonl summary.json; do
+    cp "$root/bench/results/2026-12-04-h200-tuning-run-5-${part%.*}.${part##*.}" \
+        "$scratch/tuning-run-5/$part"
+done
+shot kernel-tuning-1600x1200.png 1600x1200 --task "$task" --tuning-run "$scratch/tuning-run-5"
 if [[ -x $bench ]]; then
     # The benchmark writes its synthetic 1M-kernel run as a kwb-cupti record file, then loads it.
     "$bench" --frames 1 --from-file "$scratch/synthetic_1m.jsonl" >/dev/null 2>&1

@@ -291,6 +291,12 @@ int main(int argc, char** argv) {
     // Panes that filled in while detection ran may have grown the window past the asked size.
     window.resize(width, height);
     QApplication::processEvents();
+    // A tuning run's curves need more than the bottom docks' default quarter of the height.
+    if (!tuningRun.isEmpty()) {
+        window.resizeDocks({window.findChild<QDockWidget*>(QStringLiteral("dock.tuning"))},
+                           {height * 55 / 100}, Qt::Vertical);
+        QApplication::processEvents();
+    }
     const QString out = parser.value(screenshotOption);
     QWidget* shown = &window;
     if (welcomeView) {
