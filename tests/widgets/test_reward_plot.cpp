@@ -53,6 +53,14 @@ private slots:
         QVERIFY(niceTicks({1, 1}, 5).empty());
     }
 
+    void tickLabelsStayShort() {
+        QCOMPARE(RewardPlot::tickText(0.25), QStringLiteral("0.25"));
+        QCOMPARE(RewardPlot::tickText(5000), QStringLiteral("5000"));
+        QCOMPARE(RewardPlot::tickText(20000), QStringLiteral("20k"));
+        QCOMPARE(RewardPlot::tickText(15500), QStringLiteral("15.5k"));
+        QCOMPARE(RewardPlot::tickText(-2.5e6), QStringLiteral("-2.5M"));
+    }
+
     void fittedRangeHoldsValuesAndAnchors() {
         const AxisRange r = fittedRange({1.2, 2.5}, {1.0});
         QVERIFY(r.min < 1.0 && r.max > 2.5);

@@ -15,6 +15,7 @@
 #include "widgets/training/tuning_phase_model.h"
 #include "widgets/training/tuning_run_controller.h"
 #include "widgets/training/tuning_run_view.h"
+#include "widgets/training/tuning_sample_model.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
@@ -234,6 +235,17 @@ private slots:
         QCOMPARE(view.throughputPlot()->pointCount(), 2);
         QCOMPARE(view.histogram()->counts(), (std::map<int, int>{{2, 1}, {3, 1}}));
         QCOMPARE(view.phases()->rowCount(), 3); // start and random on gelu, start held out
+        // Every scored action, newest first.
+        QAbstractItemModelTester samplesTester(
+            view.samples(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(view.samples()->rowCount(), 7);
+        const auto sample = [&](int row, int column) {
+            return view.samples()->index(row, column).data().toString();
+        };
+        QCOMPARE(sample(0, TuningSampleModel::StepColumn), QStringLiteral("2"));
+        QCOMPARE(sample(0, TuningSampleModel::ActionColumn), QStringLiteral("threads=512"));
+        QCOMPARE(sample(0, TuningSampleModel::SpeedupColumn), QStringLiteral("1.20x"));
+        QCOMPARE(sample(6, TuningSampleModel::PhaseColumn), QStringLiteral("start"));
         QVERIFY2(view.statusLabel()->text().contains(QLatin1String("2 of 3 training steps")),
                  qPrintable(view.statusLabel()->text()));
         QVERIFY(!view.resumeButton()->isEnabled());

@@ -6,17 +6,23 @@
 #include <QPainterPath>
 #include <QToolTip>
 #include <algorithm>
+#include <cmath>
 
 namespace kwb::ui {
 namespace {
 
 constexpr double kLeft = 52, kRight = 14, kTop = 26, kBottom = 34;
 
-QString tickText(double value) {
+} // namespace
+
+QString RewardPlot::tickText(double value) {
+    const double magnitude = std::abs(value);
+    if (magnitude >= 1e6)
+        return QString::number(value / 1e6, 'g', 3) + QLatin1Char('M');
+    if (magnitude >= 1e4)
+        return QString::number(value / 1e3, 'g', 3) + QLatin1Char('k');
     return QString::number(value, 'g', 4);
 }
-
-} // namespace
 
 RewardPlot::RewardPlot(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);

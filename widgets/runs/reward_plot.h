@@ -34,6 +34,9 @@ public:
     static constexpr double kHitRadius = 8.0;
 
     explicit RewardPlot(QWidget* parent = nullptr);
+    // A tick's label, short enough for the margin beside the axis label: thousands and millions
+    // with a suffix ("12k", not "1.2e+04", which ran into the label).
+    static QString tickText(double value);
 
     void setTitle(const QString& title);
     void setAxisLabels(const QString& x, const QString& y);

@@ -6,6 +6,7 @@
 #include "widgets/runs/reward_plot.h"
 #include "widgets/training/tuning_phase_model.h"
 #include "widgets/training/tuning_run_controller.h"
+#include "widgets/training/tuning_sample_model.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -47,7 +48,7 @@ QHBoxLayout* withButton(QLineEdit* edit, QPushButton* button) {
 
 TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     : QWidget(parent), bridge_(bridge), controller_(new TuningRunController(this)),
-      phases_(new TuningPhaseModel(this)) {
+      phases_(new TuningPhaseModel(this)), samples_(new TuningSampleModel(this)) {
     config_ = pathEdit(tr("a kwb train tune settings file (JSON)"), this);
     folder_ = pathEdit(tr("a new folder under the state folder's training/"), this);
     auto* browseConfig = new QPushButton(tr("Browse…"), this);
@@ -109,9 +110,14 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     phaseTable_->setModel(phases_);
     phaseTable_->verticalHeader()->hide();
     phaseTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    sampleTable_ = new QTableView(this);
+    sampleTable_->setModel(samples_);
+    sampleTable_->verticalHeader()->hide();
+    sampleTable_->horizontalHeader()->setStretchLastSection(true);
     auto* tabs = new QTabWidget(this);
     tabs->addTab(curvesScroll, tr("Curves"));
     tabs->addTab(phaseTable_, tr("Before and after"));
+    tabs->addTab(sampleTable_, tr("Samples"));
 
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
@@ -206,6 +212,7 @@ bool TuningRunView::resume() {
 void TuningRunView::show(TuningRunSnapshotPtr snapshot) {
     snapshot_ = std::move(snapshot);
     phases_->setSnapshot(snapshot_);
+    samples_->setSnapshot(snapshot_);
     redrawCurves();
     if (snapshot_)
         status_->setText(describe(*snapshot_));

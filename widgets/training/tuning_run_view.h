@@ -17,6 +17,7 @@ class EngineBridge;
 class RewardHistogram;
 class RewardPlot;
 class TuningPhaseModel;
+class TuningSampleModel;
 class TuningRunController;
 
 // Local RL on kernel-tuning spaces (`kwb train tune`) in the workbench: start a run from its
@@ -24,7 +25,8 @@ class TuningRunController;
 // a GPU server whose folder was copied back). While the run writes its folder the view reads
 // what was appended, once a second: reward per step with the latest step's distribution, pass
 // rate and faster-than-torch.compile share, speed-up, the policy update's figures and
-// throughput, and the phases (before training, random choice, after) per space.
+// throughput, the phases (before training, random choice, after) per space, and every scored
+// action, newest first.
 class TuningRunView : public QWidget {
     Q_OBJECT
 public:
@@ -39,6 +41,7 @@ public:
     TuningRunSnapshotPtr snapshot() const { return snapshot_; }
     TuningRunController* controller() const { return controller_; }
     TuningPhaseModel* phases() const { return phases_; }
+    TuningSampleModel* samples() const { return samples_; }
     QLineEdit* configEdit() const { return config_; }
     QLineEdit* folderEdit() const { return folder_; }
     QPushButton* startButton() const { return startButton_; }
@@ -61,6 +64,7 @@ private:
     EngineBridge& bridge_;
     TuningRunController* controller_;
     TuningPhaseModel* phases_;
+    TuningSampleModel* samples_;
     TuningRunSnapshotPtr snapshot_;
     QString following_; // the folder being read
     QTimer poll_;
@@ -72,6 +76,7 @@ private:
     QPushButton* resumeButton_;
     QLabel* status_;
     QTableView* phaseTable_;
+    QTableView* sampleTable_;
     RewardPlot* rewardPlot_;
     RewardHistogram* histogram_;
     RewardPlot* ratesPlot_;
