@@ -179,6 +179,8 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
         c.seed = d.value("seed", c.seed);
         c.policy.model = d.value("model", c.policy.model);
         c.policy.device = d.value("device", c.policy.device);
+        if (c.policy.device == "auto") // the policy on a GPU where there is one
+            c.policy.device = resolveModelDevice(c.policy.device);
         c.policy.loraRank = d.value("lora_rank", c.policy.loraRank);
         c.policy.loraAlpha = d.value("lora_alpha", c.policy.loraAlpha);
         c.policy.learningRate = d.value("learning_rate", c.policy.learningRate);
@@ -208,7 +210,7 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
         if (c.epochs < 1)
             return "\"epochs\" must be at least 1";
         if (c.policy.device != "cpu" && c.policy.device != "cuda")
-            return "\"device\" is cpu or cuda";
+            return "\"device\" is cpu, cuda or auto";
         if (!(c.policy.learningRate > 0) || c.policy.loraRank < 1)
             return "\"learning_rate\" and \"lora_rank\" must be positive";
         if (c.policy.threads < 0)

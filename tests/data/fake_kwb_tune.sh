@@ -6,10 +6,12 @@
 # a long pause after the second step. --resume: one more step after the stopped ones, then the
 # summary.
 [ -n "$FAKE_TUNE_FAIL" ] && { echo "policy: loading" >&2; echo "kwb: no model: give \"model\" in the settings" >&2; exit 2; }
+arguments="$*"
 while [ $# -gt 0 ]; do
   case "$1" in --out|--resume) out=$2; [ "$1" = --resume ] && resumed=1;; esac; shift
 done
 mkdir -p "$out"
+echo "$arguments" >> "$out/arguments.txt"
 trap 'echo "{\"stopped\":true}" > "$out/summary.json"; touch "$out/checkpoint.pt"; exit 0' INT
 sample() { echo "{\"phase\":\"$1\",\"step\":$2,\"space\":\"$3\",\"action\":\"threads=$4\",\"reward\":$5,\"correct\":true,\"speedup_vs_eager\":$6,\"speedup_vs_compile\":$6,\"verdict\":\"correct\"}" >> "$out/samples.jsonl"; }
 step() { echo "{\"step\":$1,\"samples\":2,\"mean_reward\":$2,\"pass_rate\":1.0,\"faster_than_compile\":0.5,\"speedup_vs_eager\":1.1,\"update\":{\"loss\":-0.01,\"approximate_kl\":0.003,\"entropy\":2.5,\"clip_fraction\":0.01,\"tokens_per_second\":800}}" >> "$out/steps.jsonl"; }

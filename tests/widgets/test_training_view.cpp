@@ -21,6 +21,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -215,13 +216,18 @@ private slots:
         useFakeKwb(dir);
         EngineBridge bridge;
         TuningRunView view(bridge);
-        QVERIFY(!view.start()); // no settings file yet
-        QVERIFY(view.statusLabel()->text().contains(QLatin1String("settings file")));
+        // The bundled settings are offered; a file that is not there is refused before kwb runs.
+        QVERIFY(view.configEdit()->text().endsWith(QLatin1String("tuning/default-run.json")));
+        QVERIFY(QFileInfo::exists(view.configEdit()->text()));
+        view.configEdit()->setText(dir.filePath(QStringLiteral("missing.json")));
+        QVERIFY(!view.start());
+        QVERIFY(view.statusLabel()->text().contains(QLatin1String("does not exist")));
         const QString settings = dir.filePath(QStringLiteral("tune.json"));
         QFile(settings).open(QIODevice::WriteOnly);
         view.configEdit()->setText(settings);
         const QString folder = dir.filePath(QStringLiteral("run"));
         view.folderEdit()->setText(folder);
+        view.modelBox()->setEditText(QStringLiteral("/models/mine.gguf"));
         qputenv("FAKE_TUNE_PAUSE", "1");
         QVERIFY(view.start());
         QVERIFY(!view.startButton()->isEnabled());
@@ -249,6 +255,11 @@ private slots:
         QVERIFY2(view.statusLabel()->text().contains(QLatin1String("2 of 3 training steps")),
                  qPrintable(view.statusLabel()->text()));
         QVERIFY(!view.resumeButton()->isEnabled());
+        QFile arguments(folder + QStringLiteral("/arguments.txt"));
+        QVERIFY(arguments.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(arguments.readAll()).trimmed(),
+                 QStringLiteral("train tune --config %1 --out %2 --model /models/mine.gguf")
+                     .arg(settings, folder));
 
         QSignalSpy ended(view.controller(), &TuningRunController::ended);
         view.stopButton()->click();

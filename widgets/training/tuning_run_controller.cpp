@@ -38,9 +38,14 @@ QString TuningRunController::kwbExecutable() {
     return {};
 }
 
-bool TuningRunController::start(const QString& config, const QString& folder) {
-    return launch({QStringLiteral("train"), QStringLiteral("tune"), QStringLiteral("--config"),
-                   config, QStringLiteral("--out"), folder});
+bool TuningRunController::start(const QString& config, const QString& folder,
+                                const QString& model) {
+    QStringList arguments = {QStringLiteral("train"),    QStringLiteral("tune"),
+                             QStringLiteral("--config"), config,
+                             QStringLiteral("--out"),    folder};
+    if (!model.isEmpty())
+        arguments << QStringLiteral("--model") << model;
+    return launch(arguments);
 }
 
 bool TuningRunController::resume(const QString& folder) {

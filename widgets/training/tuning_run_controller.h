@@ -21,8 +21,9 @@ public:
     static QString kwbExecutable();
 
     bool isRunning() const { return process_ != nullptr; }
-    // A new run with the settings file `config` into `folder` (which must be empty or absent).
-    bool start(const QString& config, const QString& folder);
+    // A new run with the settings file `config` into `folder` (which must be empty or absent);
+    // `model` (a GGUF file or model folder), when given, instead of the settings' own.
+    bool start(const QString& config, const QString& folder, const QString& model = {});
     // Continues the stopped run in `folder` from its checkpoint.
     bool resume(const QString& folder);
     // Asks the run to stop as Ctrl+C does: it keeps every sample and step it finished.

@@ -1,6 +1,9 @@
 #include "widgets/training/tuning_run_view.h"
 
 #include "agent/store/trajectory_store.h"
+#include "engine/model/model_files.h"
+#include "engine/system/python_environment.h"
+#include "engine/tuning/tuning_space.h"
 #include "widgets/core/engine_bridge.h"
 #include "widgets/runs/reward_histogram.h"
 #include "widgets/runs/reward_plot.h"
@@ -8,6 +11,7 @@
 #include "widgets/training/tuning_run_controller.h"
 #include "widgets/training/tuning_sample_model.h"
 
+#include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QFileDialog>
@@ -50,12 +54,25 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     : QWidget(parent), bridge_(bridge), controller_(new TuningRunController(this)),
       phases_(new TuningPhaseModel(this)), samples_(new TuningSampleModel(this)) {
     config_ = pathEdit(tr("a kwb train tune settings file (JSON)"), this);
+    // The bundled settings: two training spaces, two held out, twelve GRPO steps.
+    const QString bundled = QDir(QString::fromStdString(bundledTuningDirectory()))
+                                .filePath(QStringLiteral("default-run.json"));
+    if (QFileInfo::exists(bundled))
+        config_->setText(bundled);
+    model_ = new QComboBox(this);
+    model_->setEditable(true);
+    for (const std::string& file : model::packagedModelFiles(projectVenvPythons()))
+        model_->addItem(QString::fromStdString(file));
+    model_->lineEdit()->setPlaceholderText(tr("the settings' model, or a GGUF file or folder"));
+    model_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    model_->setMinimumContentsLength(12);
     folder_ = pathEdit(tr("a new folder under the state folder's training/"), this);
     auto* browseConfig = new QPushButton(tr("Browse…"), this);
     auto* openFolder = new QPushButton(tr("Open Run…"), this);
     openFolder->setToolTip(tr("Show a run's folder: one running now, or one that ran elsewhere."));
     auto* form = new QFormLayout;
     form->addRow(tr("Settings"), withButton(config_, browseConfig));
+    form->addRow(tr("Model"), model_);
     form->addRow(tr("Run folder"), withButton(folder_, openFolder));
 
     startButton_ = new QPushButton(tr("Start tuning run"), this);
@@ -191,7 +208,7 @@ bool TuningRunView::start() {
                 .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
     }
     lastProcessMessage_.clear();
-    if (!controller_->start(config, folder))
+    if (!controller_->start(config, folder, model_->currentText().trimmed()))
         return false;
     openRun(folder);
     status_->setText(tr("Starting: the policy loads, then the first samples are scored…"));

@@ -6,6 +6,7 @@
 #include <QTimer>
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -43,6 +44,7 @@ public:
     TuningPhaseModel* phases() const { return phases_; }
     TuningSampleModel* samples() const { return samples_; }
     QLineEdit* configEdit() const { return config_; }
+    QComboBox* modelBox() const { return model_; }
     QLineEdit* folderEdit() const { return folder_; }
     QPushButton* startButton() const { return startButton_; }
     QPushButton* stopButton() const { return stopButton_; }
@@ -70,6 +72,7 @@ private:
     QTimer poll_;
     QString lastProcessMessage_;
     QLineEdit* config_;
+    QComboBox* model_;
     QLineEdit* folder_;
     QPushButton* startButton_;
     QPushButton* stopButton_;

@@ -312,6 +312,25 @@ TEST(TuningRunConfig, BadSettingsAreRefusedByName) {
     EXPECT_EQ(four->toJson()["parallel_evaluations"], 4);
 }
 
+TEST(TuningRunConfig, TheBundledDefaultRunIsValidAndNamesBundledSpaces) {
+    // The Kernel Tuning pane starts from this file; its spaces must load and "auto" must become
+    // a device the policy process takes.
+    std::ifstream in(fs::path(bundledTuningDirectory()) / "default-run.json");
+    ASSERT_TRUE(in);
+    std::string error;
+    const auto config = TuningRunConfig::fromJson(nlohmann::json::parse(in), &error);
+    ASSERT_TRUE(config) << error;
+    EXPECT_TRUE(config->policy.device == "cpu" || config->policy.device == "cuda")
+        << config->policy.device;
+    for (const auto* names : {&config->trainSpaces, &config->heldOutSpaces}) {
+        ASSERT_FALSE(names->empty());
+        const auto spaces =
+            loadTuningSpaces(bundledTuningDirectory(), *names, bundledTasksDirectory(), &error);
+        ASSERT_TRUE(spaces) << error;
+        EXPECT_EQ(spaces->size(), names->size());
+    }
+}
+
 TEST(TuningRunConfig, TimingSettingsDecideTheEvaluationOptions) {
     std::string error;
     const auto quick = TuningRunConfig::fromJson({{"train", {"a"}}}, &error);
