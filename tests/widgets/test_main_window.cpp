@@ -12,6 +12,7 @@
 #include "widgets/runs/rewards_pane.h"
 #include "widgets/runs/runs_browser.h"
 #include "widgets/timeline/timeline_pane.h"
+#include "widgets/training/tuning_run_view.h"
 #include "widgets/window/main_window.h"
 #include "widgets/window/new_workspace_dialog.h"
 #include "widgets/window/shortcuts_help.h"
@@ -105,6 +106,9 @@ private slots:
         QVERIFY2(window.systemStatusBar()->pythonText().contains("torch"),
                  qPrintable(window.systemStatusBar()->pythonText()));
         QVERIFY(!window.systemStatusBar()->gpuText().isEmpty());
+        // A tuning run needs a GPU: the Kernel Tuning pane offers Start only where there is one.
+        QCOMPARE(window.tuningView()->startButton()->isEnabled(),
+                 window.systemReport()->gpus.hasGpu());
     }
 
     void badTaskFileIsRejectedAndTheWindowStaysUsable() {

@@ -294,6 +294,15 @@ private slots:
         useFakeKwb(dir);
         EngineBridge bridge;
         TuningRunView view(bridge);
+        // Without a GPU: no start, and the reason where the user looks.
+        view.setStartPossible(false, QStringLiteral("no GPU here"));
+        QVERIFY(!view.startButton()->isEnabled());
+        QCOMPARE(view.startButton()->toolTip(), QStringLiteral("no GPU here"));
+        QCOMPARE(view.statusLabel()->text(), QStringLiteral("no GPU here"));
+        QVERIFY(!view.start());
+        QVERIFY(!view.controller()->isRunning());
+        view.setStartPossible(true, {});
+        QVERIFY(view.startButton()->isEnabled());
         const QString settings = dir.filePath(QStringLiteral("tune.json"));
         QFile(settings).open(QIODevice::WriteOnly);
         view.configEdit()->setText(settings);

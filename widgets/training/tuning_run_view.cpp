@@ -191,7 +191,19 @@ void TuningRunView::openRun(const QString& folder) {
     poll_.start();
 }
 
+void TuningRunView::setStartPossible(bool possible, const QString& reason) {
+    startPossible_ = possible;
+    startImpossibleReason_ = reason;
+    if (!possible && !snapshot_)
+        status_->setText(reason);
+    updateButtons();
+}
+
 bool TuningRunView::start() {
+    if (!startPossible_) {
+        status_->setText(startImpossibleReason_);
+        return false;
+    }
     const QString config = config_->text().trimmed();
     if (config.isEmpty() || !QFileInfo(config).isFile()) {
         status_->setText(config.isEmpty()
@@ -216,7 +228,7 @@ bool TuningRunView::start() {
 }
 
 bool TuningRunView::resume() {
-    if (following_.isEmpty())
+    if (following_.isEmpty() || !startPossible_)
         return false;
     lastProcessMessage_.clear();
     if (!controller_->resume(following_))
@@ -317,10 +329,13 @@ void TuningRunView::redrawCurves() {
 
 void TuningRunView::updateButtons() {
     const bool running = controller_->isRunning();
-    startButton_->setEnabled(!running);
+    startButton_->setEnabled(!running && startPossible_);
     stopButton_->setEnabled(running);
-    resumeButton_->setEnabled(!running && snapshot_ && snapshot_->checkpoint &&
+    resumeButton_->setEnabled(!running && startPossible_ && snapshot_ && snapshot_->checkpoint &&
                               (!snapshot_->finished || snapshot_->stopped));
+    const QString why = startPossible_ ? QString() : startImpossibleReason_;
+    startButton_->setToolTip(why);
+    resumeButton_->setToolTip(why);
 }
 
 } // namespace kwb::ui

@@ -38,6 +38,9 @@ public:
     // Starts a run with the settings file in the config field into the folder field.
     bool start();
     bool resume();
+    // Whether runs can start here: a tuning run scores every kernel on a GPU. Without one the
+    // view says why and still opens runs made elsewhere.
+    void setStartPossible(bool possible, const QString& reason);
 
     TuningRunSnapshotPtr snapshot() const { return snapshot_; }
     TuningRunController* controller() const { return controller_; }
@@ -71,6 +74,8 @@ private:
     QString following_; // the folder being read
     QTimer poll_;
     QString lastProcessMessage_;
+    bool startPossible_ = true;
+    QString startImpossibleReason_;
     QLineEdit* config_;
     QComboBox* model_;
     QLineEdit* folder_;

@@ -365,6 +365,10 @@ void MainWindow::showSystemReport(std::shared_ptr<const kwb::SystemReport> repor
         systemReport_->gpus.hasGpu(),
         tr("Collecting counters needs an NVIDIA GPU and Nsight Compute (ncu); this machine has "
            "no GPU. Counters collected on a GPU host open here with Open ncu CSV…"));
+    tuningView_->setStartPossible(
+        systemReport_->gpus.hasGpu(),
+        tr("A tuning run scores every kernel it tries on a GPU, and this machine has none. Open "
+           "Run… shows a run's folder made on a GPU host (kwb train tune --out FOLDER)."));
     // What the open workspace can do here is known now.
     if (!currentWorkspace_.isEmpty() && candidates_->directory() == currentWorkspace_)
         candidates_->setBanner(workspaceBanner());
