@@ -24,6 +24,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -136,11 +137,27 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     tabs->addTab(phaseTable_, tr("Before and after"));
     tabs->addTab(sampleTable_, tr("Samples"));
 
+    // As in the Training tab: the settings scroll beside the results, so the dock fits a small
+    // screen and never raises the bottom docks' minimum height with what it shows.
+    auto* settings = new QWidget(this);
+    auto* left = new QVBoxLayout(settings);
+    left->addLayout(form);
+    left->addLayout(buttons);
+    left->addWidget(status_);
+    left->addStretch();
+    auto* settingsScroll = new QScrollArea(this);
+    settingsScroll->setWidget(settings);
+    settingsScroll->setWidgetResizable(true);
+    settingsScroll->setFrameShape(QFrame::NoFrame);
+    settingsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(settingsScroll);
+    splitter->addWidget(tabs);
+    splitter->setStretchFactor(1, 1);
+    splitter->setSizes({380, 900});
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addLayout(buttons);
-    layout->addWidget(status_);
-    layout->addWidget(tabs, 1);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(splitter);
 
     connect(browseConfig, &QPushButton::clicked, this, [this] {
         const QString file = QFileDialog::getOpenFileName(
