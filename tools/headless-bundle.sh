@@ -94,7 +94,7 @@ grep -q "Tasks:    $unpacked/share/kernel-workbench/resources/tasks" "$scratch/i
 grep -q "Profiler: $unpacked/lib/.*/kernel-workbench/libkwb_cupti_inject.so" "$scratch/info.txt" ||
     fail "kwb does not find the bundle's injection library"
 bare "$unpacked/bin/kwb" doctor | tee "$scratch/doctor.txt" || fail "kwb doctor"
-grep -q '^\[ok\]   nvrtc' "$scratch/doctor.txt" || fail "kwb doctor: NVRTC"
+grep -q '^\[ok\]   CUDA toolkit (NVRTC)' "$scratch/doctor.txt" || fail "kwb doctor: NVRTC"
 task=$unpacked/share/kernel-workbench/resources/tasks/03_softmax.py
 bare "$unpacked/bin/kwb" workspace init --with-solution "$task" "$scratch/ws" >/dev/null
 bare "$unpacked/bin/kwb" eval "$scratch/ws" --device cpu --json > "$scratch/eval.json" ||

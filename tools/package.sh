@@ -79,7 +79,7 @@ grep -q "Profiler: $root/usr/lib/.*/kernel-workbench/libkwb_cupti_inject.so" "$r
 run "$root/usr/bin/kwb" doctor | tee "$root/doctor.txt" || fail "kwb doctor"
 grep -q '^\[skip\] libtorch: kwb-libtorch is not installed' "$root/doctor.txt" ||
     fail "kwb doctor: the libtorch line"
-grep -q '^\[ok\]   nvrtc' "$root/doctor.txt" || fail "kwb doctor: NVRTC"
+grep -q '^\[ok\]   CUDA toolkit (NVRTC)' "$root/doctor.txt" || fail "kwb doctor: NVRTC"
 task=$root/usr/share/kernel-workbench/resources/tasks/03_softmax.py
 run "$root/usr/bin/kwb" workspace init --with-solution "$task" "$root/ws" >/dev/null
 eval_start=$SECONDS

@@ -1,11 +1,9 @@
 #include "commands.h"
-#include "engine/diagnostics/nvrtc_compiler.h"
 #include "engine/process/process_runner.h"
-#include "engine/process/process_spawn.h"
-#include "engine/process/sandbox.h"
 #include "engine/system/gpu_self_test.h"
-#include "engine/system/python_environment.h"
+#include "engine/system/machine_readiness.h"
 #include "engine/system/resource_paths.h"
+#include "engine/system/system_report.h"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -21,7 +19,9 @@ void addDoctorCommand(CLI::App& app) {
     cmd->add_option("--python", *python, "Interpreter to check instead of auto-detecting");
     cmd->callback([python] {
         bool healthy = true;
-        PythonProbe probe = detectPython(*python);
+        // One probe of the machine, the same the workbench's welcome page lists.
+        const SystemReport report = collectSystemReport(*python);
+        const PythonProbe& probe = report.python;
         std::cout << (probe.usable() ? "[ok]   " : "[FAIL] ") << "python: " << probe.summary()
                   << " [" << probe.path << "]\n";
         healthy &= probe.usable();
@@ -50,37 +50,19 @@ void addDoctorCommand(CLI::App& app) {
             healthy &= libtorch.succeeded();
         }
 #endif
-        // Missing NVRTC or bubblewrap turn features off rather than break the machine.
-        if (nvrtcAvailable()) {
-            std::cout << "[ok]   nvrtc: " << nvrtcVersion() << " (" << nvrtcLibraryPath() << ")\n";
-        } else {
-            const std::string why = nvrtcUnavailableReason();
-            std::cout << "[warn] nvrtc: " << why.substr(0, why.find('\n'))
-                      << ": no kernel diagnostics or fast-path kernels\n";
-        }
-        // Torch extensions (the CUDA-Agent layout) build with ninja; stages find it beside the
-        // task Python (pip's ninja in its venv) or on PATH.
-        if (probe.usable()) {
-            const std::filesystem::path besidePython =
-                std::filesystem::path(probe.path).parent_path() / "ninja";
-            const std::string ninja = findExecutable(besidePython.string()).empty()
-                                          ? findExecutable("ninja")
-                                          : besidePython.string();
-            if (!ninja.empty())
-                std::cout << "[ok]   extension builds: ninja (" << ninja << ")\n";
+        // NVRTC, ninja and the sandbox turn features off rather than break the machine: a
+        // missing one is a warning that says what it turns off. (The GPU is tested below, and
+        // the Python above.)
+        for (const ReadinessItem& item : machineReadiness(report)) {
+            if (item.name.find("GPU") != std::string::npos ||
+                item.name.find("Python") != std::string::npos)
+                continue;
+            if (item.present)
+                std::cout << "[ok]   " << item.name << ": " << item.found << "\n";
             else
-                std::cout << "[warn] extension builds: no ninja beside " << probe.path
-                          << " or on PATH: CUDA-Agent-layout workspaces cannot build their "
-                             "kernels (pip install ninja into that Python's environment)\n";
+                std::cout << "[warn] " << item.name << ": " << item.found << ". " << item.withoutIt
+                          << " " << item.howToGetIt << "\n";
         }
-        const std::string bubblewrap = bubblewrapPath();
-        if (!bubblewrap.empty() && bubblewrapUsable())
-            std::cout << "[ok]   sandbox: bubblewrap (" << bubblewrap << ")\n";
-        else
-            std::cout << "[warn] sandbox: "
-                      << (bubblewrap.empty() ? "no bubblewrap"
-                                             : bubblewrap + " cannot create namespaces here")
-                      << ": candidate code runs under resource limits only (sandbox_weak)\n";
         GpuSelfTestResult gpu = runGpuSelfTest();
         if (!gpu.ran) {
             std::cout << "[skip] gpu: " << gpu.message << " (CPU mode)\n";

@@ -18,7 +18,9 @@ std::vector<ReadinessItem> machineReadiness(const SystemReport& report) {
          "Ubuntu: ubuntu-drivers install), then View > Re-detect System."});
 
     items.push_back(
-        {"CUDA toolkit (NVRTC)", nvrtcLoaded, report.cudaText(),
+        {"CUDA toolkit (NVRTC)", nvrtcLoaded,
+         report.cudaText() +
+             (report.nvrtcLibrary.empty() ? std::string() : " (" + report.nvrtcLibrary + ")"),
          "No kernel diagnostics, PTX, SASS or resource use while typing, and no fast-path "
          "kernels.",
          "Install CUDA 13 (NVIDIA's cuda-toolkit-13-0, or just cuda-nvrtc-13-0), or set "
@@ -40,6 +42,15 @@ std::vector<ReadinessItem> machineReadiness(const SystemReport& report) {
          "torch.compile (3) cannot be earned.",
          "A torch 2.x with its compiler (the pip wheel has it) and a C++ compiler on PATH "
          "(Debian: build-essential)."});
+
+    items.push_back(
+        {"Extension builds (ninja)", !report.ninja.empty(),
+         report.ninja.empty() ? "no ninja beside the task Python or on PATH"
+                              : "ninja at " + report.ninja,
+         "Workspaces in CUDA Agent's layout (kernels built as a torch extension) cannot build; "
+         "fast-path (NVRTC) workspaces are not affected.",
+         "pip install ninja into the task Python's environment (tools/setup.sh does), or sudo "
+         "apt install ninja-build."});
 
     std::string sandbox = bubblewrap.empty() ? "bubblewrap not found"
                           : bubblewrapWorks

@@ -17,8 +17,8 @@ struct ReadinessItem {
     std::string howToGetIt; // the install step
 };
 
-// The GPU and driver, NVRTC, a Python with torch, torch.compile in it, and a usable
-// bubblewrap, in that order, as the report found them.
+// The GPU and driver, NVRTC, a Python with torch, torch.compile in it, ninja for extension
+// builds, and a usable bubblewrap, in that order, as the report found them.
 std::vector<ReadinessItem> machineReadiness(const SystemReport& report);
 
 } // namespace kwb

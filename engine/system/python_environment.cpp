@@ -72,6 +72,15 @@ std::string PythonProbe::summary() const {
     return text;
 }
 
+std::string ninjaFor(const std::string& python) {
+    if (!python.empty()) {
+        const std::string beside = (std::filesystem::path(python).parent_path() / "ninja").string();
+        if (!findExecutable(beside).empty())
+            return beside;
+    }
+    return findExecutable("ninja");
+}
+
 std::vector<std::string> projectVenvPythons() {
     std::vector<std::string> paths;
     paths.push_back(std::string(build::kSourceDir) + "/.venv/bin/python3");

@@ -49,6 +49,11 @@ std::vector<PythonCandidate> pythonCandidates(const std::string& configuredPath)
 // Python below the home folder. Existing folders only, each once.
 std::vector<std::string> pythonInstallFolders(const std::string& python);
 
+// The ninja torch's extension builds will use for stages run by `python`: the one installed
+// beside it (pip's, in its venv: stages have the interpreter's folder first on PATH), else the
+// first on PATH; empty when there is none.
+std::string ninjaFor(const std::string& python);
+
 // Runs the interpreter once (a few seconds: it imports torch). Never throws.
 PythonProbe probePython(const std::string& path, PythonSource source = PythonSource::Settings);
 

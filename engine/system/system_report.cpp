@@ -36,9 +36,16 @@ SystemReport collectSystemReport(const std::string& configuredPython) {
     report.cudaToolkitVersion = build::kCudaToolkitVersion;
     report.nvrtcVersion = nvrtcVersion();
     report.nvrtcLoaded = nvrtcAvailable();
+    if (report.nvrtcLoaded) {
+        report.nvrtcLibrary = nvrtcLibraryPath();
+    } else {
+        const std::string why = nvrtcUnavailableReason();
+        report.nvrtcLibrary = why.substr(0, why.find('\n'));
+    }
     report.python = detectPython(configuredPython);
     report.bubblewrap = bubblewrapPath();
     report.bubblewrapWorks = !report.bubblewrap.empty() && bubblewrapUsable();
+    report.ninja = ninjaFor(report.python.path);
     return report;
 }
 

@@ -14,9 +14,11 @@ struct SystemReport {
     std::string cudaToolkitVersion;
     std::string nvrtcVersion;
     bool nvrtcLoaded = false;
+    std::string nvrtcLibrary; // the file loaded, or why none was (its first line)
     PythonProbe python;
     std::string bubblewrap;       // bubblewrapPath(): "" when there is none
     bool bubblewrapWorks = false; // bubblewrapUsable(): it can create namespaces here
+    std::string ninja;            // ninjaFor(python.path): "" when extension builds have none
 
     std::string gpuText() const;    // "NVIDIA H200 (sm_90)" or "No GPU: ..."
     std::string driverText() const; // "driver CUDA 13.0" or "no driver"

@@ -28,7 +28,7 @@ const ReadinessItem& item(const std::vector<ReadinessItem>& items, const std::st
 
 TEST(MachineReadiness, aBareMachineHasNothingAndEachItemSaysWhatItTurnsOffAndHowToGetIt) {
     const auto items = machineReadiness(bareMachine());
-    ASSERT_EQ(items.size(), 5u);
+    ASSERT_EQ(items.size(), 6u);
     for (const ReadinessItem& i : items) {
         EXPECT_FALSE(i.present) << i.name;
         EXPECT_FALSE(i.withoutIt.empty()) << i.name;
@@ -39,6 +39,8 @@ TEST(MachineReadiness, aBareMachineHasNothingAndEachItemSaysWhatItTurnsOffAndHow
     EXPECT_NE(item(items, "GPU").withoutIt.find("CPU"), std::string::npos);
     EXPECT_NE(item(items, "NVRTC").howToGetIt.find("KWB_NVRTC_LIBRARY"), std::string::npos);
     EXPECT_NE(item(items, "Python").howToGetIt.find("tools/setup.sh"), std::string::npos);
+    EXPECT_NE(item(items, "ninja").withoutIt.find("CUDA Agent's layout"), std::string::npos);
+    EXPECT_NE(item(items, "ninja").howToGetIt.find("pip install ninja"), std::string::npos);
     EXPECT_NE(item(items, "bubblewrap").found.find("not found"), std::string::npos);
     EXPECT_NE(item(items, "bubblewrap").withoutIt.find("sandbox_weak"), std::string::npos);
 }
@@ -55,7 +57,12 @@ TEST(MachineReadiness, whatIsThereIsNamedWithWhereItWasFound) {
     report.python.path = "/venv/bin/python3";
     report.bubblewrap = "/usr/bin/bwrap";
     report.bubblewrapWorks = true;
+    report.ninja = "/venv/bin/ninja";
+    report.nvrtcLibrary = "/usr/local/cuda/lib64/libnvrtc.so.13";
     const auto items = machineReadiness(report);
+    EXPECT_TRUE(item(items, "ninja").present);
+    EXPECT_NE(item(items, "ninja").found.find("/venv/bin/ninja"), std::string::npos);
+    EXPECT_NE(item(items, "NVRTC").found.find("libnvrtc.so.13"), std::string::npos);
     EXPECT_FALSE(item(items, "GPU").present);
     EXPECT_TRUE(item(items, "NVRTC").present);
     EXPECT_NE(item(items, "NVRTC").found.find("NVRTC 13.0"), std::string::npos);

@@ -44,6 +44,7 @@ std::shared_ptr<const kwb::SystemReport> completeMachine() {
     report->python.runs = report->python.hasTorch = report->python.hasTorchCompile = true;
     report->bubblewrap = "/usr/bin/bwrap";
     report->bubblewrapWorks = true;
+    report->ninja = "/venv/bin/ninja";
     return report;
 }
 
@@ -59,11 +60,12 @@ private slots:
         TaskListModel tasks;
         WelcomeDialog welcome(settings, bridge, &tasks);
         welcome.showReport(bareMachine());
-        QCOMPARE(welcome.readiness().size(), std::size_t(5));
+        QCOMPARE(welcome.readiness().size(), std::size_t(6));
         const QString text = welcome.machineText();
-        QVERIFY2(text.contains("Missing here: 5 of 5"), qPrintable(text));
-        QCOMPARE(text.count("Without it:"), 5);
-        QCOMPARE(text.count("To get it:"), 5);
+        QVERIFY2(text.contains("Missing here: 6 of 6"), qPrintable(text));
+        QCOMPARE(text.count("Without it:"), 6);
+        QCOMPARE(text.count("To get it:"), 6);
+        QVERIFY(text.contains("pip install ninja"));
         QVERIFY(text.contains("tools/setup.sh"));
         QVERIFY(text.contains("apt install bubblewrap"));
 

@@ -67,3 +67,22 @@ TEST(PythonEnvironment, EnvironmentVariableTakesPrecedence) {
     EXPECT_EQ(candidates[0].source, PythonSource::Environment);
     EXPECT_EQ(candidates[1].source, PythonSource::Settings);
 }
+
+TEST(PythonEnvironment, ExtensionBuildsUseTheNinjaBesideTheInterpreterFirst) {
+    namespace fs = std::filesystem;
+    const fs::path venv = fs::temp_directory_path() / "kwb-test-ninja-venv" / "bin";
+    fs::create_directories(venv);
+    const fs::path ninja = venv / "ninja";
+    std::ofstream(ninja) << "#!/bin/sh\n";
+    fs::permissions(ninja, fs::perms::owner_all);
+    EXPECT_EQ(ninjaFor((venv / "python3").string()), ninja.string());
+    // Without one beside it: the one on PATH, whatever that is here (or none).
+    fs::remove(ninja);
+    EXPECT_NE(ninjaFor((venv / "python3").string()), ninja.string());
+    const char* savedPath = std::getenv("PATH");
+    const std::string saved = savedPath ? savedPath : "";
+    setenv("PATH", venv.string().c_str(), 1);
+    EXPECT_EQ(ninjaFor((venv / "python3").string()), "");
+    setenv("PATH", saved.c_str(), 1);
+    fs::remove_all(venv.parent_path());
+}
