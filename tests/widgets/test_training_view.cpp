@@ -232,6 +232,7 @@ private slots:
         QVERIFY(view.start());
         QVERIFY(!view.startButton()->isEnabled());
         QVERIFY(view.stopButton()->isEnabled());
+        QVERIFY(view.histogram()->emptyText().contains(QLatin1String("training step")));
         // Both steps arrive while it runs, each with its figures and its samples' rewards.
         QTRY_VERIFY_WITH_TIMEOUT(view.snapshot() && view.snapshot()->steps.size() == 2, 20000);
         QTRY_COMPARE_WITH_TIMEOUT(view.rewardPlot()->pointCount(), 2, 5000);

@@ -14,9 +14,16 @@ constexpr double kLabelHeight = 18.0;
 
 } // namespace
 
-RewardHistogram::RewardHistogram(QWidget* parent) : QWidget(parent) {
+RewardHistogram::RewardHistogram(QWidget* parent)
+    : QWidget(parent),
+      emptyText_(tr("No scored episode yet: the reward distribution appears here.")) {
     setToolTip(tr("Final rewards of the scored episodes: -1 failed or rejected, 1 correct, "
                   "2 faster than eager, 3 faster than torch.compile as well."));
+}
+
+void RewardHistogram::setEmptyText(const QString& text) {
+    emptyText_ = text;
+    update();
 }
 
 void RewardHistogram::setCounts(const std::map<int, int>& counts) {
@@ -57,8 +64,7 @@ void RewardHistogram::paintEvent(QPaintEvent*) {
     const int sum = total();
     if (sum == 0) {
         painter.setPen(pal.color(QPalette::PlaceholderText));
-        painter.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
-                         tr("No scored episode yet: the reward distribution appears here."));
+        painter.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, emptyText_);
         return;
     }
     const double width = (this->width() - 2 * kMargin) / std::size(kRewards);

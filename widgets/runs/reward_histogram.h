@@ -15,6 +15,9 @@ public:
 
     // reward -> scored episodes (agent::MetricsGroup::rewardCounts)
     void setCounts(const std::map<int, int>& counts);
+    // What an empty histogram says (by default: no scored episode yet).
+    void setEmptyText(const QString& text);
+    const QString& emptyText() const { return emptyText_; }
     const std::map<int, int>& counts() const { return counts_; }
     int total() const;
     // The bar of `reward` in widget coordinates (empty when it has no bar).
@@ -28,6 +31,7 @@ protected:
 
 private:
     std::map<int, int> counts_;
+    QString emptyText_;
 };
 
 } // namespace kwb::ui

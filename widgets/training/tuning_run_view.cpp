@@ -103,7 +103,11 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     rewardPlot_ = plot(tr("Mean milestone reward of the step's samples"), tr("reward"));
     rewardPlot_->setMinimumYRange(AxisRange{-1, 3});
     histogram_ = new RewardHistogram(this);
-    histogram_->setToolTip(tr("The rewards of the latest step's samples"));
+    histogram_->setToolTip(tr("The milestone rewards of the latest training step's samples: -1 "
+                              "failed or rejected, 1 correct, 2 faster than eager, 3 faster than "
+                              "torch.compile as well."));
+    histogram_->setEmptyText(
+        tr("No training step yet: its samples' reward distribution appears here."));
     ratesPlot_ = plot(tr("Correct and faster than torch.compile"), tr("% of samples"));
     ratesPlot_->setMinimumYRange(AxisRange{0, 100});
     speedupPlot_ = plot(tr("Speed-up vs eager (geometric mean, correct samples)"), tr("x"));
