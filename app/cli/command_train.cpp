@@ -168,14 +168,22 @@ void addTrainCommand(CLI::App& app) {
             tuningEvaluationOptions(*config, deviceChoiceFrom(*evalDevice));
         EvaluationScorer scorer(service, options, (fs::path(config->out) / "workspaces").string(),
                                 config->parallelEvaluations);
+        // Phases timed otherwise get their own scorer: their own workspaces and measurements.
+        std::optional<EvaluationScorer> phaseScorer;
+        if (phasesTimedApart(*config))
+            phaseScorer.emplace(
+                service, tuningEvaluationOptions(*config, deviceChoiceFrom(*evalDevice), true),
+                (fs::path(config->out) / "phase-workspaces").string(), config->parallelEvaluations);
         std::stop_source stop;
         std::optional<StopOnSignals> stopOnSignals(std::in_place, stop);
         const TuningRunOutcome outcome =
-            runKernelTuning(*config, *train, heldOut, policy, scorer, printEvent, stop.get_token());
+            runKernelTuning(*config, *train, heldOut, policy, scorer,
+                            phaseScorer ? *phaseScorer : scorer, printEvent, stop.get_token());
         stopOnSignals.reset();
         policy.stop();
-        std::cerr << "measured " << scorer.measuredActions() << " distinct actions; run folder "
-                  << config->out << "\n";
+        std::cerr << "measured "
+                  << scorer.measuredActions() + (phaseScorer ? phaseScorer->measuredActions() : 0)
+                  << " distinct actions; run folder " << config->out << "\n";
         if (!outcome.error.empty())
             failCommand(outcome.error);
         if (outcome.stopped)

@@ -153,6 +153,7 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
                                                    "full",
                                                    "threads",
                                                    "timing",
+                                                   "phase_timing",
                                                    "standby",
                                                    "parallel_evaluations",
                                                    "out",
@@ -188,6 +189,7 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
         c.policy.fullFineTuning = d.value("full", c.policy.fullFineTuning);
         c.policy.threads = d.value("threads", c.policy.threads);
         c.timing = d.value("timing", c.timing);
+        c.phaseTiming = d.value("phase_timing", c.phaseTiming);
         c.standby = d.value("standby", c.standby);
         c.parallelEvaluations = d.value("parallel_evaluations", c.parallelEvaluations);
         c.out = d.value("out", c.out);
@@ -217,6 +219,8 @@ std::optional<TuningRunConfig> TuningRunConfig::fromJson(const json& d, std::str
             return "\"threads\" cannot be negative";
         if (c.timing != "quick" && c.timing != "rl")
             return "\"timing\" is quick or rl";
+        if (!c.phaseTiming.empty() && c.phaseTiming != "quick" && c.phaseTiming != "rl")
+            return "\"phase_timing\" is quick or rl";
         if (c.parallelEvaluations < 1 || c.parallelEvaluations > kMaxParallelEvaluations)
             return "\"parallel_evaluations\" is 1 to " + std::to_string(kMaxParallelEvaluations);
         return {};
@@ -252,15 +256,23 @@ json TuningRunConfig::toJson() const {
             {"full", policy.fullFineTuning},
             {"threads", policy.threads},
             {"timing", timing},
+            {"phase_timing", phaseTiming.empty() ? timing : phaseTiming},
             {"standby", standby},
             {"parallel_evaluations", parallelEvaluations},
             {"out", out},
             {"save_model", saveModel}};
 }
 
-EvaluationOptions tuningEvaluationOptions(const TuningRunConfig& config, DeviceChoice device) {
+bool phasesTimedApart(const TuningRunConfig& config) {
+    return !config.phaseTiming.empty() && config.phaseTiming != config.timing;
+}
+
+EvaluationOptions tuningEvaluationOptions(const TuningRunConfig& config, DeviceChoice device,
+                                          bool forPhases) {
     EvaluationOptions options = rlEvaluationOptions();
-    if (config.timing == "quick")
+    const std::string& timing =
+        forPhases && !config.phaseTiming.empty() ? config.phaseTiming : config.timing;
+    if (timing == "quick")
         applyQuickFeedback(options);
     options.device = device;
     options.warmWorker = true;
@@ -273,6 +285,14 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                                  const std::vector<TuningSpace>& heldOut, LocalPolicy& policy,
                                  TuningScorer& scorer, const TuningRunObserver& observer,
                                  std::stop_token stop) {
+    return runKernelTuning(config, train, heldOut, policy, scorer, scorer, observer, stop);
+}
+
+TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
+                                 const std::vector<TuningSpace>& train,
+                                 const std::vector<TuningSpace>& heldOut, LocalPolicy& policy,
+                                 TuningScorer& scorer, TuningScorer& phaseScorer,
+                                 const TuningRunObserver& observer, std::stop_token stop) {
     TuningRunOutcome outcome;
     EarlierParts earlier;
     if (config.resume) {
@@ -358,7 +378,8 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                 actionOf[i] = actions.size();
                 actions.push_back(*action);
             }
-        const std::vector<TuningScore> scores = scorer.scoreAll(space, actions, stop);
+        TuningScorer& judge = phase == "train" ? scorer : phaseScorer;
+        const std::vector<TuningScore> scores = judge.scoreAll(space, actions, stop);
         for (std::size_t i = 0; i < group.samples.size(); ++i) {
             const PolicySample& s = group.samples[i];
             TuningScore score;
@@ -390,7 +411,7 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
         std::vector<TuningSpace::Action> actions;
         for (int i = 0; i < count; ++i)
             actions.push_back(space.randomAction(random));
-        const std::vector<TuningScore> scores = scorer.scoreAll(space, actions, stop);
+        const std::vector<TuningScore> scores = phaseScorer.scoreAll(space, actions, stop);
         for (std::size_t i = 0; i < actions.size(); ++i) {
             if (stop.stop_requested() && !scores[i].measured)
                 return true; // not scored: a resumed run draws it again
@@ -440,7 +461,7 @@ TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                 phases[phase][(*space)->name].add(action, score,
                                                   trainingReward(score, config.speedBonus));
             if (const auto parsed = (*space)->parseAction(action))
-                scorer.remember(**space, *parsed, score);
+                (phase == "train" ? scorer : phaseScorer).remember(**space, *parsed, score);
         }
         if (earlier.steps > 0) {
             if (std::string why = policy.restore(checkpointPath); !why.empty()) {

@@ -40,6 +40,12 @@ struct TuningRunConfig {
     // How each action is timed: "quick" (the hand-edit loop's quick feedback: a tuning run tries
     // many settings of one kernel, as a person editing it does) or "rl" (the rollouts' profile).
     std::string timing = "quick";
+    // How the start, random and final phases' actions are timed ("quick" or "rl"; empty: as
+    // `timing`). Those phases decide whether the run learned, and one quick measurement of a
+    // kernel near a milestone's 5 % threshold can fall either side of it: "rl" measures until the
+    // speed-up's interval clears the threshold (within its budget). Measured apart from the
+    // training groups, so no phase reuses a quick measurement.
+    std::string phaseTiming;
     // Warm workers prepare the next evaluation of a workspace while the policy samples; the run
     // scores a space's group back to back, so the preparation is mostly used.
     bool standby = true;
@@ -62,8 +68,12 @@ struct TuningRunConfig {
 
 double trainingReward(const TuningScore& score, double speedBonus);
 
-// The evaluation options a run scores with: its timing and standby settings on the device given.
-EvaluationOptions tuningEvaluationOptions(const TuningRunConfig& config, DeviceChoice device);
+// The evaluation options a run scores with: its timing (the phases' timing with `forPhases`) and
+// standby settings on the device given.
+EvaluationOptions tuningEvaluationOptions(const TuningRunConfig& config, DeviceChoice device,
+                                          bool forPhases = false);
+// Whether the phases are timed otherwise than the training groups (and need a scorer of their own).
+bool phasesTimedApart(const TuningRunConfig& config);
 
 struct TuningRunOutcome {
     std::string error; // empty when the run finished or was stopped
@@ -77,6 +87,13 @@ using TuningRunObserver = std::function<void(const nlohmann::json& event)>;
 
 // Runs the whole schedule with a started policy and a scorer; writes the run's folder as it
 // goes, so a stopped or failed run keeps every sample and step it finished.
+// `phaseScorer` scores the start, random and final phases, `scorer` the training groups (the
+// same one where the phases are not timed apart).
+TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
+                                 const std::vector<TuningSpace>& train,
+                                 const std::vector<TuningSpace>& heldOut, LocalPolicy& policy,
+                                 TuningScorer& scorer, TuningScorer& phaseScorer,
+                                 const TuningRunObserver& observer, std::stop_token stop);
 TuningRunOutcome runKernelTuning(const TuningRunConfig& config,
                                  const std::vector<TuningSpace>& train,
                                  const std::vector<TuningSpace>& heldOut, LocalPolicy& policy,

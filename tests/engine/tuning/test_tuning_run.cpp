@@ -269,6 +269,40 @@ TEST_F(TuningRun, ABrokenEnvironmentStopsTheRunWithItsReason) {
     policy.stop();
 }
 
+TEST_F(TuningRun, PhasesTimedApartAreScoredByTheirOwnScorer) {
+    LocalPolicy policy;
+    ASSERT_EQ(policy.start(policyOptions()), "");
+    TuningRunConfig config;
+    config.trainSpaces = {"01_gelu"};
+    config.heldOutSpaces = {"03_softmax"};
+    config.steps = 2;
+    config.samplesPerSpace = 2;
+    config.evaluationSamples = 3;
+    config.out = (out_ / "apart").string();
+    BanditScorer training, phases;
+    const TuningRunOutcome outcome =
+        runKernelTuning(config, gelu_, softmax_, policy, training, phases, {}, {});
+    ASSERT_EQ(outcome.error, "");
+    // The training groups only: 2 steps x 2 samples of gelu.
+    EXPECT_EQ(training.calls, 4);
+    // start, random and final: 3 samples each on both spaces.
+    EXPECT_EQ(phases.calls, 3 * 3 * 2);
+
+    // A resumed run gives each measurement back to the scorer of its phase.
+    config.resume = true;
+    config.steps = 2;
+    BanditScorer trainingAgain, phasesAgain;
+    const TuningRunOutcome resumed =
+        runKernelTuning(config, gelu_, softmax_, policy, trainingAgain, phasesAgain, {}, {});
+    policy.stop();
+    ASSERT_EQ(resumed.error, "");
+    EXPECT_EQ(trainingAgain.remembered, 4);
+    EXPECT_EQ(trainingAgain.calls, 0);
+    // Start and random come back; the final phase judged the policy of the earlier part.
+    EXPECT_EQ(phasesAgain.remembered, 2 * 3 * 2);
+    EXPECT_EQ(phasesAgain.calls, 3 * 2);
+}
+
 TEST_F(TuningRun, APolicyThatCannotLoadSaysWhy) {
     LocalPolicyOptions options = policyOptions();
     options.model = (out_ / "missing.gguf").string();
@@ -353,6 +387,23 @@ TEST(TuningRunConfig, TimingSettingsDecideTheEvaluationOptions) {
     EXPECT_EQ(rlOptions.maxRounds, profile.maxRounds);
     EXPECT_FALSE(rlOptions.profileModified);
     EXPECT_FALSE(rlOptions.standby);
+    EXPECT_FALSE(phasesTimedApart(*rl));
+    EXPECT_EQ(rl->toJson()["phase_timing"], "rl");
+
+    // Quick training groups, decisive phases: the phases get the rollouts' profile.
+    const auto apart = TuningRunConfig::fromJson(
+        {{"train", {"a"}}, {"timing", "quick"}, {"phase_timing", "rl"}}, &error);
+    ASSERT_TRUE(apart) << error;
+    EXPECT_TRUE(phasesTimedApart(*apart));
+    EXPECT_EQ(tuningEvaluationOptions(*apart, DeviceChoice::Cuda).maxRounds, 5);
+    const EvaluationOptions phases = tuningEvaluationOptions(*apart, DeviceChoice::Cuda, true);
+    EXPECT_EQ(phases.maxRounds, profile.maxRounds);
+    EXPECT_EQ(phases.timingBudget, profile.timingBudget);
+    const auto again = TuningRunConfig::fromJson(apart->toJson(), &error);
+    ASSERT_TRUE(again) << error;
+    EXPECT_TRUE(phasesTimedApart(*again));
+    EXPECT_FALSE(TuningRunConfig::fromJson({{"train", {"a"}}, {"phase_timing", "slow"}}, &error));
+    EXPECT_NE(error.find("phase_timing"), std::string::npos) << error;
 }
 
 TEST(TrainingReward, SpeedBonusRanksCorrectKernelsBySpeed) {
