@@ -2,7 +2,9 @@
 """Generation and training throughput of kwb-model against PyTorch Python running the same model
 and the same maths, in one run on one device (issue 18's evidence).
 
-kwb side: `kwb-model serve` (LoRA on all seven projections), spoken to in JSON lines: `sample`
+kwb side: `kwb-model serve` (LoRA on all seven projections; sampling runs each adapted projection
+as one product with its merged float32 weight, training runs the adapters beside the frozen
+weights), spoken to in JSON lines: `sample`
 with ignore_eos (every reply exactly --new-tokens long) for each batch size, then `grpo` steps
 on a group of those samples. Its `save` writes the model as a Hugging Face folder before any
 update, which is what the PyTorch side loads.

@@ -67,7 +67,11 @@ std::vector<float> LlamaModel::logits(const std::vector<std::int32_t>& ids) cons
         torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.end()), torch::kInt64)
             .view({1, -1})
             .to(impl_->net->device);
-    const torch::Tensor out = impl_->net->forward(input).to(torch::kFloat32).cpu().contiguous();
+    const torch::Tensor out =
+        impl_->net->forward(input, nullptr, false, LlamaNetwork::Adapters::Merged)
+            .to(torch::kFloat32)
+            .cpu()
+            .contiguous();
     return std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
 }
 
@@ -137,7 +141,9 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
             .view({1, -1})
             .to(p.device);
     // The last position's logits stay on the model's device: the draw happens there.
-    torch::Tensor last = p.forward(input, &cache).select(1, -1).to(torch::kFloat32);
+    torch::Tensor last = p.forward(input, &cache, false, LlamaNetwork::Adapters::Merged)
+                             .select(1, -1)
+                             .to(torch::kFloat32);
     if (count > 1) {
         for (auto* tensors : {&cache.keys, &cache.values})
             for (torch::Tensor& t : *tensors)
@@ -222,7 +228,9 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
         if (cache.length >= capacity)
             break;
         const torch::Tensor next = torch::tensor(fed, torch::kInt64).view({count, 1}).to(p.device);
-        last = p.forward(next, &cache).select(1, -1).to(torch::kFloat32);
+        last = p.forward(next, &cache, false, LlamaNetwork::Adapters::Merged)
+                   .select(1, -1)
+                   .to(torch::kFloat32);
     }
     const double decodeSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - decoding).count();

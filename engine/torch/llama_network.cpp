@@ -34,10 +34,11 @@ torch::Tensor LlamaNetwork::rmsNorm(const torch::Tensor& x, const torch::Tensor&
 }
 
 torch::Tensor LlamaNetwork::project(const Layer& layer, int which, const torch::Tensor& x,
-                                    bool withoutAdapters) const {
-    if (const auto& adapter = layer.adapters[which]; adapter && !withoutAdapters)
-        return adapter->forward(x);
-    return torch::linear(x, layer.projections[which]);
+                                    Adapters adapters) const {
+    const auto& adapter = layer.adapters[which];
+    if (!adapter || adapters == Adapters::Off)
+        return torch::linear(x, layer.projections[which]);
+    return adapters == Adapters::Merged ? adapter->forwardMerged(x) : adapter->forward(x);
 }
 
 LlamaNetwork::KvCache LlamaNetwork::allocateCache(std::int64_t batch, std::int64_t capacity) const {
@@ -53,11 +54,11 @@ LlamaNetwork::KvCache LlamaNetwork::allocateCache(std::int64_t batch, std::int64
 }
 
 torch::Tensor LlamaNetwork::forward(const torch::Tensor& ids, KvCache* cache, bool withGrad,
-                                    bool withoutAdapters) const {
+                                    Adapters adapters) const {
     std::optional<torch::NoGradGuard> noGrad;
     if (!withGrad)
         noGrad.emplace();
-    return torch::linear(hiddenStates(ids, cache, withGrad, withoutAdapters), head);
+    return torch::linear(hiddenStates(ids, cache, withGrad, adapters), head);
 }
 
 namespace {
@@ -70,15 +71,16 @@ class CheckpointedLayer : public torch::autograd::Function<CheckpointedLayer> {
 public:
     static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                  const torch::Tensor& cos, const torch::Tensor& sin,
-                                 std::int64_t network, std::int64_t index, bool withoutAdapters) {
+                                 std::int64_t network, std::int64_t index, std::int64_t adapters) {
         ctx->save_for_backward({x, cos, sin});
         // The network outlives the step that built this graph (it owns the trained weights);
         // an IValue holds no pointer, so its address travels as an integer.
         ctx->saved_data["network"] = network;
         ctx->saved_data["index"] = index;
-        ctx->saved_data["without_adapters"] = withoutAdapters;
+        ctx->saved_data["adapters"] = adapters;
         return layerOf(network).layerForward(std::size_t(index), x, cos, sin, std::nullopt,
-                                             x.size(1) > 1, nullptr, 0, withoutAdapters);
+                                             x.size(1) > 1, nullptr, 0,
+                                             LlamaNetwork::Adapters(adapters));
     }
 
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -91,7 +93,7 @@ public:
             out = layerOf(ctx->saved_data["network"].toInt())
                       .layerForward(std::size_t(ctx->saved_data["index"].toInt()), x, saved[1],
                                     saved[2], std::nullopt, x.size(1) > 1, nullptr, 0,
-                                    ctx->saved_data["without_adapters"].toBool());
+                                    LlamaNetwork::Adapters(ctx->saved_data["adapters"].toInt()));
         }
         torch::autograd::backward({out}, {grads[0]});
         return {x.grad(),        torch::Tensor(), torch::Tensor(),
@@ -107,7 +109,7 @@ private:
 } // namespace
 
 torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cache, bool withGrad,
-                                         bool withoutAdapters) const {
+                                         Adapters adapters) const {
     std::optional<torch::NoGradGuard> noGrad;
     if (!withGrad)
         noGrad.emplace();
@@ -139,8 +141,8 @@ torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cach
     for (std::size_t index = 0; index < layers.size(); ++index)
         x = checkpointed
                 ? CheckpointedLayer::apply(x, cos, sin, reinterpret_cast<std::int64_t>(this),
-                                           std::int64_t(index), withoutAdapters)
-                : layerForward(index, x, cos, sin, mask, causal, cache, past, withoutAdapters);
+                                           std::int64_t(index), std::int64_t(adapters))
+                : layerForward(index, x, cos, sin, mask, causal, cache, past, adapters);
     if (cache)
         cache->length = total;
     return rmsNorm(x, norm);
@@ -150,7 +152,7 @@ torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor&
                                          const torch::Tensor& cos, const torch::Tensor& sin,
                                          const std::optional<torch::Tensor>& mask, bool causal,
                                          KvCache* cache, std::int64_t past,
-                                         bool withoutAdapters) const {
+                                         Adapters adapters) const {
     const std::int64_t batch = input.size(0), length = input.size(1);
     const std::int64_t total = past + length;
     const int D = config.headDim;
@@ -159,11 +161,11 @@ torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor&
     const Layer& l = layers[index];
     const torch::Tensor h = rmsNorm(x, l.attnNorm);
     torch::Tensor q =
-        project(l, 0, h, withoutAdapters).view({batch, length, config.heads, D}).transpose(1, 2);
+        project(l, 0, h, adapters).view({batch, length, config.heads, D}).transpose(1, 2);
     torch::Tensor k =
-        project(l, 1, h, withoutAdapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
+        project(l, 1, h, adapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
     torch::Tensor v =
-        project(l, 2, h, withoutAdapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
+        project(l, 2, h, adapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
     q = q * cos + rotateHalf(q) * sin;
     k = k * cos + rotateHalf(k) * sin;
     if (cache) {
@@ -182,11 +184,11 @@ torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor&
     const torch::Tensor attended = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal)
                                        .transpose(1, 2)
                                        .reshape({batch, length, config.heads * D});
-    x = x + project(l, 3, attended, withoutAdapters);
+    x = x + project(l, 3, attended, adapters);
     const torch::Tensor g = rmsNorm(x, l.ffnNorm);
     const torch::Tensor gated =
-        torch::silu(project(l, 4, g, withoutAdapters)) * project(l, 5, g, withoutAdapters);
-    x = x + project(l, 6, gated, withoutAdapters);
+        torch::silu(project(l, 4, g, adapters)) * project(l, 5, g, adapters);
+    x = x + project(l, 6, gated, adapters);
     return x;
 }
 
@@ -225,6 +227,13 @@ std::vector<torch::Tensor> LlamaNetwork::adapterParameters() const {
                 for (const auto& p : adapter->parameters())
                     parameters.push_back(p);
     return parameters;
+}
+
+void LlamaNetwork::adaptersChanged() {
+    for (Layer& layer : layers)
+        for (const auto& adapter : layer.adapters)
+            if (adapter)
+                adapter->adapterChanged();
 }
 
 void LlamaNetwork::mergeAdapters() {

@@ -37,6 +37,13 @@ struct LlamaNetwork {
     // activations per sequence on the CPU without it.
     bool gradientCheckpointing = false;
 
+    // How LoRA adapters take part in a forward pass. Trained: as trained (the low-rank update
+    // beside the frozen weight; training and the trainer's log-probabilities). Merged: one
+    // product with the merged float32 weight (LoraLinear::forwardMerged; generation, where it
+    // saves most of a decoding step's launches). Off: the base weights alone (the reference
+    // policy of a LoRA run).
+    enum class Adapters { Trained, Merged, Off };
+
     // Keys and values of every layer for the positions seen so far, allocated once for the
     // whole generation ([batch, kv heads, capacity, head dim] per layer).
     struct KvCache {
@@ -49,13 +56,13 @@ struct LlamaNetwork {
     // cache (none without one); the new keys and values are appended to it. Attention is causal,
     // so right-padded sequences of a batch see only their own earlier tokens. With `withGrad`
     // the adapters' gradients flow (training); otherwise no graph is built.
-    // `withoutAdapters` runs the base weights alone (the reference policy of a LoRA run).
+    // `adapters` says how LoRA adapters take part (see Adapters).
     torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr, bool withGrad = false,
-                          bool withoutAdapters = false) const;
+                          Adapters adapters = Adapters::Trained) const;
     // The final normalised hidden states [batch, length, width] that the head reads: a critic's
     // value head reads them too.
     torch::Tensor hiddenStates(const torch::Tensor& ids, KvCache* cache = nullptr,
-                               bool withGrad = false, bool withoutAdapters = false) const;
+                               bool withGrad = false, Adapters adapters = Adapters::Trained) const;
 
     // Attaches a fresh LoRA adapter (rank, alpha) to each named projection of every layer,
     // replacing any there; returns the adapters' parameters. Unknown names are an error.
@@ -63,6 +70,9 @@ struct LlamaNetwork {
                                           const std::vector<std::string>& targets,
                                           std::uint64_t seed, std::string& error);
     std::vector<torch::Tensor> adapterParameters() const;
+    // The adapters' parameters changed in place (an optimiser step, a restore): generation must
+    // not run the merged weights it formed before (LoraLinear::adapterChanged).
+    void adaptersChanged();
     // Folds every adapter into its projection and removes it (for export and fast inference).
     void mergeAdapters();
     // The weights under Hugging Face's names, adapters merged in, as float32 on the CPU.
@@ -84,12 +94,12 @@ struct LlamaNetwork {
     torch::Tensor layerForward(std::size_t index, const torch::Tensor& x, const torch::Tensor& cos,
                                const torch::Tensor& sin, const std::optional<torch::Tensor>& mask,
                                bool causal, KvCache* cache, std::int64_t past,
-                               bool withoutAdapters) const;
+                               Adapters adapters) const;
 
 private:
     torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
     torch::Tensor project(const Layer& layer, int which, const torch::Tensor& x,
-                          bool withoutAdapters) const;
+                          Adapters adapters) const;
     void prepareRotary();
 };
 

@@ -27,6 +27,28 @@ torch::Tensor LoraLinear::forward(const torch::Tensor& x) const {
     return base + (scale_ * update).to(base.scalar_type());
 }
 
+void LoraLinear::adapterChanged() {
+    const std::lock_guard lock(inferenceMutex_);
+    inferenceWeight_ = torch::Tensor();
+}
+
+torch::Tensor LoraLinear::inferenceWeight() const {
+    const std::lock_guard lock(inferenceMutex_);
+    if (!inferenceWeight_.defined() || inferenceVersionA_ != a_._version() ||
+        inferenceVersionB_ != b_._version()) {
+        torch::NoGradGuard noGrad;
+        inferenceWeight_ = weight_.to(torch::kFloat32) + scale_ * torch::matmul(b_, a_);
+        inferenceVersionA_ = a_._version();
+        inferenceVersionB_ = b_._version();
+    }
+    return inferenceWeight_;
+}
+
+torch::Tensor LoraLinear::forwardMerged(const torch::Tensor& x) const {
+    torch::NoGradGuard noGrad;
+    return torch::linear(x.to(torch::kFloat32), inferenceWeight()).to(x.scalar_type());
+}
+
 torch::Tensor LoraLinear::merged() const {
     torch::NoGradGuard noGrad;
     return (weight_.to(torch::kFloat32) + scale_ * torch::matmul(b_, a_)).to(weight_.scalar_type());

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <torch/types.h>
 #include <vector>
 
@@ -10,20 +11,39 @@ namespace kwb::torchnn {
 // y = x W^T + (alpha / rank) * (x A^T) B^T, A [rank, in] drawn as PEFT draws it (uniform within
 // 1/sqrt(in)), B [rank -> out] zero, so a fresh adapter leaves the model's outputs unchanged.
 // Only A and B take gradients; merging folds the update into W for inference and export.
+//
+// For generation, forwardMerged runs one matrix product with W + (alpha / rank) B A, formed in
+// float32 and kept until A or B change: three kernels instead of seven, which is most of a
+// decoding step's launches on a small model. An in-place copy into A or B is seen by its version;
+// libtorch's SGD updates without bumping it, so whoever steps an optimiser calls adapterChanged().
+// Float32, so that an update far below bfloat16's resolution of W still counts; on a bfloat16
+// model that costs a float32 copy of each adapted weight.
 class LoraLinear {
 public:
     LoraLinear(torch::Tensor weight, int rank, double alpha, std::uint64_t seed);
 
     torch::Tensor forward(const torch::Tensor& x) const;
+    // The same maths through the merged float32 weight, in x's type; never builds a graph.
+    torch::Tensor forwardMerged(const torch::Tensor& x) const;
     // W + (alpha / rank) * B A, detached: what a merged checkpoint stores.
     torch::Tensor merged() const;
     std::vector<torch::Tensor> parameters() const { return {a_, b_}; }
+    // A or B changed in place (an optimiser step): the next forward without a graph merges again.
+    void adapterChanged();
     const torch::Tensor& weight() const { return weight_; }
     double scale() const { return scale_; }
 
 private:
+    // The float32 merged weight for the adapter as it is now.
+    torch::Tensor inferenceWeight() const;
+
     torch::Tensor weight_, a_, b_;
     double scale_;
+    // Owned by inferenceWeight(): the merged weight and the versions of A and B it was formed
+    // from.
+    mutable std::mutex inferenceMutex_;
+    mutable torch::Tensor inferenceWeight_;
+    mutable std::int64_t inferenceVersionA_ = -1, inferenceVersionB_ = -1;
 };
 
 } // namespace kwb::torchnn

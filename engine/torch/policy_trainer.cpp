@@ -207,6 +207,7 @@ struct PolicyTrainer::Impl {
         torch::nn::utils::clip_grad_norm_(criticParameters,
                                           settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
         criticOptimiser->step();
+        critic->adaptersChanged();
     }
 
     double learningRateAt(int step) const {
@@ -223,7 +224,9 @@ struct PolicyTrainer::Impl {
         std::optional<torch::NoGradGuard> noGrad;
         if (!withGrad)
             noGrad.emplace();
-        const torch::Tensor hidden = net->hiddenStates(c.ids, nullptr, withGrad, withoutAdapters);
+        const torch::Tensor hidden = net->hiddenStates(
+            c.ids, nullptr, withGrad,
+            withoutAdapters ? LlamaNetwork::Adapters::Off : LlamaNetwork::Adapters::Trained);
         const torch::Tensor logits = torch::linear(hidden.narrow(1, from, T - 1 - from), net->head);
         TokenLogprobs window = tokenLogprobs(logits, c.ids.narrow(1, from + 1, T - 1 - from));
         if (from == 0)
@@ -244,6 +247,7 @@ struct PolicyTrainer::Impl {
         out.gradNorm = torch::nn::utils::clip_grad_norm_(
             parameters, settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
         optimiser->step();
+        net->adaptersChanged(); // LoRA's merged weights for generation; nothing without LoRA
         out.learningRate = rate;
         out.step = ++steps;
     }
@@ -421,8 +425,10 @@ std::string PolicyTrainer::loadCheckpoint(const std::string& path) {
             archive.read("critic_optimiser", criticOptimiser);
             p.criticOptimiser->load(criticOptimiser);
             copyInto(p.criticParameters, critic);
+            p.critic->adaptersChanged();
         }
         copyInto(p.parameters, policy);
+        p.net->adaptersChanged();
         p.steps = static_cast<int>(steps.item<std::int64_t>());
     } catch (const c10::Error& e) {
         return refused + e.what_without_backtrace();

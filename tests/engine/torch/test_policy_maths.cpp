@@ -147,6 +147,41 @@ TEST(Lora, AFreshAdapterChangesNothingAndTheMergeEqualsTheForward) {
     EXPECT_TRUE(lora.parameters()[1].grad().defined());
 }
 
+TEST(Lora, TheMergedForwardFollowsEveryChangeOfTheAdapter) {
+    // Generation runs the merged weight: the adapter as it is now, never a stale one.
+    const torch::Tensor weight =
+        torch::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}).view({2, 3}).to(torch::kBFloat16);
+    LoraLinear lora(weight, 2, 4.0, 7);
+    const torch::Tensor x = torch::tensor({1.0, -1.0, 0.5}).view({1, 3}).to(torch::kBFloat16);
+    const auto merged = [&] {
+        const torch::Tensor y = lora.forwardMerged(x);
+        EXPECT_FALSE(y.requires_grad());
+        EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+        return y.to(torch::kFloat32);
+    };
+    expectNear(merged(), {0.5, 2.0});
+    auto parameters = lora.parameters();
+    {
+        torch::NoGradGuard noGrad;
+        parameters[0].copy_(torch::tensor({1.0, 0.0, 0.0, 0.0, 1.0, 0.0}).view({2, 3}));
+        parameters[1].copy_(torch::tensor({1.0, 0.0, 0.0, 2.0}).view({2, 2}));
+    }
+    expectNear(merged(), {2.5, -2.0});
+    // An optimiser's in-place step: B's second row halves, so the update adds 2 * -1 instead.
+    torch::optim::SGD sgd(parameters, torch::optim::SGDOptions(1.0));
+    parameters[1].mutable_grad() = torch::tensor({0.0, 0.0, 0.0, 1.0}).reshape({2, 2}).clone();
+    // libtorch's SGD updates in place without bumping the version, so its owner says so.
+    sgd.step();
+    lora.adapterChanged();
+    expectNear(merged(), {2.5, 0.0});
+    // The trained path gives the same numbers, and gradients reach the adapter.
+    sgd.zero_grad();
+    const torch::Tensor y = lora.forward(x);
+    expectNear(y.to(torch::kFloat32), {2.5, 0.0});
+    y.to(torch::kFloat32).sum().backward();
+    EXPECT_TRUE(parameters[1].grad().defined());
+}
+
 TEST(Ppo, OneUpdateOnABanditMovesThePolicyTowardTheRewardedArm) {
     torch::manual_seed(3);
     torch::Tensor logits = torch::zeros({3}, torch::requires_grad());

@@ -134,6 +134,12 @@ TEST(PolicyTrainer, GroupPolicyStepsOnTheModelsOwnSamplesRaiseTheReward) {
     EXPECT_GT(step.clipFraction + step.approximateKl + std::abs(step.loss), 0.0);
     const double end = meanRewardOf(sampledEpisodes(*model, 2000));
     EXPECT_GT(end, start + 0.2) << "mean reward from " << start << " to " << end;
+    // Generation runs the adapters merged; after 24 steps it still samples the trained policy.
+    const auto after = sampledEpisodes(*model, 3000, 4);
+    const auto trained = trainer.logprobs(after);
+    for (std::size_t e = 0; e < after.size(); ++e)
+        for (std::size_t i = 4; i < after[e].tokens.size(); ++i)
+            EXPECT_NEAR(trained[e][i], after[e].sampledLogprobs[i], 1e-4);
 }
 
 TEST(PolicyTrainer, ValuePretrainingLearnsTheReturnAndLeavesThePolicy) {
@@ -187,6 +193,12 @@ TEST(PolicyTrainer, PpoStepsWithTheCriticRaiseTheReward) {
     EXPECT_GT(step.valueLoss, 0.0);
     const double end = meanRewardOf(sampledEpisodes(*model, 2000));
     EXPECT_GT(end, start + 0.2) << "mean reward from " << start << " to " << end;
+    // Generation runs the adapters merged; after 24 steps it still samples the trained policy.
+    const auto after = sampledEpisodes(*model, 3000, 4);
+    const auto trained = trainer.logprobs(after);
+    for (std::size_t e = 0; e < after.size(); ++e)
+        for (std::size_t i = 4; i < after[e].tokens.size(); ++i)
+            EXPECT_NEAR(trained[e][i], after[e].sampledLogprobs[i], 1e-4);
 }
 
 TEST(PolicyTrainer, BadSettingsAreRefusedWithAReason) {
