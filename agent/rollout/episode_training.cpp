@@ -3,6 +3,7 @@
 #include "agent/rollout/run_export.h"
 #include "agent/store/trajectory_store.h"
 #include "engine/process/process_runner.h"
+#include "engine/timeline/record_file_tail.h"
 #include "engine/tuning/local_policy.h"
 
 #include <atomic>
@@ -130,22 +131,6 @@ std::string lastLines(const std::string& text, int count) {
         }
     }
     return text.substr(at == 0 ? 0 : at + 1, end - (at == 0 ? 0 : at + 1));
-}
-
-// Reads the complete lines a growing file gained since `offset`.
-std::vector<std::string> newLines(const std::string& path, std::streamoff& offset) {
-    std::vector<std::string> lines;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return lines;
-    in.seekg(offset);
-    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::size_t start = 0;
-    for (std::size_t newline; (newline = chunk.find('\n', start)) != std::string::npos;
-         start = newline + 1)
-        lines.push_back(chunk.substr(start, newline - start));
-    offset += std::streamoff(start); // a half-written last line waits for the next read
-    return lines;
 }
 
 } // namespace
@@ -376,20 +361,19 @@ EpisodeTrainingOutcome runEpisodeTraining(const EpisodeTrainingConfig& config,
         result = runProcess(spec);
         finished = true;
     });
-    const std::string stepsPath = (out / "steps.jsonl").string();
-    std::streamoff offset = 0;
+    timeline::RecordFileTail steps((out / "steps.jsonl").string());
     const auto follow = [&] {
-        for (const std::string& line : newLines(stepsPath, offset)) {
+        steps.poll([&](std::string_view line) {
             const json step = json::parse(line, nullptr, false);
             if (!step.is_object())
-                continue;
+                return;
             if (step.value("event", "") == "step") {
                 ++outcome.steps;
                 outcome.last = step;
             }
             if (onStep)
                 onStep(step);
-        }
+        });
     };
     while (!finished) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -14,8 +14,19 @@ namespace kwb::timeline {
 RecordFileTail::RecordFileTail(std::string path) : path_(std::move(path)) {}
 
 RecordFileTail::~RecordFileTail() {
+    close();
+}
+
+void RecordFileTail::close() {
     if (fd_ >= 0)
         ::close(fd_);
+    fd_ = -1;
+    offset_ = 0;
+    partial_.clear();
+}
+
+void RecordFileTail::startOver() {
+    close();
 }
 
 bool RecordFileTail::ensureOpen() {
@@ -29,21 +40,34 @@ bool RecordFileTail::ensureOpen() {
     // a link: the profile stage writes the record's folder, and a link planted there would
     // bring another file into the timeline.
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    struct stat opened {};
+    if (fd_ >= 0 && ::fstat(fd_, &opened) == 0) {
+        device_ = opened.st_dev;
+        inode_ = opened.st_ino;
+    }
     return fd_ >= 0;
 }
 
+bool RecordFileTail::replacedOrTruncated() const {
+    struct stat named {
+    }, opened{};
+    if (::fstat(fd_, &opened) != 0)
+        return false;
+    if (static_cast<std::uint64_t>(opened.st_size) < offset_)
+        return true;
+    // A name that now holds another file (renamed over ours); a name removed keeps ours.
+    return ::lstat(path_.c_str(), &named) == 0 &&
+           (static_cast<std::uint64_t>(named.st_dev) != device_ ||
+            static_cast<std::uint64_t>(named.st_ino) != inode_);
+}
+
 std::size_t RecordFileTail::poll(const std::function<void(std::string_view)>& onLine) {
+    if (fd_ >= 0 && !fifo_ && replacedOrTruncated()) {
+        close();
+        ++restarts_;
+    }
     if (!ensureOpen())
         return 0;
-    if (!fifo_) {
-        // A file that shrank was replaced or truncated: start over with the new content.
-        struct stat info {};
-        if (::fstat(fd_, &info) == 0 && static_cast<std::uint64_t>(info.st_size) < offset_) {
-            ::lseek(fd_, 0, SEEK_SET);
-            offset_ = 0;
-            partial_.clear();
-        }
-    }
     char chunk[64 * 1024];
     std::size_t delivered = 0;
     for (;;) {

@@ -27,38 +27,32 @@ std::vector<std::string> stringList(const json& config, const char* key) {
 
 } // namespace
 
-TuningRunReader::TuningRunReader(std::string folder) : folder_(std::move(folder)) {
+TuningRunReader::TuningRunReader(std::string folder)
+    : folder_(std::move(folder)), samplesTail_((fs::path(folder_) / "samples.jsonl").string()),
+      stepsTail_((fs::path(folder_) / "steps.jsonl").string()) {
     state_.folder = folder_;
 }
 
-std::vector<json> TuningRunReader::newRows(const std::string& name, File& file) {
+std::vector<json> TuningRunReader::newRows(timeline::RecordFileTail& tail) {
     std::vector<json> rows;
-    std::ifstream in(fs::path(folder_) / name, std::ios::binary);
-    if (!in)
-        return rows; // not written yet
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::uint64_t>(in.tellg());
-    if (size < file.offset)
-        return rows; // rewritten under us: read() starts over on its next call
-    in.seekg(static_cast<std::streamoff>(file.offset));
-    std::string pending(size - file.offset, '\0');
-    in.read(pending.data(), static_cast<std::streamsize>(pending.size()));
-    pending.resize(static_cast<std::size_t>(in.gcount()));
-    std::size_t start = 0;
-    for (std::size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1) {
-        ++file.lines;
-        const std::string_view line(pending.data() + start, end - start);
+    tail.poll([&](std::string_view line) {
         if (line.empty())
-            continue;
+            return;
         json row = json::parse(line, nullptr, false);
         if (row.is_object())
             rows.push_back(std::move(row));
         else
             ++state_.skippedLines;
-    }
-    // A line without its newline is still being written: the next read takes it whole.
-    file.offset += start;
+    });
     return rows;
+}
+
+void TuningRunReader::startOver() {
+    samplesTail_.startOver();
+    stepsTail_.startOver();
+    phaseFigures_.clear();
+    state_ = TuningRunSnapshot();
+    state_.folder = folder_;
 }
 
 void TuningRunReader::addSample(const json& row) {
@@ -116,22 +110,7 @@ void TuningRunReader::addStep(const json& row) {
     point->tokensPerSecond = update.value("tokens_per_second", 0.0);
 }
 
-std::uint64_t TuningRunReader::sizeOf(const std::string& name) const {
-    std::error_code ec;
-    const auto size = fs::file_size(fs::path(folder_) / name, ec);
-    return ec ? 0 : size;
-}
-
 TuningRunSnapshotPtr TuningRunReader::read() {
-    // A resumed run rewrites samples.jsonl with the rows still valid: start over.
-    if (sizeOf("samples.jsonl") < samplesFile_.offset ||
-        sizeOf("steps.jsonl") < stepsFile_.offset) {
-        samplesFile_ = {};
-        stepsFile_ = {};
-        phaseFigures_.clear();
-        state_ = TuningRunSnapshot();
-        state_.folder = folder_;
-    }
     state_.error.clear();
     std::error_code ec;
     if (!fs::is_directory(folder_, ec)) {
@@ -148,9 +127,22 @@ TuningRunSnapshotPtr TuningRunReader::read() {
             state_.plannedSteps = config.value("steps", 0);
         }
     }
-    for (const json& row : newRows("samples.jsonl", samplesFile_))
+    const std::uint64_t restartsBefore = samplesTail_.restarts() + stepsTail_.restarts();
+    std::vector<json> samples = newRows(samplesTail_), steps = newRows(stepsTail_);
+    if (samplesTail_.restarts() + stepsTail_.restarts() != restartsBefore) {
+        // A resumed run renames a fresh samples.jsonl, with the rows still valid, over the old
+        // one: what was summed from the old one is read again from the new one.
+        const TuningRunSnapshot kept = state_;
+        startOver();
+        state_.trainSpaces = kept.trainSpaces;
+        state_.heldOutSpaces = kept.heldOutSpaces;
+        state_.plannedSteps = kept.plannedSteps;
+        samples = newRows(samplesTail_);
+        steps = newRows(stepsTail_);
+    }
+    for (const json& row : samples)
         addSample(row);
-    for (const json& row : newRows("steps.jsonl", stepsFile_))
+    for (const json& row : steps)
         addStep(row);
     std::sort(state_.steps.begin(), state_.steps.end(),
               [](const TuningStepPoint& a, const TuningStepPoint& b) { return a.step < b.step; });

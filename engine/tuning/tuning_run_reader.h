@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/timeline/record_file_tail.h"
 #include "engine/tuning/sample_figures.h"
 
 #include <cstdint>
@@ -68,18 +69,16 @@ public:
     const std::string& folder() const { return folder_; }
 
 private:
-    struct File {
-        std::uint64_t offset = 0;
-        int lines = 0;
-    };
-    // The complete lines appended to `name` since the last read.
-    std::vector<nlohmann::json> newRows(const std::string& name, File& file);
+    // The rows of the complete lines `tail` gained since the last read (malformed ones counted
+    // in skippedLines).
+    std::vector<nlohmann::json> newRows(timeline::RecordFileTail& tail);
+    // Forgets everything read, to read both files again from their start.
+    void startOver();
     void addSample(const nlohmann::json& row);
     void addStep(const nlohmann::json& row);
-    std::uint64_t sizeOf(const std::string& name) const;
 
     std::string folder_;
-    File samplesFile_, stepsFile_;
+    timeline::RecordFileTail samplesTail_, stepsTail_;
     // (space, phase) -> figures of every sample of that phase read so far
     std::map<std::pair<std::string, std::string>, SampleFigures> phaseFigures_;
     TuningRunSnapshot state_;

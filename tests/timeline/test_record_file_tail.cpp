@@ -82,6 +82,35 @@ TEST_F(RecordFileTailTest, StartsOverWhenTheFileIsReplacedByAShorterOne) {
     append(file, all_[3] + "\n");
     EXPECT_EQ(tail.poll(collect), 1u);
     EXPECT_EQ(seen.back(), all_[3]);
+    EXPECT_EQ(tail.restarts(), 1u);
+}
+
+TEST_F(RecordFileTailTest, FollowsAFileRenamedOverItsNameEvenWhenLonger) {
+    // A writer that rewrites its file and renames it into place (a resumed tuning run): the new
+    // file can already be longer than what was read of the old one.
+    const fs::path file = dir_ / "samples.jsonl";
+    append(file, all_[0] + "\n");
+    RecordFileTail tail(file.string());
+    std::vector<std::string> seen;
+    auto collect = [&](std::string_view line) { seen.emplace_back(line); };
+    EXPECT_EQ(tail.poll(collect), 1u);
+    const fs::path fresh = dir_ / "samples.jsonl.part";
+    append(fresh, all_[2] + "\n" + all_[3] + "\n" + all_[4] + "\n");
+    fs::rename(fresh, file);
+    seen.clear();
+    EXPECT_EQ(tail.poll(collect), 3u);
+    EXPECT_EQ(tail.restarts(), 1u);
+    EXPECT_EQ(seen, (std::vector<std::string>{all_[2], all_[3], all_[4]}));
+    // The name removed: what was opened stays readable, and nothing restarts.
+    fs::remove(file);
+    EXPECT_EQ(tail.poll(collect), 0u);
+    EXPECT_EQ(tail.restarts(), 1u);
+    // Asked to, it reads the file under the name again from its start.
+    append(file, all_[5] + "\n");
+    tail.startOver();
+    seen.clear();
+    EXPECT_EQ(tail.poll(collect), 1u);
+    EXPECT_EQ(seen, (std::vector<std::string>{all_[5]}));
 }
 
 TEST_F(RecordFileTailTest, ReadsAFifoWithoutBlocking) {

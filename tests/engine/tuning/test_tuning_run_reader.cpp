@@ -135,6 +135,24 @@ TEST_F(TuningRunReaderTest, ARewrittenSamplesFileIsReadAgainFromTheStart) {
     EXPECT_EQ(again->phases[0].samples, 1);
 }
 
+TEST_F(TuningRunReaderTest, ASamplesFileRenamedOverIsReadAgainEvenWhenLonger) {
+    // A resume renames a fresh samples.jsonl over the old one, and the resumed run appends to
+    // it: by the next read it can be longer than what was read of the old file.
+    append("samples.jsonl", sample("start", 0, "01_gelu", 1, true, 1.0, 1.0));
+    TuningRunReader reader(folder_.string());
+    EXPECT_EQ(reader.read()->samples.size(), 1u);
+    write("samples.jsonl.part", sample("start", 0, "01_gelu", 3, true, 1.0, 1.0) +
+                                    sample("start", 0, "03_softmax", 1, true, 1.0, 1.0) +
+                                    sample("train", 1, "01_gelu", 2, true, 1.0, 1.0));
+    fs::rename(folder_ / "samples.jsonl.part", folder_ / "samples.jsonl");
+    const TuningRunSnapshotPtr again = reader.read();
+    ASSERT_EQ(again->samples.size(), 3u);
+    EXPECT_EQ(again->samples[0].reward, 3) << "the old file's row is not counted twice";
+    ASSERT_EQ(again->phases.size(), 2u);
+    for (const TuningPhaseFigures& phase : again->phases)
+        EXPECT_EQ(phase.samples, 1) << phase.space;
+}
+
 TEST_F(TuningRunReaderTest, AFolderThatIsNotThereSaysSo) {
     TuningRunReader reader((folder_ / "missing").string());
     EXPECT_NE(reader.read()->error.find("is not a folder"), std::string::npos);
