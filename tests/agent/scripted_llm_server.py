@@ -20,6 +20,12 @@ A turn's "stop" ("max_tokens") ends it as cut by the token limit. An OpenAI requ
 "logprobs" gets every text token's log-probability (-0.25 per position), and with
 "return_tokens_as_token_ids" the tokens as "token_id:<1000 + position>", as vLLM sends them.
 
+A script of the form {"by_task": [{"match": REGEX, "turns": [...]}, ...]} serves many episodes at
+once (a rollout): a request gets the turns of the first entry whose regex is found in its system
+prompt or user messages (where the task is), and the turn whose index is the number of assistant messages the
+request already holds, so each episode walks its own task's turns whatever the interleaving.
+Faults are served per (entry, turn), once for all episodes of a task.
+
 Usage: scripted_llm_server.py SCRIPT LOG. It prints "PORT <n>" first and appends one JSON line
 per request (path, headers, body, turn, fault) to LOG.
 """
@@ -35,13 +41,16 @@ class Script:
     def __init__(self, path):
         with open(path) as f:
             data = json.load(f)
-        self.turns = data["turns"] if isinstance(data, dict) else data
+        self.by_task = data.get("by_task") if isinstance(data, dict) else None
+        self.turns = data.get("turns", []) if isinstance(data, dict) else data
         self.lock = threading.Lock()
         self.next_turn = 0
         self.faults_served = {}
 
-    def next(self):
+    def next(self, body):
         """Returns (turn index, turn, fault); the turn is None when the script is exhausted."""
+        if self.by_task is not None:
+            return self.next_for_task(body)
         with self.lock:
             if self.next_turn >= len(self.turns):
                 return self.next_turn, None, None
@@ -53,6 +62,37 @@ class Script:
                 return index, turn, faults[served]
             self.next_turn += 1
             return index, turn, None
+
+
+    def next_for_task(self, body):
+        messages = body.get("messages", []) if isinstance(body, dict) else []
+        # The task is in the system prompt (OpenAI) or the top-level "system" (Anthropic) and
+        # the user's messages.
+        prompt = text_of(body.get("system")) + "".join(
+            text_of(m.get("content")) for m in messages if m.get("role") in ("system", "user"))
+        index = sum(1 for m in messages if m.get("role") == "assistant")
+        for number, entry in enumerate(self.by_task):
+            if re.search(entry["match"], prompt):
+                if index >= len(entry["turns"]):
+                    return index, None, None
+                turn = entry["turns"][index]
+                faults = turn.get("faults") or ([turn["fault"]] if "fault" in turn else [])
+                with self.lock:
+                    served = self.faults_served.get((number, index), 0)
+                    if served < len(faults):
+                        self.faults_served[(number, index)] = served + 1
+                        return index, turn, faults[served]
+                return index, turn, None
+        return index, None, None
+
+
+def text_of(content):
+    """The text of a message's content: a string, or OpenAI / Anthropic content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
 
 
 def tokens(text):
@@ -244,7 +284,7 @@ class Handler(BaseHTTPRequestHandler):
                "/chat/completions": "openai"}.get(self.path.rstrip("/"))
         headers = {k.lower(): v for k, v in self.headers.items()}
         problem = "no endpoint %s" % self.path if api is None else validate(api, body, headers)
-        index, turn, fault = (None, None, None) if problem else self.server.script.next()
+        index, turn, fault = (None, None, None) if problem else self.server.script.next(body)
         with self.server.log_lock, open(self.server.log_path, "a") as log:
             log.write(json.dumps({"path": self.path, "headers": headers, "body": body,
                                   "turn": index, "fault": fault and fault.get("kind"),

@@ -44,7 +44,9 @@ def request(stage: str, args, **extra) -> dict:
         "device": args.device or default_device(),
         "seed": args.seed,
         "build_dir": os.path.join(WORKSPACE, "build"),
-        "cache_dir": os.path.join(os.path.expanduser("~"), ".cache", "kernel-workbench"),
+        # kwb's own rule (engine/system/user_directories.cpp), so both find the same builds.
+        "cache_dir": os.environ.get("KWB_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                      "kernel-workbench"),
     }
     data.update(extra)
     return data
