@@ -12,7 +12,8 @@
 #                                               (bench/kernelbench_agreement.py; a cut run continues
 #                                               where it stopped: call it again until it summarizes;
 #                                               KWB_PHASES=census compares the kernelbench profile
-#                                               with the sealed kernel records off)
+#                                               with the sealed kernel records off, headstart with
+#                                               a GPU spin before each timed call)
 #   bench/gpu_evaluation_service.sh latency     the edit latency through `kwb serve`
 #                                               (bench/serve_latency.sh: the plain pair's fast
 #                                               path, the fast-path workspace, the CUDA-Agent

@@ -49,7 +49,11 @@ BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& devic
                       deviceName + ", torch " + torchVersion + ", warmup " +
                       std::to_string(o.warmup) + ", iterations " + std::to_string(o.iterations) +
                       ", rounds " + std::to_string(o.rounds) + "-" + std::to_string(o.maxRounds) +
-                      ", target cv " + std::to_string(o.targetCv) + (o.l2Flush ? ", l2 flush" : "");
+                      ", target cv " + std::to_string(o.targetCv) +
+                      (o.l2Flush ? ", l2 flush" : "") +
+                      (o.headStartMicroseconds > 0
+                           ? ", head start " + std::to_string(o.headStartMicroseconds) + " us"
+                           : std::string());
     key.hash = sha256Hex(key.description + "|v" + std::to_string(kCacheVersion));
     return key;
 }

@@ -526,6 +526,7 @@ json timingRequest(const RunContext& c, const std::string& stage, bool includeBa
     request["iterations"] = c.options.iterations;
     request["rounds"] = c.options.rounds;
     request["l2_flush"] = c.options.l2Flush && c.gpuAllowed;
+    request["head_start_us"] = c.gpuAllowed ? c.options.headStartMicroseconds : 0.0;
     request["include_baselines"] = includeBaselines;
     request["include_compile"] = true;
     request["target_cv"] = c.options.targetCv;

@@ -69,6 +69,10 @@ struct EvaluationOptions {
     int maxRounds = 15;
     std::chrono::seconds timingBudget{20};
     bool l2Flush = true;
+    // GPU time (a spin kernel) queued after the L2 flush, before each timed call's start event,
+    // so that the host's way to the call's first kernel is not timed (timing/timers.py). The
+    // candidate's confined process takes longer to get there than an in-process harness. 0: none.
+    double headStartMicroseconds = 0.0;
     std::chrono::seconds stageTimeout{600};
     // What one stage's whole process tree may use (TreeBudget), watched from outside so it holds
     // without bubblewrap and for root. 0: the defaults (memory: 16 GiB, at most 3/4 of the

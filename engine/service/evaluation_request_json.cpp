@@ -121,6 +121,7 @@ json toJson(const EvaluationOptions& o) {
             {"max_rounds", o.maxRounds},
             {"timing_budget_s", o.timingBudget.count()},
             {"l2_flush", o.l2Flush},
+            {"head_start_us", o.headStartMicroseconds},
             {"stage_timeout_s", o.stageTimeout.count()},
             {"memory_limit_bytes", o.memoryLimitBytes},
             {"disk_limit_bytes", o.diskLimitBytes},
@@ -202,6 +203,7 @@ bool optionsFromJson(const json& j, EvaluationOptions& o, std::string* error) {
     r.integer("max_rounds", o.maxRounds, 1, 10000);
     r.seconds("timing_budget_s", o.timingBudget, kDay);
     r.flag("l2_flush", o.l2Flush);
+    r.number("head_start_us", o.headStartMicroseconds, 0.0, 10000.0);
     r.seconds("stage_timeout_s", o.stageTimeout, kDay);
     if (o.stageTimeout.count() < 1)
         r.fail("stage_timeout_s", "is below one second");

@@ -26,11 +26,17 @@ class RequestTest(unittest.TestCase):
         # A workspace is whatever folder holds the files when the engine names none.
         self.assertEqual(self.request().workspace, self.dir)
 
+    def test_the_head_start_is_none_unless_asked_for(self):
+        self.assertEqual(self.request().head_start_us, 0.0)
+        self.assertEqual(self.request(head_start_us=150).head_start_us, 150.0)
+
     def test_wrong_types_are_the_callers_mistake(self):
         for field, value, words in (("pair_mode", "yes", "field 'pair_mode' must be bool"),
                                     ("pair_mode", 1, "field 'pair_mode' must be bool"),
                                     ("checks", True, "field 'checks' must be int, got bool"),
-                                    ("device", "tpu", "must be 'cpu' or 'cuda'")):
+                                    ("device", "tpu", "must be 'cpu' or 'cuda'"),
+                                    ("head_start_us", -1, "'head_start_us' must be 0 to 10000"),
+                                    ("head_start_us", "100", "field 'head_start_us' must be float")):
             with self.assertRaises(HarnessError) as caught:
                 self.request(**{field: value})
             self.assertIn(words, str(caught.exception))

@@ -28,6 +28,7 @@ TEST(EvaluationRequestJson, EveryOptionCrossesUnchanged) {
     sent.timingBudget = 9s;
     sent.stageTimeout = 123s;
     sent.memoryLimitBytes = 5ull << 30;
+    sent.headStartMicroseconds = 120.0;
     sent.warmWorker = true;
     sent.standby = false;
     sent.seed = 18446744073709551615ull;
@@ -43,6 +44,7 @@ TEST(EvaluationRequestJson, EveryOptionCrossesUnchanged) {
     EXPECT_EQ(received.evaluationProfile, EvaluationProfile::KernelBench);
     EXPECT_EQ(received.dtypeTolerances.at("float32"), sent.dtypeTolerances.at("float32"));
     EXPECT_EQ(received.seed, sent.seed);
+    EXPECT_EQ(received.headStartMicroseconds, 120.0);
     EXPECT_EQ(received.reward.statistic, TimingStatistic::Mean);
     ASSERT_TRUE(received.counters);
     EXPECT_EQ(received.counters->sections, sent.counters->sections);

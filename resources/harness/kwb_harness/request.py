@@ -57,6 +57,9 @@ class Request:
     iterations: int = 20
     rounds: int = 5
     l2_flush: bool = True
+    # GPU time (a spin kernel) queued between the L2 flush and each timed call's start event
+    # (timing/timers.py); 0: none.
+    head_start_us: float = 0.0
     include_baselines: bool = True
     include_compile: bool = True
     # repeat-until-stable timing: more rounds until the per-round medians agree within
@@ -195,6 +198,9 @@ def parse(data: dict, stage: str) -> Request:
     req.iterations = _get(data, "iterations", (int,), default=req.iterations)
     req.rounds = _get(data, "rounds", (int,), default=req.rounds)
     req.l2_flush = _get(data, "l2_flush", (bool,), default=True)
+    req.head_start_us = float(_get(data, "head_start_us", (float, int), default=0.0))
+    if not 0.0 <= req.head_start_us <= 10000.0:
+        raise _fail(f"field 'head_start_us' must be 0 to 10000, got {req.head_start_us!r}")
     req.include_baselines = _get(data, "include_baselines", (bool,), default=True)
     req.include_compile = _get(data, "include_compile", (bool,), default=True)
     req.target_cv = float(_get(data, "target_cv", (float, int), default=req.target_cv))

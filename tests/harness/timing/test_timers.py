@@ -31,6 +31,9 @@ class RecordingClock:
     def synchronize_device(self) -> None:
         self.log.append("synchronize")
 
+    def gpu_sleep(self, cycles: int) -> None:
+        self.log.append(("spin", cycles))
+
 
 class FlushBuffer:
     def __init__(self, log: list):
@@ -40,12 +43,13 @@ class FlushBuffer:
         self._log.append("flush")
 
 
-def timer_with(clock: RecordingClock, flush: bool) -> CudaTimer:
+def timer_with(clock: RecordingClock, flush: bool, head_cycles: int = 0) -> CudaTimer:
     # The constructor allocates the flush buffer on the GPU; the fields are set by hand instead.
     timer = CudaTimer.__new__(CudaTimer)
     timer._clock = clock
     timer._flush_buffer = FlushBuffer(clock.log) if flush else None
     timer.flushes_l2 = flush
+    timer._head_cycles = head_cycles
     timer._flush, timer._start, timer._end = object(), object(), object()
     clock._names = {id(timer._flush): "flush", id(timer._start): "start", id(timer._end): "end"}
     return timer
@@ -72,6 +76,28 @@ class CudaTimerTest(unittest.TestCase):
         self.assertNotIn("flush", clock.log)
         self.assertAlmostEqual(device_ms, 0.25)
         self.assertAlmostEqual(host_ms, 0.3)
+
+    def test_a_head_start_spins_between_the_flush_and_the_start_event_and_leaves_the_host_time(self):
+        clock = RecordingClock(host_ms=0.6, event_gaps_ms={("start", "end"): 0.2, ("flush", "start"): 0.25})
+        device_ms, host_ms, _ = timer_with(clock, flush=True, head_cycles=1000).time_call(lambda: None, [])
+        self.assertEqual(clock.log, ["synchronize", "host clock", ("record", "flush"), "flush", ("spin", 1000),
+                                     ("record", "start"), ("record", "end"), "synchronize", "host clock"])
+        self.assertAlmostEqual(device_ms, 0.2)
+        # The flush and the spin (0.25 ms on the GPU before the start event) are no variant's time.
+        self.assertAlmostEqual(host_ms, 0.35)
+
+    def test_a_head_start_without_a_flush_still_comes_off_the_host_time(self):
+        clock = RecordingClock(host_ms=0.4, event_gaps_ms={("start", "end"): 0.1, ("flush", "start"): 0.1})
+        _, host_ms, _ = timer_with(clock, flush=False, head_cycles=500).time_call(lambda: None, [])
+        self.assertEqual(clock.log[2:5], [("record", "flush"), ("spin", 500), ("record", "start")])
+        self.assertAlmostEqual(host_ms, 0.3)
+
+    def test_the_spin_is_sized_from_one_timed_spin(self):
+        # 2,000,000 cycles took 1 ms on the stand-in GPU: 2,000 cycles per microsecond.
+        clock = RecordingClock(host_ms=0, event_gaps_ms={("start", "end"): 1.0})
+        timer = timer_with(clock, flush=False)
+        self.assertEqual(timer._cycles_for(100.0), 200_000)
+        self.assertIn(("spin", 2_000_000), clock.log)
 
     def test_a_flush_longer_than_the_host_saw_never_makes_the_host_time_negative(self):
         clock = RecordingClock(host_ms=0.05, event_gaps_ms={("start", "end"): 0.01, ("flush", "start"): 0.2})

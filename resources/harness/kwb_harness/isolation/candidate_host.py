@@ -35,7 +35,7 @@ from .channel import ChannelClosed
 
 # Request fields the candidate's process may know: nothing that tells one stage from another.
 HOST_FIELDS = ("workspace", "reference", "candidate", "device", "seed", "build_dir", "cache_dir",
-               "extension_path", "kernels_dir", "l2_flush")
+               "extension_path", "kernels_dir", "l2_flush", "head_start_us")
 
 
 def host_fields(req) -> dict:
@@ -101,7 +101,8 @@ class _Host:
         if req.device == "cuda":
             devices.synchronize(req.device)
             self.clock.capture_cuda()
-        self.timer = CudaTimer(self.clock, bool(req.l2_flush)) if req.device == "cuda" else CpuTimer(self.clock)
+        self.timer = (CudaTimer(self.clock, bool(req.l2_flush), float(req.head_start_us or 0.0))
+                      if req.device == "cuda" else CpuTimer(self.clock))
         self.task = load_reference(req.reference, req.workspace)
         _start_torch_threads(req.device)
         if req.device == "cuda":

@@ -141,7 +141,8 @@ class ProfilePreparation(Preparation):
         self.clock = TrustedClock()
         if req.device == "cuda":
             self.clock.capture_cuda()
-        self.timer = CudaTimer(self.clock, req.l2_flush) if req.device == "cuda" else CpuTimer(self.clock)
+        self.timer = (CudaTimer(self.clock, req.l2_flush, req.head_start_us)
+                      if req.device == "cuda" else CpuTimer(self.clock))
         self.marks = phase_marks.PhaseMarks(req.device)
         self.monitor = gpu_monitor.GpuMonitor() if req.device == "cuda" else None
         self.phases.mark("cuda context and clocks")
@@ -205,6 +206,7 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
         timings=timings,
         compile_time_s=None,
         l2_flush=bool(req.l2_flush and req.device == "cuda"),
+        head_start_us=req.head_start_us if req.device == "cuda" else 0.0,
         order_policy="rotating-interleaved",
         input_policy="per-variant input sets, content rescaled on reuse",
         warmup=req.warmup,

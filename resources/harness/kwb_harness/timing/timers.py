@@ -37,11 +37,16 @@ class CudaTimer:
     between the flush event and the start event, comes off the host time. Work a candidate
     starts on another stream could run beside the flush, unseen by events and host clock alike;
     the kernel census flags any kernel off the timing stream (`side_stream`, strict).
+
+    ``head_start_us`` queues a spin kernel of that many microseconds after the flush: the host's
+    way to the first kernel is longer in the candidate's confined process (its guards, the
+    sealed records) than in an in-process harness such as KernelBench's, and a flush alone may
+    not cover it. The spin's GPU time comes off the host time like the flush's.
     """
 
     method = "cuda-events"
 
-    def __init__(self, clock, flush_l2: bool):
+    def __init__(self, clock, flush_l2: bool, head_start_us: float = 0.0):
         import torch
 
         self._clock = clock
@@ -54,22 +59,39 @@ class CudaTimer:
         self._flush = clock.new_event()
         self._start = clock.new_event()
         self._end = clock.new_event()
+        self.head_start_us = head_start_us
+        self._head_cycles = self._cycles_for(head_start_us) if head_start_us > 0 else 0
+
+    def _cycles_for(self, microseconds: float) -> int:
+        """The spin kernel's cycle count for ``microseconds``, from one timed spin."""
+        clock, calibration = self._clock, 2_000_000
+        clock.synchronize_device()
+        clock.record(self._start)
+        clock.gpu_sleep(calibration)
+        clock.record(self._end)
+        clock.synchronize_device()
+        cycles_per_us = calibration / max(1e-3, clock.elapsed_ms(self._start, self._end) * 1e3)
+        return max(1, int(microseconds * cycles_per_us))
 
     def time_call(self, fn, args) -> tuple:
         clock = self._clock
         clock.synchronize_device()
         host_start = clock.perf_counter()
-        if self._flush_buffer is not None:
+        ahead = self._flush_buffer is not None or self._head_cycles > 0
+        if ahead:
             clock.record(self._flush)
+        if self._flush_buffer is not None:
             self._flush_buffer.zero_()
+        if self._head_cycles:
+            clock.gpu_sleep(self._head_cycles)
         clock.record(self._start)
         output = fn(*args)
         clock.record(self._end)
         clock.synchronize_device()
         host_ms = (clock.perf_counter() - host_start) * 1e3
-        if self._flush_buffer is not None:
-            # The GPU was idle when the flush event was queued, so the flush began at once:
-            # what it took on the GPU is host time that belongs to no variant.
+        if ahead:
+            # The GPU was idle when the flush event was queued, so the flush (and the spin)
+            # began at once: what they took on the GPU is host time that belongs to no variant.
             host_ms = max(0.0, host_ms - clock.elapsed_ms(self._flush, self._start))
         return clock.elapsed_ms(self._start, self._end), host_ms, output
 

@@ -64,6 +64,7 @@ class TrustedClock:
             "record": base.record,
             "elapsed_time": base.elapsed_time,
             "synchronize_device": torch._C._cuda_synchronize,
+            "sleep": torch._C._cuda_sleep,
             "stream": torch.cuda.current_stream(),
         }
 
@@ -78,6 +79,10 @@ class TrustedClock:
 
     def synchronize_device(self) -> None:
         self.cuda["synchronize_device"]()
+
+    def gpu_sleep(self, cycles: int) -> None:
+        """Queues a kernel that spins for ``cycles`` GPU clock cycles on the current stream."""
+        self.cuda["sleep"](cycles)
 
     def tampering(self) -> list:
         """Names whose live object (or code) no longer matches the captured one."""
