@@ -64,7 +64,7 @@ class TrustedClock:
             "record": base.record,
             "elapsed_time": base.elapsed_time,
             "synchronize_device": torch._C._cuda_synchronize,
-            "sleep": torch._C._cuda_sleep,
+            "sleep": getattr(torch._C, "_cuda_sleep", None),  # used only with a head start
             "stream": torch.cuda.current_stream(),
         }
 
@@ -82,6 +82,8 @@ class TrustedClock:
 
     def gpu_sleep(self, cycles: int) -> None:
         """Queues a kernel that spins for ``cycles`` GPU clock cycles on the current stream."""
+        if self.cuda["sleep"] is None:
+            raise RuntimeError("this torch has no GPU spin kernel (torch._C._cuda_sleep) for a head start")
         self.cuda["sleep"](cycles)
 
     def tampering(self) -> list:
