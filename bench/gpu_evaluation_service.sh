@@ -19,6 +19,9 @@
 #                                               path, the fast-path workspace, the CUDA-Agent
 #                                               layout), then the 20-repeat
 #                                               stability of one pair per profile
+#   bench/gpu_evaluation_service.sh threshold   one bundled solution 20 times in the rl and
+#                                               cuda-agent profiles with the milestone threshold at
+#                                               its own speed-up (bench/threshold_stability.py)
 #   bench/gpu_evaluation_service.sh quick       prebuild and agreement (measure, throughput) on a
 #                                               few pairs in one call, for a fresh machine
 # Several parts run in one call in the order given (bench/gpu_evaluation_service.sh prebuild
@@ -108,6 +111,10 @@ latency)
     KWB_CACHE_DIR="$work/cache" timeout $(within 340) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
         --out "$work" --phases stability --repeats "${KWB_REPEATS:-20}"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
+threshold)
+    [ -x "$kwb" ] || build_kwb
+    timeout $(within 560) python3 "$repo/bench/threshold_stability.py" --kwb "$kwb" \
+        --repeats "${KWB_REPEATS:-20}" --out "$out/threshold.jsonl" ;;
 *)
     echo "unknown part: $part" >&2
     exit 2 ;;

@@ -71,29 +71,9 @@ extern "C" void {op}_launch(const float* x, const float* y, float* out, int64_t 
 }}
 """
 
-ROW_CU = CUDA_HEADER + """
-template <bool IsMax>
-__device__ float block_reduce(float value, float* shared) {{
-    shared[threadIdx.x] = value;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {{
-        if (threadIdx.x < stride) {{
-            float other = shared[threadIdx.x + stride];
-            shared[threadIdx.x] = IsMax ? fmaxf(shared[threadIdx.x], other) : shared[threadIdx.x] + other;
-        }}
-        __syncthreads();
-    }}
-    float result = shared[0];
-    __syncthreads();
-    return result;
-}}
-
-__global__ void row_kernel(const float* __restrict__ x, float* __restrict__ out, int cols) {{
-    __shared__ float shared[256];
-    const float* row = x + (int64_t)blockIdx.x * cols;
-{body}
-}}
-
+# The pair's row kernel (a block-wide reduction in shared memory, one block per row) behind a C
+# launcher instead of its torch entry point.
+ROW_CU = CUDA_HEADER + pairs.ROWWISE_KERNEL.split("torch::Tensor run(")[0] + """
 extern "C" void {op}_launch(const float* x, const float* /*y*/, float* out, int64_t rows, int64_t cols,
                             void* stream) {{
     row_kernel<<<(unsigned)rows, 256, 0, static_cast<cudaStream_t>(stream)>>>(x, out, (int)cols);

@@ -6,7 +6,9 @@
 # TARGET workspace: the bundled 01_gelu task in the CUDA-Agent layout with its solution; before
 #   every call one line of kernels/gelu.cu changes (a constant's spelling), so each call rebuilds
 #   the extension: `kwb eval --fast` (the instant loop) and plain `kwb eval` (the full evaluation),
-#   both through the daemon.
+#   both through the daemon; then the same edits through the workspace's own scripts
+#   (utils/compile.sh, verification, profiling: one process per tool call, as an agent in CUDA
+#   Agent's workspace runs them), the anchor of the latency goal.
 # TARGET fastpath: the same task and edit in the fast-path layout (NVRTC kernels, no extension):
 #   `kwb eval --fast` through the daemon, the shell's version of the GUI's edit loop.
 set -eu
@@ -63,4 +65,28 @@ wall = float(sys.argv[4]) - float(sys.argv[3])
 stages = " ".join("%s %.2f" % (s["name"], s["seconds"]) for s in r["stages"])
 print("| %s edit | reward %s | %.2f | %.2f | %s |" % (sys.argv[2], r.get("reward"), wall, r["total_seconds"], stages))
 PY
+done
+
+[ "$target" = workspace ] || exit 0
+# The same one-line edits through the workspace's own scripts, one process per tool call as an
+# agent in CUDA Agent's workspace runs them (the anchor of issue 16's latency goal): compile,
+# verification and profiling, each after the edit, in the same call as the daemon's figures.
+python="${KWB_PYTHON:-$(command -v python3)}"
+echo
+echo "| edit | workspace scripts | wall s | compile s | verification s | profiling s |"
+echo "|---|---|---|---|---|---|"
+for _ in $(seq "$repeats"); do
+    edit=$((edit + 1))
+    zeros=$(printf '0%.0s' $(seq "$edit"))
+    sed -i -E "s/(kSqrt2OverPi = 0\.7978845608028654)0*f/\1${zeros}f/" "$ws/kernels/gelu.cu"
+    times=()
+    rc=0
+    start=$(date +%s.%N)
+    for step in "bash utils/compile.sh" "$python -m utils.verification" "$python -m utils.profiling"; do
+        t0=$(date +%s.%N)
+        (cd "$ws" && KWB_PYTHON="$python" KWB_DEVICE="$device" $step >"$XDG_RUNTIME_DIR/step.out" 2>&1) || rc=$?
+        times+=("$(python3 -c "print('%.2f' % ($(date +%s.%N) - $t0))")")
+    done
+    wall=$(python3 -c "print('%.2f' % ($(date +%s.%N) - $start))")
+    echo "| scripts | rc $rc | $wall | ${times[0]} | ${times[1]} | ${times[2]} |"
 done

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Milestone stability at the threshold itself (issue 16, item 6): one candidate evaluated
+REPEATS times per profile with the milestone threshold set to the candidate's own speed-up over
+torch.compile, the case where a decision made from one noisy number flips most.
+
+    bench/threshold_stability.py --kwb KWB [--task 07_scale_residual_add] [--device cuda]
+        [--profiles rl,cuda-agent] [--repeats 20] [--out FILE.jsonl]
+
+The bundled task's solution goes into a fresh workspace; a first evaluation (rl profile) gives
+its median speed-up over torch.compile, which becomes `--threshold` for every repeat (the
+milestone over eager, far above it for the default task, stays paid). Each repeat records the
+reward, the speed-ups with their intervals and the reason; the summary says how often the most
+common milestone came out per profile. Through `kwb serve` when it runs (the default).
+"""
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def evaluate(kwb, workspace, device, profile, threshold=None):
+    command = [kwb, "eval", workspace, "--device", device, "--profile", profile, "--json"]
+    if threshold:
+        command += ["--threshold", f"{threshold:.4f}"]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    try:
+        record = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return {"wall_s": wall, "error": (done.stderr or done.stdout)[-600:]}
+    speedup = record.get("speedup", {})
+    return {"wall_s": wall, "reward": record.get("reward"), "reason": record.get("reward_reason"),
+            "vs_eager": speedup.get("vs_eager"), "vs_compile": speedup.get("vs_compile"),
+            "vs_eager_interval": speedup.get("vs_eager_interval"),
+            "vs_compile_interval": speedup.get("vs_compile_interval"),
+            "flags": [f"{f.get('severity', '')[:1]}:{f.get('code')}" for f in record.get("flags", [])]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kwb", required=True)
+    parser.add_argument("--task", default="07_scale_residual_add")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--profiles", default="rl,cuda-agent")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--out", default="")
+    args = parser.parse_args()
+
+    workspace = os.path.join(tempfile.mkdtemp(prefix="kwb-threshold-"), args.task)
+    subprocess.run([args.kwb, "workspace", "init", os.path.join(REPO, "resources", "tasks", args.task + ".py"),
+                    workspace, "--with-solution"], check=True, capture_output=True)
+    out = open(args.out, "a") if args.out else None
+
+    first = evaluate(args.kwb, workspace, args.device, "rl")
+    print("calibration: " + json.dumps(first), flush=True)
+    threshold = first.get("vs_compile")
+    if not threshold or threshold <= 1.0:
+        print(f"the candidate is not faster than torch.compile ({threshold}): no threshold above 1 to sit on")
+        return 1
+    print(f"threshold: {threshold:.4f} (the candidate's speed-up over torch.compile)", flush=True)
+
+    for profile in filter(None, args.profiles.split(",")):
+        rewards = []
+        for repeat in range(args.repeats):
+            result = evaluate(args.kwb, workspace, args.device, profile, threshold)
+            result.update(profile=profile, repeat=repeat, threshold=threshold)
+            rewards.append(result.get("reward"))
+            print(json.dumps(result), flush=True)
+            if out:
+                out.write(json.dumps(result) + "\n")
+                out.flush()
+        counts = collections.Counter(rewards)
+        top, times = counts.most_common(1)[0]
+        print(f"{profile}: rewards {dict(counts)}; the same milestone ({top}) {times} of {len(rewards)} times",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
