@@ -5,6 +5,7 @@
 #include "widgets/rollout/training_controller.h"
 #include "widgets/rollout/training_step_model.h"
 #include "widgets/runs/reward_plot.h"
+#include "widgets/training/training_pane_parts.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,7 +22,6 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
-#include <QSplitter>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
@@ -95,11 +95,7 @@ TrainingView::TrainingView(QString storePath, QWidget* parent)
     buttons->addStretch();
 
     const auto plot = [this](const QString& title, const QString& y) {
-        auto* p = new RewardPlot(this);
-        p->setTitle(title);
-        p->setAxisLabels(tr("step"), y);
-        p->setEmptyText(tr("Curves appear as the steps arrive."));
-        return p;
+        return stepPlot(this, title, y, tr("Curves appear as the steps arrive."));
     };
     lossPlot_ = plot(tr("Loss"), tr("loss"));
     rewardPlot_ = plot(tr("Mean reward of the step's episodes"), tr("reward"));
@@ -126,26 +122,12 @@ TrainingView::TrainingView(QString storePath, QWidget* parent)
     left->addLayout(buttons);
     left->addWidget(status_);
     left->addStretch();
-    auto* scroll = new QScrollArea(this);
-    scroll->setWidget(settings);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto* right = new QTabWidget(this);
-    auto* curvesScroll = new QScrollArea(this);
-    curvesScroll->setWidget(curves);
-    curvesScroll->setWidgetResizable(true);
-    curvesScroll->setFrameShape(QFrame::NoFrame);
-    right->addTab(curvesScroll, tr("Curves"));
+    right->addTab(scrolled(this, curves), tr("Curves"));
     right->addTab(table_, tr("Steps"));
-    auto* splitter = new QSplitter(Qt::Horizontal, this);
-    splitter->addWidget(scroll);
-    splitter->addWidget(right);
-    splitter->setStretchFactor(1, 1);
-    splitter->setSizes({360, 900});
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(splitter);
+    layout->addWidget(settingsBesideResults(this, settings, right, 360));
 
     connect(startButton_, &QPushButton::clicked, this, &TrainingView::start);
     connect(stopButton_, &QPushButton::clicked, controller_, &TrainingController::stop);
@@ -226,13 +208,14 @@ void TrainingView::addStep(const TrainingStepRow& row) {
 }
 
 void TrainingView::redrawCurves() {
-    PlotSeries loss{tr("loss"), QColor(0x3b, 0x82, 0xf6), {}};
-    PlotSeries valueLoss{tr("value loss"), QColor(0xf5, 0x9e, 0x0b), {}};
-    PlotSeries reward{tr("reward"), QColor(0x10, 0xb9, 0x81), {}};
-    PlotSeries kl{tr("KL"), QColor(0xef, 0x44, 0x44), {}};
-    PlotSeries entropy{tr("entropy"), QColor(0x8b, 0x5c, 0xf6), {}};
-    PlotSeries clip{tr("clip fraction"), QColor(0x64, 0x74, 0x8b), {}};
-    PlotSeries tokens{tr("tokens/s"), QColor(0x0e, 0xa5, 0xe9), {}};
+    using C = TrainingCurveColours;
+    PlotSeries loss{tr("loss"), C::loss(), {}};
+    PlotSeries valueLoss{tr("value loss"), C::secondary(), {}};
+    PlotSeries reward{tr("reward"), C::reward(), {}};
+    PlotSeries kl{tr("KL"), C::kl(), {}};
+    PlotSeries entropy{tr("entropy"), C::entropy(), {}};
+    PlotSeries clip{tr("clip fraction"), C::clip(), {}};
+    PlotSeries tokens{tr("tokens/s"), C::tokens(), {}};
     // Steps are numbered per phase by the trainer; the curves number them in arrival order.
     double x = 0;
     for (const TrainingStepRow& r : steps_->steps()) {

@@ -7,6 +7,7 @@
 #include "widgets/core/engine_bridge.h"
 #include "widgets/runs/reward_histogram.h"
 #include "widgets/runs/reward_plot.h"
+#include "widgets/training/training_pane_parts.h"
 #include "widgets/training/tuning_phase_model.h"
 #include "widgets/training/tuning_run_controller.h"
 #include "widgets/training/tuning_sample_model.h"
@@ -24,7 +25,6 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
-#include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -94,11 +94,7 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     const auto plot = [this](const QString& title, const QString& y) {
-        auto* p = new RewardPlot(this);
-        p->setTitle(title);
-        p->setAxisLabels(tr("step"), y);
-        p->setEmptyText(tr("Curves appear as the training steps arrive."));
-        return p;
+        return stepPlot(this, title, y, tr("Curves appear as the training steps arrive."));
     };
     rewardPlot_ = plot(tr("Mean milestone reward of the step's samples"), tr("reward"));
     rewardPlot_->setMinimumYRange(AxisRange{-1, 3});
@@ -123,10 +119,6 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     grid->addWidget(speedupPlot_, 1, 1);
     grid->addWidget(policyPlot_, 2, 0);
     grid->addWidget(throughputPlot_, 2, 1);
-    auto* curvesScroll = new QScrollArea(this);
-    curvesScroll->setWidget(curves);
-    curvesScroll->setWidgetResizable(true);
-    curvesScroll->setFrameShape(QFrame::NoFrame);
 
     phaseTable_ = new QTableView(this);
     phaseTable_->setModel(phases_);
@@ -137,7 +129,7 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     sampleTable_->verticalHeader()->hide();
     sampleTable_->horizontalHeader()->setStretchLastSection(true);
     auto* tabs = new QTabWidget(this);
-    tabs->addTab(curvesScroll, tr("Curves"));
+    tabs->addTab(scrolled(this, curves), tr("Curves"));
     tabs->addTab(phaseTable_, tr("Before and after"));
     tabs->addTab(sampleTable_, tr("Samples"));
 
@@ -149,19 +141,9 @@ TuningRunView::TuningRunView(EngineBridge& bridge, QWidget* parent)
     left->addLayout(buttons);
     left->addWidget(status_);
     left->addStretch();
-    auto* settingsScroll = new QScrollArea(this);
-    settingsScroll->setWidget(settings);
-    settingsScroll->setWidgetResizable(true);
-    settingsScroll->setFrameShape(QFrame::NoFrame);
-    settingsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    auto* splitter = new QSplitter(Qt::Horizontal, this);
-    splitter->addWidget(settingsScroll);
-    splitter->addWidget(tabs);
-    splitter->setStretchFactor(1, 1);
-    splitter->setSizes({380, 900});
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(splitter);
+    layout->addWidget(settingsBesideResults(this, settings, tabs, 380));
 
     connect(browseConfig, &QPushButton::clicked, this, [this] {
         const QString file = QFileDialog::getOpenFileName(
@@ -302,15 +284,16 @@ QString TuningRunView::describe(const TuningRunSnapshot& run) const {
 }
 
 void TuningRunView::redrawCurves() {
-    PlotSeries reward{tr("mean reward"), QColor(0x10, 0xb9, 0x81), {}};
-    PlotSeries pass{tr("correct %"), QColor(0x3b, 0x82, 0xf6), {}};
-    PlotSeries faster{tr("faster than compile %"), QColor(0xf5, 0x9e, 0x0b), {}};
-    PlotSeries speedup{tr("speed-up vs eager"), QColor(0x10, 0xb9, 0x81), {}};
-    PlotSeries loss{tr("loss"), QColor(0x3b, 0x82, 0xf6), {}};
-    PlotSeries kl{tr("KL"), QColor(0xef, 0x44, 0x44), {}};
-    PlotSeries entropy{tr("entropy"), QColor(0x8b, 0x5c, 0xf6), {}};
-    PlotSeries clip{tr("clip fraction"), QColor(0x64, 0x74, 0x8b), {}};
-    PlotSeries tokens{tr("tokens/s"), QColor(0x0e, 0xa5, 0xe9), {}};
+    using C = TrainingCurveColours;
+    PlotSeries reward{tr("mean reward"), C::reward(), {}};
+    PlotSeries pass{tr("correct %"), C::loss(), {}};
+    PlotSeries faster{tr("faster than compile %"), C::secondary(), {}};
+    PlotSeries speedup{tr("speed-up vs eager"), C::reward(), {}};
+    PlotSeries loss{tr("loss"), C::loss(), {}};
+    PlotSeries kl{tr("KL"), C::kl(), {}};
+    PlotSeries entropy{tr("entropy"), C::entropy(), {}};
+    PlotSeries clip{tr("clip fraction"), C::clip(), {}};
+    PlotSeries tokens{tr("tokens/s"), C::tokens(), {}};
     std::map<int, int> latest;
     if (snapshot_)
         for (const TuningStepPoint& p : snapshot_->steps) {
