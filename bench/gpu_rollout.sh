@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The rollout benchmark (issue 17) on a GPU host:
-#   bench/gpu_rollout.sh [DEVICE] [PART...]        PART: anchor, rollout (default: both, in order)
+#   bench/gpu_rollout.sh [DEVICE] [PART...]   PART: anchor, rollout, resume (default: anchor rollout)
 # 1. bench/rollout_tasks.py writes a KernelBench-style task set (the eight bundled tasks and 24
 #    KernelBench-style single-operator tasks) with a candidate for each, and the scripted model's
 #    turns (write the candidate, Profile, stop).
@@ -10,12 +10,14 @@
 #    at a time on the GPU. Its own extension and torch.compile caches, so neither side warms the
 #    other.
 # 3. rollout: `kwb rollout` over the whole set against tests/agent/scripted_llm_server.py,
-#    KWB_CONCURRENCY episodes at once (default 8), a fresh kwb cache (every extension built,
-#    every baseline timed); then bench/rollout_report.py: metrics, evaluations per GPU-minute on
-#    both sides, GPU utilization (nvidia-smi every 0.5 s), and where each evaluation's time went.
-# The parts fit one device call together only with time to spare on a warm build; on a fresh
-# machine run `anchor` and `rollout` in two calls back to back (the work folder, KWB_WORK,
-# default /tmp/kwb-rollout-bench, stays while the machine is held).
+#    KWB_EPISODES episodes per task (default 2), KWB_CONCURRENCY at once (default 8), a fresh kwb
+#    cache (every extension built, every baseline timed), stopped after KWB_ROLLOUT_SECONDS
+#    (default 480; Ctrl+C's way, so what finished is kept); `resume` continues it in the next
+#    call. Then bench/rollout_report.py over all calls so far: metrics, evaluations per GPU-minute
+#    on both sides, GPU utilization (nvidia-smi every 0.5 s), where each evaluation's time went.
+# On a fresh machine run `anchor`, `rollout` and, if needed, `resume` in calls back to back (the
+# work folder, KWB_WORK, default /tmp/kwb-rollout-bench, and the scripted server stay while the
+# machine is held).
 # Environment: KWB_ONLY (task names for rollout_tasks.py), KWB_ANCHOR_ONLY (file stems), KWB_SMALL=1
 # (small inputs, for a CPU run). Everything lands in $OUT (default /tmp/kwb-rollout) as it happens.
 set -uo pipefail
@@ -45,8 +47,8 @@ echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo none)}"
 
 work="${KWB_WORK:-/tmp/kwb-rollout-bench}"
-sampler="" server_pid=""
-trap 'kill $sampler $server_pid 2>/dev/null' EXIT
+sampler=""
+trap 'kill $sampler 2>/dev/null' EXIT
 small=()
 [ "${KWB_SMALL:-0}" = 1 ] && small=(--small)
 # The task set is written once per setting and kept for the next part.
@@ -77,28 +79,42 @@ anchor)
     kill "$sampler" 2>/dev/null; sampler=""
     cp "$work/anchor.json" "$out/" 2>/dev/null
     cp "$out/anchor-gpu.csv" "$work/" 2>/dev/null ;;
-rollout)
-    echo "== kwb rollout"
-    rm -rf "$work/store.db"* "$work/kwb-cache" "$work/state" "$work/runs"
-    "$python" "$repo/tests/agent/scripted_llm_server.py" "$work/script.json" "$work/requests.log" >"$work/server.out" &
-    server_pid=$!
-    for _ in $(seq 50); do grep -q '^PORT ' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
+rollout | resume)
+    # The scripted server outlives this device call (its own session), so that a resumed run
+    # finds it at the address the run recorded.
+    if ! { [ -f "$work/server.out" ] && kill -0 "$(cat "$work/server.pid" 2>/dev/null)" 2>/dev/null; }; then
+        setsid "$python" "$repo/tests/agent/scripted_llm_server.py" "$work/script.json" "$work/requests.log" \
+            >"$work/server.out" 2>&1 < /dev/null &
+        echo $! >"$work/server.pid"
+        for _ in $(seq 50); do grep -q '^PORT ' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
+    fi
     port="$(sed -n 's/^PORT //p' "$work/server.out")"
     [ -n "$port" ] || { echo "scripted server did not start"; exit 1; }
+    if [ "$part" = rollout ]; then
+        echo "== kwb rollout: ${KWB_EPISODES:-2} episodes per task, ${KWB_CONCURRENCY:-8} at once"
+        rm -rf "$work/store.db"* "$work/kwb-cache" "$work/state" "$work/runs" "$work/walls" "$work/rollout-gpu.csv"
+        command=(rollout --tasks "$work/KernelBench" --episodes-per-task "${KWB_EPISODES:-2}"
+                 --concurrency "${KWB_CONCURRENCY:-8}" --provider openai --base-url "http://127.0.0.1:$port/v1"
+                 --model scripted --max-turns 10 --device "$device" --python "$python")
+    else
+        echo "== kwb rollout resume"
+        command=(rollout resume 1)
+    fi
     sample_gpu "$out/rollout-gpu.csv"
-    rollout_started=$(date +%s.%N)
+    started=$(date +%s.%N)
+    # Stopped (SIGINT: what finished is kept) before the device call's end; `resume` continues.
     OPENAI_API_KEY=sk-rollout-bench KWB_CACHE_DIR="$work/kwb-cache" KWB_STATE_DIR="$work/state" \
-        "$kwb" rollout --tasks "$work/KernelBench" --episodes-per-task 1 --concurrency "${KWB_CONCURRENCY:-8}" \
-        --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 6 \
-        --device "$device" --python "$python" --store "$work/store.db" --json >"$out/rollout.json"
+        timeout -s INT -k 60 "${KWB_ROLLOUT_SECONDS:-480}" "$kwb" "${command[@]}" --store "$work/store.db" --json \
+        >"$out/rollout.json"
     echo "rollout exit $?: $(cat "$out/rollout.json")"
-    rollout_ended=$(date +%s.%N)
+    python3 -c "print($(date +%s.%N) - $started)" >>"$work/walls"
     kill "$sampler" 2>/dev/null; sampler=""
+    cat "$out/rollout-gpu.csv" >>"$work/rollout-gpu.csv" 2>/dev/null
     "$kwb" runs --store "$work/store.db" metrics 1 --json >"$out/metrics.json"
     "$python" "$repo/bench/rollout_report.py" --store "$work/store.db" --metrics "$out/metrics.json" \
-        --started "$rollout_started" --ended "$rollout_ended" --gpu-samples "$out/rollout-gpu.csv" \
+        --wall "$(paste -sd+ "$work/walls" | python3 -c 'import sys; print(eval(sys.stdin.read()))')" \
+        --gpu-samples "$work/rollout-gpu.csv" \
         --anchor "$work/anchor.json" --anchor-gpu-samples "$work/anchor-gpu.csv" | tee "$out/report.md"
-    kill "$server_pid" 2>/dev/null; server_pid=""
     cp "$work/store.db" "$out/store.db" 2>/dev/null
     gzip -c "$work/requests.log" >"$out/requests.log.gz" 2>/dev/null ;;
 *)

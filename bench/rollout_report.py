@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The rollout benchmark's report (bench/gpu_rollout.sh): Markdown on stdout.
 
-    bench/rollout_report.py --store STORE --metrics METRICS.json --started T0 --ended T1
+    bench/rollout_report.py --store STORE --metrics METRICS.json --wall SECONDS
         [--gpu-samples CSV] [--anchor ANCHOR.json] [--anchor-gpu-samples CSV]
 
 Evaluations are the run's evaluation events (each Profile tool call and each final evaluation);
@@ -40,13 +40,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", required=True)
     parser.add_argument("--metrics", required=True)
-    parser.add_argument("--started", type=float, required=True)
-    parser.add_argument("--ended", type=float, required=True)
+    parser.add_argument("--wall", type=float, required=True, help="the rollout's seconds, all calls together")
     parser.add_argument("--gpu-samples", default="")
     parser.add_argument("--anchor", default="")
     parser.add_argument("--anchor-gpu-samples", default="")
     args = parser.parse_args()
-    wall = args.ended - args.started
+    wall = args.wall
 
     db = sqlite3.connect(args.store)
     episodes = db.execute("SELECT id, task, status, reward FROM episodes ORDER BY id").fetchall()

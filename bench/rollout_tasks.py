@@ -11,7 +11,8 @@
   The bundled tasks use their bundled solutions; the others get the pair's CUDA kernel behind a
   launcher and a binding.
 - OUT/script.json: turns for tests/agent/scripted_llm_server.py's by_task mode. Every episode
-  writes its task's candidate, calls Profile (a full evaluation) and stops (the final evaluation).
+  writes its task's candidate, verifies, profiles, changes one line of the kernel, profiles
+  again and stops (the final evaluation): four evaluations an episode.
 
 --small shrinks the generated tasks' inputs for a CPU run.
 """
@@ -248,10 +249,18 @@ def bundled_files(task: str) -> dict:
 
 
 def turns_for(files: dict) -> list:
+    """An episode as an agent's goes: write the candidate, verify, profile, change one line of the
+    kernel (an incremental rebuild), profile again, stop (the final evaluation): four evaluations."""
     writes = [{"id": f"call_w{i}", "name": "Write", "arguments": {"file_path": path, "content": text}}
               for i, (path, text) in enumerate(sorted(files.items()))]
+    kernel = sorted(path for path in files if path.endswith(".cu"))[0]
+    edited = files[kernel] + "// launch settings checked\n"
     return [{"text": "I will write the kernel, its binding and ModelNew.", "tool_calls": writes},
-            {"text": "Now the full evaluation.", "tool_calls": [{"id": "call_p", "name": "Profile", "arguments": {}}]},
+            {"text": "First, is it correct?", "tool_calls": [{"id": "call_v", "name": "Verify", "arguments": {}}]},
+            {"text": "Now the timing.", "tool_calls": [{"id": "call_p1", "name": "Profile", "arguments": {}}]},
+            {"text": "A small change to the kernel.",
+             "tool_calls": [{"id": "call_e", "name": "Write", "arguments": {"file_path": kernel, "content": edited}}]},
+            {"text": "And the timing again.", "tool_calls": [{"id": "call_p2", "name": "Profile", "arguments": {}}]},
             {"text": "The kernel is correct. Done."}]
 
 
