@@ -61,6 +61,16 @@ private slots:
         QCOMPARE(RewardPlot::tickText(-2.5e6), QStringLiteral("-2.5M"));
     }
 
+    void aLongAxisLabelIsShortenedToFit() {
+        const QFontMetrics metrics(QFont(QStringLiteral("DejaVu Sans"), 9));
+        const QString label = QStringLiteral("loss, KL, entropy, clip");
+        QCOMPARE(RewardPlot::fittedLabel(label, metrics, 1000), label);
+        const QString fitted = RewardPlot::fittedLabel(label, metrics, 60);
+        QVERIFY(fitted.endsWith(QChar(0x2026)));
+        QVERIFY(metrics.horizontalAdvance(fitted) <= 60);
+        QVERIFY(fitted.startsWith(QStringLiteral("loss")));
+    }
+
     void fittedRangeHoldsValuesAndAnchors() {
         const AxisRange r = fittedRange({1.2, 2.5}, {1.0});
         QVERIFY(r.min < 1.0 && r.max > 2.5);

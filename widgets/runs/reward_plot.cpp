@@ -15,6 +15,10 @@ constexpr double kLeft = 52, kRight = 14, kTop = 26, kBottom = 34;
 
 } // namespace
 
+QString RewardPlot::fittedLabel(const QString& label, const QFontMetrics& metrics, int length) {
+    return metrics.elidedText(label, Qt::ElideRight, std::max(0, length));
+}
+
 QString RewardPlot::tickText(double value) {
     const double magnitude = std::abs(value);
     if (magnitude >= 1e6)
@@ -179,7 +183,8 @@ void RewardPlot::paintEvent(QPaintEvent*) {
     painter.save();
     painter.translate(10, area.center().y());
     painter.rotate(-90);
-    painter.drawText(QRectF(-area.height() / 2, -8, area.height(), 14), Qt::AlignCenter, yLabel_);
+    painter.drawText(QRectF(-area.height() / 2, -8, area.height(), 14), Qt::AlignCenter,
+                     fittedLabel(yLabel_, painter.fontMetrics(), int(area.height())));
     painter.restore();
     painter.setPen(QPen(pal.color(QPalette::Mid), 1));
     painter.drawRect(area);

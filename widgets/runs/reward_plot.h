@@ -3,6 +3,7 @@
 #include "widgets/runs/plot_axes.h"
 
 #include <QColor>
+#include <QFontMetrics>
 #include <QString>
 #include <QWidget>
 #include <optional>
@@ -37,6 +38,9 @@ public:
     // A tick's label, short enough for the margin beside the axis label: thousands and millions
     // with a suffix ("12k", not "1.2e+04", which ran into the label).
     static QString tickText(double value);
+    // An axis label that fits `length` pixels in `metrics`' font: shortened with an ellipsis
+    // when longer (a y label runs along the plot's height, which a small dock makes short).
+    static QString fittedLabel(const QString& label, const QFontMetrics& metrics, int length);
 
     void setTitle(const QString& title);
     void setAxisLabels(const QString& x, const QString& y);
