@@ -51,8 +51,9 @@ void TuningRunReader::startOver() {
     samplesTail_.startOver();
     stepsTail_.startOver();
     phaseFigures_.clear();
-    state_ = TuningRunSnapshot();
-    state_.folder = folder_;
+    state_.steps.clear();
+    state_.samples.clear();
+    state_.skippedLines = 0;
 }
 
 void TuningRunReader::addSample(const json& row) {
@@ -132,11 +133,7 @@ TuningRunSnapshotPtr TuningRunReader::read() {
     if (samplesTail_.restarts() + stepsTail_.restarts() != restartsBefore) {
         // A resumed run renames a fresh samples.jsonl, with the rows still valid, over the old
         // one: what was summed from the old one is read again from the new one.
-        const TuningRunSnapshot kept = state_;
         startOver();
-        state_.trainSpaces = kept.trainSpaces;
-        state_.heldOutSpaces = kept.heldOutSpaces;
-        state_.plannedSteps = kept.plannedSteps;
         samples = newRows(samplesTail_);
         steps = newRows(stepsTail_);
     }

@@ -72,7 +72,8 @@ private:
     // The rows of the complete lines `tail` gained since the last read (malformed ones counted
     // in skippedLines).
     std::vector<nlohmann::json> newRows(timeline::RecordFileTail& tail);
-    // Forgets everything read, to read both files again from their start.
+    // Forgets what the two files gave (steps, samples, the phases' figures), to read both again
+    // from their start; the run's settings stay.
     void startOver();
     void addSample(const nlohmann::json& row);
     void addStep(const nlohmann::json& row);
