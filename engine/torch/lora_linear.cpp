@@ -36,8 +36,7 @@ torch::Tensor LoraLinear::inferenceWeight() const {
     const std::lock_guard lock(inferenceMutex_);
     if (!inferenceWeight_.defined() || inferenceVersionA_ != a_._version() ||
         inferenceVersionB_ != b_._version()) {
-        torch::NoGradGuard noGrad;
-        inferenceWeight_ = weight_.to(torch::kFloat32) + scale_ * torch::matmul(b_, a_);
+        inferenceWeight_ = mergedInFloat32();
         inferenceVersionA_ = a_._version();
         inferenceVersionB_ = b_._version();
     }
@@ -49,9 +48,13 @@ torch::Tensor LoraLinear::forwardMerged(const torch::Tensor& x) const {
     return torch::linear(x.to(torch::kFloat32), inferenceWeight()).to(x.scalar_type());
 }
 
-torch::Tensor LoraLinear::merged() const {
+torch::Tensor LoraLinear::mergedInFloat32() const {
     torch::NoGradGuard noGrad;
-    return (weight_.to(torch::kFloat32) + scale_ * torch::matmul(b_, a_)).to(weight_.scalar_type());
+    return weight_.to(torch::kFloat32) + scale_ * torch::matmul(b_, a_);
+}
+
+torch::Tensor LoraLinear::merged() const {
+    return mergedInFloat32().to(weight_.scalar_type());
 }
 
 } // namespace kwb::torchnn

@@ -34,7 +34,9 @@ public:
     double scale() const { return scale_; }
 
 private:
-    // The float32 merged weight for the adapter as it is now.
+    // W + (alpha / rank) * B A in float32, detached.
+    torch::Tensor mergedInFloat32() const;
+    // mergedInFloat32() for the adapter as it is now, kept between calls.
     torch::Tensor inferenceWeight() const;
 
     torch::Tensor weight_, a_, b_;
