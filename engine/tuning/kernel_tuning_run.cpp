@@ -256,7 +256,7 @@ json TuningRunConfig::toJson() const {
             {"full", policy.fullFineTuning},
             {"threads", policy.threads},
             {"timing", timing},
-            {"phase_timing", phaseTiming.empty() ? timing : phaseTiming},
+            {"phase_timing", phasesTiming()},
             {"standby", standby},
             {"parallel_evaluations", parallelEvaluations},
             {"out", out},
@@ -264,15 +264,13 @@ json TuningRunConfig::toJson() const {
 }
 
 bool phasesTimedApart(const TuningRunConfig& config) {
-    return !config.phaseTiming.empty() && config.phaseTiming != config.timing;
+    return config.phasesTiming() != config.timing;
 }
 
 EvaluationOptions tuningEvaluationOptions(const TuningRunConfig& config, DeviceChoice device,
                                           bool forPhases) {
     EvaluationOptions options = rlEvaluationOptions();
-    const std::string& timing =
-        forPhases && !config.phaseTiming.empty() ? config.phaseTiming : config.timing;
-    if (timing == "quick")
+    if ((forPhases ? config.phasesTiming() : config.timing) == "quick")
         applyQuickFeedback(options);
     options.device = device;
     options.warmWorker = true;

@@ -46,6 +46,8 @@ struct TuningRunConfig {
     // speed-up's interval clears the threshold (within its budget). Measured apart from the
     // training groups, so no phase reuses a quick measurement.
     std::string phaseTiming;
+    // The phases' timing in effect: phaseTiming, else timing.
+    const std::string& phasesTiming() const { return phaseTiming.empty() ? timing : phaseTiming; }
     // Warm workers prepare the next evaluation of a workspace while the policy samples; the run
     // scores a space's group back to back, so the preparation is mostly used.
     bool standby = true;
