@@ -4,7 +4,8 @@
     bench/rollout_report.py --store STORE --metrics METRICS.json --wall SECONDS
         [--gpu-samples CSV] [--anchor ANCHOR.json] [--anchor-gpu-samples CSV]
 
-Evaluations are the run's evaluation events (each Profile tool call and each final evaluation);
+Evaluations are the run's evaluation events (each Verify and Profile tool call and each final
+evaluation);
 evaluations per GPU-minute divide them by the rollout's wall time on its one GPU, everything
 included (extension builds, baselines, the model's turns). The anchor's rate divides its
 candidates by the GPU phase of bench/cuda_agent_scripts.py (verification + profiling; its
@@ -48,13 +49,9 @@ def main() -> int:
     wall = args.wall
 
     db = sqlite3.connect(args.store)
-    episodes = db.execute("SELECT id, task, status, reward FROM episodes ORDER BY id").fetchall()
-    evaluations = []
-    for episode_id, payload in db.execute(
-            "SELECT episode_id, payload FROM events WHERE kind = 'evaluation' ORDER BY episode_id, sequence"):
-        evaluation = json.loads(payload)
-        evaluation["episode"] = episode_id
-        evaluations.append(evaluation)
+    episodes = db.execute("SELECT status, reward FROM episodes ORDER BY id").fetchall()
+    evaluations = [json.loads(payload) for (payload,) in
+                   db.execute("SELECT payload FROM events WHERE kind = 'evaluation'")]
 
     stage_seconds = collections.defaultdict(list)
     totals = []
@@ -68,8 +65,8 @@ def main() -> int:
     overall = metrics.get("overall", {})
 
     print(f"## kwb rollout: {len(episodes)} episodes, {len(evaluations)} evaluations in {wall:.1f} s")
-    statuses = collections.Counter(status for _, _, status, _ in episodes)
-    rewards = collections.Counter(reward for _, _, _, reward in episodes)
+    statuses = collections.Counter(status for status, _ in episodes)
+    rewards = collections.Counter(reward for _, reward in episodes)
     print(f"- statuses: {dict(statuses)}; final rewards: {dict(sorted(rewards.items(), key=str))}")
     rate = len(evaluations) / (wall / 60) if wall > 0 else None
     print(f"- evaluations per GPU-minute (wall, everything included): **{figure(rate)}**; "

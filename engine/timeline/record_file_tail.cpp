@@ -49,13 +49,13 @@ bool RecordFileTail::ensureOpen() {
 }
 
 bool RecordFileTail::replacedOrTruncated() const {
-    struct stat named {
-    }, opened{};
+    struct stat opened {};
     if (::fstat(fd_, &opened) != 0)
         return false;
     if (static_cast<std::uint64_t>(opened.st_size) < offset_)
         return true;
     // A name that now holds another file (renamed over ours); a name removed keeps ours.
+    struct stat named {};
     return ::lstat(path_.c_str(), &named) == 0 &&
            (static_cast<std::uint64_t>(named.st_dev) != device_ ||
             static_cast<std::uint64_t>(named.st_ino) != inode_);

@@ -59,7 +59,6 @@ class CudaTimer:
         self._flush = clock.new_event()
         self._start = clock.new_event()
         self._end = clock.new_event()
-        self.head_start_us = head_start_us
         self._head_cycles = self._cycles_for(head_start_us) if head_start_us > 0 else 0
 
     def _cycles_for(self, microseconds: float) -> int:
