@@ -55,17 +55,13 @@ class Script:
             if self.next_turn >= len(self.turns):
                 return self.next_turn, None, None
             index, turn = self.next_turn, self.turns[self.next_turn]
-            faults = turn.get("faults") or ([turn["fault"]] if "fault" in turn else [])
-            served = self.faults_served.get(index, 0)
-            if served < len(faults):
-                self.faults_served[index] = served + 1
-                return index, turn, faults[served]
-            self.next_turn += 1
-            return index, turn, None
-
+            fault = self._unserved_fault(index, turn)
+            if fault is None:
+                self.next_turn += 1
+            return index, turn, fault
 
     def next_for_task(self, body):
-        messages = body.get("messages", []) if isinstance(body, dict) else []
+        messages = body.get("messages", [])
         # The task is in the system prompt (OpenAI) or the top-level "system" (Anthropic) and
         # the user's messages.
         prompt = text_of(body.get("system")) + "".join(
@@ -76,14 +72,18 @@ class Script:
                 if index >= len(entry["turns"]):
                     return index, None, None
                 turn = entry["turns"][index]
-                faults = turn.get("faults") or ([turn["fault"]] if "fault" in turn else [])
                 with self.lock:
-                    served = self.faults_served.get((number, index), 0)
-                    if served < len(faults):
-                        self.faults_served[(number, index)] = served + 1
-                        return index, turn, faults[served]
-                return index, turn, None
+                    return index, turn, self._unserved_fault((number, index), turn)
         return index, None, None
+
+    def _unserved_fault(self, key, turn):
+        """The turn's next fault not yet served (counted as served now), or None. Under the lock."""
+        faults = turn.get("faults") or ([turn["fault"]] if "fault" in turn else [])
+        served = self.faults_served.get(key, 0)
+        if served < len(faults):
+            self.faults_served[key] = served + 1
+            return faults[served]
+        return None
 
 
 def text_of(content):
