@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <queue>
 #include <sstream>
 
 namespace kwb::model {
@@ -28,16 +29,6 @@ std::size_t utf8Length(unsigned char lead) {
     return 4;
 }
 
-std::vector<std::string> utf8Symbols(const std::string& s) {
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < s.size();) {
-        const std::size_t n = std::min(utf8Length(static_cast<unsigned char>(s[i])), s.size() - i);
-        out.push_back(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
-
 } // namespace
 
 bool BpeTokenizer::setSpecialTokens(std::vector<SpecialToken> tokens, std::string* error) {
@@ -54,6 +45,35 @@ bool BpeTokenizer::setSpecialTokens(std::vector<SpecialToken> tokens, std::strin
     std::stable_sort(tokens.begin(), tokens.end(),
                      [](const auto& a, const auto& b) { return a.text.size() > b.text.size(); });
     special_ = std::move(tokens);
+    specialStarts_.reset();
+    for (const SpecialToken& t : special_)
+        specialStarts_.set(static_cast<unsigned char>(t.text[0]));
+    return true;
+}
+
+bool BpeTokenizer::setMerges(const std::vector<std::string>& merges, std::string* error) {
+    int rank = 0;
+    for (const std::string& merge : merges) {
+        // Both halves and their join must be tokens, or a merge would produce a piece the
+        // vocabulary cannot name and its text would be lost.
+        const std::size_t space = merge.find(' ');
+        if (space == std::string::npos) {
+            *error = "the merge '" + merge + "' is not two tokens separated by a space";
+            return false;
+        }
+        const std::string left = merge.substr(0, space);
+        const std::string right = merge.substr(space + 1);
+        for (const std::string& token : {left, right, left + right})
+            if (!ids_.count(token)) {
+                *error = "the merge '" + merge + "' names '" + token +
+                         "', which is not in the vocabulary";
+                return false;
+            }
+        if (ranks_.emplace(merge, rank).second) {
+            merges_.push_back(merge);
+            ++rank;
+        }
+    }
     return true;
 }
 
@@ -78,12 +98,8 @@ BpeTokenizer::Loaded BpeTokenizer::fromGguf(const GgufFile& file) {
     }
     for (std::size_t i = 0; i < t->vocab_.size(); ++i)
         t->ids_.emplace(t->vocab_[i], TokenId(i));
-    int rank = 0;
-    for (const std::string& merge : *merges->strings())
-        if (t->ranks_.emplace(merge, rank).second) {
-            t->merges_.push_back(merge);
-            ++rank;
-        }
+    if (!t->setMerges(*merges->strings(), &out.error))
+        return out;
     const std::string pre = file.string("tokenizer.ggml.pre", "default");
     std::string error;
     auto pretokenizer = Pretokenizer::forGgufName(pre, &error);
@@ -139,28 +155,41 @@ BpeTokenizer::Loaded BpeTokenizer::fromTokenizerJson(const std::string& path) {
         return out;
     }
     std::unique_ptr<BpeTokenizer> t(new BpeTokenizer);
+    // Ids are indices into the vocabulary: each must be a whole number in range, or the file
+    // is refused as the tokenizers library refuses it (a negative one once wrote out of bounds).
+    constexpr std::int64_t kLargestId = 10'000'000;
+    const auto validId = [](const nlohmann::json& id) {
+        return id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
+               id.get<std::int64_t>() < kLargestId;
+    };
     std::size_t size = 0;
-    for (const auto& [text, id] : model["vocab"].items())
-        if (id.is_number_integer() && id.get<std::int64_t>() >= 0)
-            size = std::max(size, std::size_t(id.get<std::int64_t>()) + 1);
+    for (const auto& [text, id] : model["vocab"].items()) {
+        if (!validId(id)) {
+            out.error = path + ": the vocabulary gives '" + text + "' the id " + id.dump() +
+                        " (ids are whole numbers from 0 to " + std::to_string(kLargestId - 1) + ")";
+            return out;
+        }
+        size = std::max(size, std::size_t(id.get<std::int64_t>()) + 1);
+    }
     std::vector<SpecialToken> special;
     const nlohmann::json added = doc.value("added_tokens", nlohmann::json::array());
-    for (const nlohmann::json& a : added)
-        if (a.is_object() && a.contains("id") && a["id"].is_number_integer() &&
-            a["id"].get<std::int64_t>() >= 0)
-            size = std::max(size, std::size_t(a["id"].get<std::int64_t>()) + 1);
-    if (size > 10'000'000) {
-        out.error = path + ": the vocabulary is too large";
+    if (!added.is_array()) {
+        out.error = path + ": added_tokens is not a list";
         return out;
+    }
+    for (const nlohmann::json& a : added) {
+        if (!a.is_object() || !a.contains("content") || !a["content"].is_string() ||
+            !a.contains("id") || !validId(a["id"])) {
+            out.error = path + ": an added token without a string content and a valid id: " +
+                        a.dump().substr(0, 200);
+            return out;
+        }
+        size = std::max(size, std::size_t(a["id"].get<std::int64_t>()) + 1);
     }
     t->vocab_.assign(size, std::string());
     for (const auto& [text, id] : model["vocab"].items())
-        if (id.is_number_integer() && id.get<std::int64_t>() >= 0)
-            t->vocab_[std::size_t(id.get<std::int64_t>())] = text;
+        t->vocab_[std::size_t(id.get<std::int64_t>())] = text;
     for (const nlohmann::json& a : added) {
-        if (!a.is_object() || !a.contains("content") || !a["content"].is_string() ||
-            !a.contains("id") || !a["id"].is_number_integer())
-            continue;
         const auto id = TokenId(a["id"].get<std::int64_t>());
         t->vocab_[std::size_t(id)] = a["content"].get<std::string>();
         special.push_back({a["content"].get<std::string>(), id});
@@ -168,18 +197,31 @@ BpeTokenizer::Loaded BpeTokenizer::fromTokenizerJson(const std::string& path) {
     for (std::size_t i = 0; i < t->vocab_.size(); ++i)
         if (!t->vocab_[i].empty())
             t->ids_.emplace(t->vocab_[i], TokenId(i));
-    int rank = 0;
+    std::vector<std::string> merges;
     for (const nlohmann::json& merge : model["merges"]) {
         // Older files write "left right", newer ones ["left", "right"].
-        std::string text;
-        if (merge.is_string())
-            text = merge.get<std::string>();
+        if (merge.is_string() && merge.get<std::string>().find(' ') != std::string::npos)
+            merges.push_back(merge.get<std::string>());
         else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
                  merge[1].is_string())
-            text = merge[0].get<std::string>() + " " + merge[1].get<std::string>();
-        if (!text.empty() && t->ranks_.emplace(text, rank).second) {
-            t->merges_.push_back(text);
-            ++rank;
+            merges.push_back(merge[0].get<std::string>() + " " + merge[1].get<std::string>());
+        else {
+            out.error = path + ": the merge " + merge.dump().substr(0, 200) +
+                        " is neither \"left right\" nor [\"left\", \"right\"]";
+            return out;
+        }
+    }
+    if (!t->setMerges(merges, &out.error)) {
+        out.error = path + ": " + out.error;
+        return out;
+    }
+    if (const nlohmann::json unk = model.value("unk_token", nlohmann::json()); unk.is_string()) {
+        // Characters the vocabulary cannot spell become this token, as in `tokenizers`.
+        t->unknown_ = t->tokenId(unk.get<std::string>());
+        if (!t->unknown_) {
+            out.error = path + ": the unknown token '" + unk.get<std::string>() +
+                        "' is not in the vocabulary";
+            return out;
         }
     }
     t->ignoreMerges_ = model.value("ignore_merges", false);
@@ -206,26 +248,71 @@ void BpeTokenizer::encodePiece(const std::string& piece, std::vector<TokenId>& o
             return;
         }
     }
-    std::vector<std::string> parts = utf8Symbols(symbols);
-    // Merge the adjacent pair of lowest rank until none is in the table (each merge applies to
-    // the leftmost occurrence first, like the reference implementations).
-    while (parts.size() > 1) {
-        int best = std::numeric_limits<int>::max();
-        std::size_t at = 0;
-        for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-            const auto found = ranks_.find(parts[i] + " " + parts[i + 1]);
-            if (found != ranks_.end() && found->second < best) {
-                best = found->second;
-                at = i;
-            }
-        }
-        if (best == std::numeric_limits<int>::max())
-            break;
-        parts[at] += parts[at + 1];
-        parts.erase(parts.begin() + std::ptrdiff_t(at) + 1);
+    // The piece's characters as a list of symbols, each a span of `symbols`; merging a pair
+    // grows the left span and ends the right one. A queue ordered by (rank, position) yields
+    // the adjacent pair of lowest rank, leftmost first, as the reference implementations merge;
+    // an entry whose spans changed since it was queued is stale and skipped. This keeps a long
+    // piece (a run of one letter, digits, spaces) at n log n instead of a rescan per merge.
+    struct Symbol {
+        std::size_t start = 0;
+        std::size_t length = 0; // 0: merged into its left neighbour
+        std::ptrdiff_t prev = -1;
+        std::ptrdiff_t next = -1;
+    };
+    std::vector<Symbol> parts;
+    for (std::size_t i = 0; i < symbols.size();) {
+        const std::size_t n =
+            std::min(utf8Length(static_cast<unsigned char>(symbols[i])), symbols.size() - i);
+        const auto index = std::ptrdiff_t(parts.size());
+        parts.push_back({i, n, index - 1, -1});
+        if (index > 0)
+            parts[std::size_t(index - 1)].next = index;
+        i += n;
     }
-    for (const std::string& part : parts) {
-        if (const auto found = ids_.find(part); found != ids_.end())
+    struct Candidate {
+        int rank;
+        std::size_t left;
+        std::size_t leftLength;
+        std::size_t rightLength;
+        bool operator>(const Candidate& o) const {
+            return rank != o.rank ? rank > o.rank : left > o.left;
+        }
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+    std::string key;
+    const auto consider = [&](std::ptrdiff_t left) {
+        if (left < 0 || parts[std::size_t(left)].next < 0)
+            return;
+        const Symbol& l = parts[std::size_t(left)];
+        const Symbol& r = parts[std::size_t(l.next)];
+        key.assign(symbols, l.start, l.length);
+        key += ' ';
+        key.append(symbols, r.start, r.length);
+        if (const auto found = ranks_.find(key); found != ranks_.end())
+            queue.push({found->second, std::size_t(left), l.length, r.length});
+    };
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i)
+        consider(std::ptrdiff_t(i));
+    while (!queue.empty()) {
+        const Candidate c = queue.top();
+        queue.pop();
+        Symbol& l = parts[c.left];
+        if (l.length != c.leftLength || l.next < 0 ||
+            parts[std::size_t(l.next)].length != c.rightLength)
+            continue; // a span of this pair changed since it was queued
+        Symbol& r = parts[std::size_t(l.next)];
+        l.length += r.length;
+        r.length = 0;
+        l.next = r.next;
+        if (l.next >= 0)
+            parts[std::size_t(l.next)].prev = std::ptrdiff_t(c.left);
+        consider(l.prev);
+        consider(std::ptrdiff_t(c.left));
+    }
+    for (std::ptrdiff_t i = parts.empty() ? -1 : 0; i >= 0; i = parts[std::size_t(i)].next) {
+        const Symbol& part = parts[std::size_t(i)];
+        if (const auto found = ids_.find(symbols.substr(part.start, part.length));
+            found != ids_.end())
             out.push_back(found->second);
         else if (unknown_)
             out.push_back(*unknown_);
@@ -242,11 +329,12 @@ std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool parseSpeci
     if (parseSpecial && !special_.empty()) {
         for (std::size_t i = 0; i < text.size();) {
             const SpecialToken* hit = nullptr;
-            for (const SpecialToken& s : special_)
-                if (text.compare(i, s.text.size(), s.text) == 0) {
-                    hit = &s;
-                    break;
-                }
+            if (specialStarts_.test(static_cast<unsigned char>(text[i])))
+                for (const SpecialToken& s : special_)
+                    if (text.compare(i, s.text.size(), s.text) == 0) {
+                        hit = &s;
+                        break;
+                    }
             if (!hit) {
                 ++i;
                 continue;

@@ -2,6 +2,7 @@
 
 #include "engine/model/pretokenizer.h"
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -52,6 +53,7 @@ public:
 private:
     BpeTokenizer() = default;
     bool setSpecialTokens(std::vector<SpecialToken> tokens, std::string* error);
+    bool setMerges(const std::vector<std::string>& merges, std::string* error);
     void encodePiece(const std::string& piece, std::vector<TokenId>& out) const;
 
     std::vector<std::string> vocab_;
@@ -61,6 +63,7 @@ private:
     std::vector<std::string> merges_;
     Pretokenizer pretokenizer_;
     std::vector<SpecialToken> special_; // longest first, so the longest match wins
+    std::bitset<256> specialStarts_;    // the first bytes of special tokens, a quick filter
     std::vector<bool> specialById_;
     // Llama 3's tokenizer takes a piece that is itself in the vocabulary as one token.
     bool ignoreMerges_ = false;

@@ -1,5 +1,6 @@
 #include "engine/model/byte_level.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -78,6 +79,52 @@ std::optional<std::string> symbolsToBytes(std::string_view symbols) {
             return std::nullopt;
         out += char(found->second);
         i += length;
+    }
+    return out;
+}
+
+std::string repairedUtf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    for (std::size_t i = 0; i < text.size();) {
+        const unsigned char lead = byte(i);
+        if (lead < 0x80) {
+            out += char(lead);
+            ++i;
+            continue;
+        }
+        // The well-formed sequences (Unicode's table 3-7): the lead byte fixes the length and
+        // the range of the second byte; later bytes are 80..BF.
+        std::size_t length = 0;
+        unsigned char low = 0x80, high = 0xBF;
+        if (lead >= 0xC2 && lead <= 0xDF) {
+            length = 2;
+        } else if (lead >= 0xE0 && lead <= 0xEF) {
+            length = 3;
+            low = lead == 0xE0 ? 0xA0 : 0x80;
+            high = lead == 0xED ? 0x9F : 0xBF;
+        } else if (lead >= 0xF0 && lead <= 0xF4) {
+            length = 4;
+            low = lead == 0xF0 ? 0x90 : 0x80;
+            high = lead == 0xF4 ? 0x8F : 0xBF;
+        }
+        std::size_t valid = length == 0 ? 0 : 1; // bytes of a well-formed prefix
+        while (valid > 0 && valid < length && i + valid < text.size()) {
+            const unsigned char next = byte(i + valid);
+            const bool fits =
+                valid == 1 ? next >= low && next <= high : next >= 0x80 && next <= 0xBF;
+            if (!fits)
+                break;
+            ++valid;
+        }
+        if (length != 0 && valid == length) {
+            out.append(text.substr(i, length));
+            i += length;
+        } else {
+            out += "\xEF\xBF\xBD"; // U+FFFD for the maximal ill-formed subpart
+            i += std::max<std::size_t>(valid, 1);
+        }
     }
     return out;
 }

@@ -14,4 +14,10 @@ std::string bytesToSymbols(std::string_view bytes); // UTF-8 of the mapped code 
 // The inverse; nullopt when `symbols` holds a code point outside the alphabet.
 std::optional<std::string> symbolsToBytes(std::string_view symbols);
 
+// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD, one per maximal ill-formed
+// subpart (what Python's errors="replace" gives); well-formed text comes back unchanged. The
+// split patterns match code points, and text read from files or the model's tools is bytes:
+// repaired once, every later match can skip PCRE2's own check.
+std::string repairedUtf8(std::string_view text);
+
 } // namespace kwb::model

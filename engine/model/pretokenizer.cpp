@@ -1,5 +1,7 @@
 #include "engine/model/pretokenizer.h"
 
+#include "engine/model/byte_level.h"
+
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -151,7 +153,9 @@ std::optional<Pretokenizer> Pretokenizer::fromTokenizerJson(const nlohmann::json
 }
 
 std::vector<std::string> Pretokenizer::split(std::string_view text) const {
-    std::vector<std::string> pieces{std::string(text)};
+    // Repaired once here, so no match below re-checks the rest of the text (PCRE2 validates
+    // from the start offset to the end on every call otherwise: quadratic in a long text).
+    std::vector<std::string> pieces{repairedUtf8(text)};
     for (const auto& step : steps_) {
         pcre2_match_data* match = pcre2_match_data_create_from_pattern(step->code, nullptr);
         std::vector<std::string> next;
@@ -160,10 +164,10 @@ std::vector<std::string> Pretokenizer::split(std::string_view text) const {
             std::size_t at = 0;  // where the next search starts
             std::size_t gap = 0; // where the text not yet emitted starts
             while (at <= piece.size()) {
-                const int found =
-                    pcre2_match(step->code, subject, piece.size(), at, 0, match, nullptr);
+                const int found = pcre2_match(step->code, subject, piece.size(), at,
+                                              PCRE2_NO_UTF_CHECK, match, nullptr);
                 if (found < 0)
-                    break; // no more matches (or an error: the rest stays one piece)
+                    break; // no more matches
                 const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match);
                 if (span[0] > gap)
                     next.push_back(piece.substr(gap, span[0] - gap));
