@@ -37,6 +37,12 @@ void printInfo(const nlohmann::json& d) {
         std::cout << "tokenizer     " << text(t["type"]) << ", " << text(t["vocabulary"])
                   << " tokens, " << text(t["merges"]) << " merges, " << t["special_tokens"].size()
                   << " special\n";
+    if (d.contains("runnable"))
+        std::cout << "kwb-model     "
+                  << (d["runnable"].get<bool>()
+                          ? std::string("can run it")
+                          : "cannot run it: " + d.value("problem", std::string()))
+                  << "\n";
 }
 
 } // namespace

@@ -108,6 +108,17 @@ int main(int argc, char** argv) {
     });
     kwb::modelworker::addTrainCommand(app);
     kwb::modelworker::addServeCommand(app);
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        return app.exit(error);
+    } catch (const std::exception& error) {
+        // A torch error (a shape or an id the checks did not foresee) is a message and exit
+        // status 1, not an abort with a core dump; torch appends a C++ backtrace after the
+        // first line, which says what went wrong.
+        const std::string what = error.what();
+        std::cerr << "kwb-model: " << what.substr(0, what.find('\n')) << "\n";
+        return 1;
+    }
     return 0;
 }

@@ -60,6 +60,10 @@ std::string ChatTemplate::endOfTurn() const {
 std::string ChatTemplate::render(const std::vector<ChatTurn>& turns, bool generationPrompt) const {
     std::string out;
     if (family_ == Family::ChatMl) {
+        // An empty conversation gets the default system turn too, although the template's
+        // loop renders nothing for it (and transformers refuses it): so the rendering of any
+        // first turns is a prefix of the whole conversation's, which training's token masks
+        // rely on (training_conversation renders a reply's header before the reply).
         if (!defaultSystem_.empty() && (turns.empty() || turns.front().role != "system"))
             out += "<|im_start|>system\n" + defaultSystem_ + "<|im_end|>\n";
         for (const ChatTurn& t : turns)

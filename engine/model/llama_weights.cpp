@@ -3,9 +3,11 @@
 #include "engine/model/gguf_file.h"
 #include "engine/model/safetensors_file.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -44,7 +46,7 @@ std::vector<float> unpermuteRows(const std::vector<float>& in, std::size_t heads
     return out;
 }
 
-LlamaWeights fromGguf(const std::string& path) {
+LlamaWeights fromGguf(const std::string& path, bool withValues) {
     LlamaWeights out;
     const auto opened = GgufFile::open(path);
     if (!opened) {
@@ -57,26 +59,34 @@ LlamaWeights fromGguf(const std::string& path) {
         out.error = "architecture '" + arch + "': only llama-architecture GGUF files are read";
         return out;
     }
-    const auto integer = [&](const std::string& k) { return f.integer(arch + "." + k); };
+    // Counts as ints; a value no int holds becomes -1, which the shape check refuses.
+    const auto integer = [&](const std::string& k, std::int64_t fallback) {
+        const std::int64_t v = f.integer(arch + "." + k).value_or(fallback);
+        return v >= 0 && v <= std::numeric_limits<int>::max() ? int(v) : -1;
+    };
     LlamaConfig& c = out.config;
-    c.layers = int(integer("block_count").value_or(0));
-    c.heads = int(integer("attention.head_count").value_or(0));
-    c.kvHeads = int(integer("attention.head_count_kv").value_or(c.heads));
-    c.width = int(integer("embedding_length").value_or(0));
-    c.feedForward = int(integer("feed_forward_length").value_or(0));
-    c.context = int(integer("context_length").value_or(2048));
+    c.layers = integer("block_count", 0);
+    c.heads = integer("attention.head_count", 0);
+    c.kvHeads = integer("attention.head_count_kv", c.heads);
+    c.width = integer("embedding_length", 0);
+    c.feedForward = integer("feed_forward_length", 0);
+    c.context = integer("context_length", 2048);
     c.ropeBase = f.number(arch + ".rope.freq_base").value_or(10000.0);
     c.rmsEpsilon = f.number(arch + ".attention.layer_norm_rms_epsilon").value_or(1e-5);
     const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
-    c.vocabulary = int(
-        integer("vocab_size")
-            .value_or(tokens && tokens->strings() ? std::int64_t(tokens->strings()->size()) : 0));
+    c.vocabulary = integer(
+        "vocab_size", tokens && tokens->strings() ? std::int64_t(tokens->strings()->size()) : 0);
     c.tiedEmbeddings = f.tensor("output.weight") == nullptr;
-    if (c.layers <= 0 || c.heads <= 0 || c.kvHeads <= 0 || c.width <= 0 || c.width % c.heads) {
-        out.error = "the file lacks a usable llama block count, head count or width";
+    c.headDim = c.heads > 0 ? c.width / c.heads : 0;
+    // The metadata against the tensor table before anything is dequantized or allocated.
+    std::map<std::string, std::vector<std::int64_t>> shapes;
+    for (const GgufTensorInfo& t : f.tensors())
+        if (const std::string name = huggingFaceLlamaName(t.name); !name.empty())
+            shapes[name] = std::vector<std::int64_t>(t.dims.rbegin(), t.dims.rend());
+    if (std::string problem = llamaShapeProblem(c, shapes); !problem.empty() || !withValues) {
+        out.error = problem;
         return out;
     }
-    c.headDim = c.width / c.heads;
     for (const GgufTensorInfo& t : f.tensors()) {
         const std::string name = huggingFaceLlamaName(t.name);
         if (name.empty())
@@ -100,7 +110,7 @@ LlamaWeights fromGguf(const std::string& path) {
     return out;
 }
 
-LlamaWeights fromFolder(const std::string& folder) {
+LlamaWeights fromFolder(const std::string& folder, bool withValues) {
     LlamaWeights out;
     std::ifstream in(fs::path(folder) / "config.json");
     const nlohmann::json config = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
@@ -113,33 +123,59 @@ LlamaWeights fromFolder(const std::string& folder) {
         out.error = "model_type '" + type + "': llama, qwen2 and mistral folders are read";
         return out;
     }
-    const auto number = [&](const char* k, double fallback) {
-        return config.contains(k) && config[k].is_number() ? config[k].get<double>() : fallback;
+    const auto number = [&](const nlohmann::json& in, const char* k, double fallback) {
+        return in.contains(k) && in[k].is_number() ? in[k].get<double>() : fallback;
+    };
+    // Counts as ints; a value no int holds (1e12, 2.5, -3) becomes -1, which the shape check
+    // refuses by name.
+    const auto count = [&](const char* k, double fallback) {
+        const double v = number(config, k, fallback);
+        return v >= 0 && v <= std::numeric_limits<int>::max() && v == std::floor(v) ? int(v) : -1;
     };
     LlamaConfig& c = out.config;
-    c.layers = int(number("num_hidden_layers", 0));
-    c.heads = int(number("num_attention_heads", 0));
-    c.kvHeads = int(number("num_key_value_heads", c.heads));
-    c.width = int(number("hidden_size", 0));
-    c.feedForward = int(number("intermediate_size", 0));
-    c.vocabulary = int(number("vocab_size", 0));
-    c.context = int(number("max_position_embeddings", 2048));
-    c.ropeBase = number("rope_theta", 10000.0);
-    c.rmsEpsilon = number("rms_norm_eps", 1e-5);
+    c.layers = count("num_hidden_layers", 0);
+    c.heads = count("num_attention_heads", 0);
+    c.kvHeads = count("num_key_value_heads", c.heads);
+    c.width = count("hidden_size", 0);
+    c.feedForward = count("intermediate_size", 0);
+    c.vocabulary = count("vocab_size", 0);
+    c.context = count("max_position_embeddings", 2048);
+    // transformers 5 writes the rotary settings under rope_parameters, earlier versions at the
+    // top level.
+    const nlohmann::json rope = config.value("rope_parameters", nlohmann::json::object());
+    c.ropeBase = number(config, "rope_theta",
+                        rope.is_object() ? number(rope, "rope_theta", 10000.0) : 10000.0);
+    c.rmsEpsilon = number(config, "rms_norm_eps", 1e-5);
     c.tiedEmbeddings = config.value("tie_word_embeddings", false);
-    if (c.layers <= 0 || c.heads <= 0 || c.width <= 0 || c.width % c.heads) {
-        out.error = folder + "/config.json lacks a usable layer count, head count or width";
-        return out;
-    }
-    c.headDim = int(number("head_dim", double(c.width / c.heads)));
+    c.headDim = c.heads > 0 ? count("head_dim", double(std::max(c.width, 0) / c.heads)) : 0;
     if (type == "qwen2") {
         // Qwen2 has biases on q, k and v, which this decoder does not model yet.
         out.error = "qwen2's attention biases are not supported yet";
         return out;
     }
+    for (const char* key : {"rope_scaling"})
+        if (config.contains(key) && !config[key].is_null()) {
+            out.error = folder + "/config.json: " + key + " " + config[key].dump() +
+                        " is not supported (plain rotary embeddings are)";
+            return out;
+        }
+    if (rope.is_object() && rope.value("rope_type", "default") != "default") {
+        out.error = folder + "/config.json: rope_type '" + rope.value("rope_type", "") +
+                    "' is not supported (plain rotary embeddings are)";
+        return out;
+    }
     const auto weights = SafetensorsModel::open(folder);
     if (!weights) {
         out.error = weights.error;
+        return out;
+    }
+    // The config against the tensors' headers before any data is converted or allocated.
+    std::map<std::string, std::vector<std::int64_t>> shapes;
+    for (const auto& file : weights.model->files())
+        for (const SafetensorsTensor& t : file->tensors())
+            shapes[t.name] = std::vector<std::int64_t>(t.shape.begin(), t.shape.end());
+    if (std::string problem = llamaShapeProblem(c, shapes); !problem.empty() || !withValues) {
+        out.error = problem.empty() ? problem : folder + ": " + problem;
         return out;
     }
     for (const auto& file : weights.model->files())
@@ -158,6 +194,90 @@ LlamaWeights fromFolder(const std::string& folder) {
 }
 
 } // namespace
+
+std::string llamaShapeProblem(LlamaConfig& c,
+                              const std::map<std::string, std::vector<std::int64_t>>& shapes) {
+    const auto counted = [](const char* what, int value) {
+        return value > 0 ? std::string()
+                         : std::string("the model's ") + what + " is " +
+                               (value < 0 ? "not a count this decoder can hold" : "missing or 0");
+    };
+    for (const auto& [what, value] : {std::pair{"layer count", c.layers},
+                                      {"head count", c.heads},
+                                      {"key/value head count", c.kvHeads},
+                                      {"width", c.width},
+                                      {"head size", c.headDim}})
+        if (std::string problem = counted(what, value); !problem.empty())
+            return problem;
+    if (c.heads % c.kvHeads)
+        return "the head count " + std::to_string(c.heads) +
+               " is not a multiple of the key/value " + "head count " + std::to_string(c.kvHeads);
+    if (c.headDim % 2)
+        return "the head size " + std::to_string(c.headDim) +
+               " is odd; rotary embeddings need pairs";
+    if (c.context <= 0)
+        return "the model's context length is missing or not a count";
+    const auto shapeText = [](const std::vector<std::int64_t>& shape) {
+        std::string text = "[";
+        for (std::size_t i = 0; i < shape.size(); ++i)
+            text += (i ? ", " : "") + std::to_string(shape[i]);
+        return text + "]";
+    };
+    // The embedding names the vocabulary, the gate projection the feed-forward width, where
+    // the metadata leaves them out.
+    const auto embed = shapes.find("model.embed_tokens.weight");
+    if (embed == shapes.end())
+        return "no weight model.embed_tokens.weight";
+    if (c.vocabulary <= 0 && embed->second.size() == 2)
+        c.vocabulary = int(std::min<std::int64_t>(embed->second[0], 0x7fffffff));
+    const auto gate = shapes.find("model.layers.0.mlp.gate_proj.weight");
+    if (c.feedForward <= 0 && gate != shapes.end() && gate->second.size() == 2)
+        c.feedForward = int(std::min<std::int64_t>(gate->second[0], 0x7fffffff));
+    if (c.vocabulary <= 0 || c.feedForward <= 0)
+        return "the model's vocabulary or feed-forward width is missing";
+    const std::int64_t W = c.width, F = c.feedForward, V = c.vocabulary;
+    const std::int64_t q = std::int64_t(c.heads) * c.headDim;
+    const std::int64_t kv = std::int64_t(c.kvHeads) * c.headDim;
+    const auto expect = [&](const std::string& name,
+                            std::vector<std::int64_t> shape) -> std::string {
+        const auto found = shapes.find(name);
+        if (found == shapes.end())
+            return "no weight " + name;
+        if (found->second != shape)
+            return name + " has the shape " + shapeText(found->second) + " where the model's " +
+                   "settings (layers " + std::to_string(c.layers) + ", width " +
+                   std::to_string(c.width) + ", heads " + std::to_string(c.heads) + "/" +
+                   std::to_string(c.kvHeads) + ", head size " + std::to_string(c.headDim) +
+                   ", feed-forward " + std::to_string(c.feedForward) + ", vocabulary " +
+                   std::to_string(c.vocabulary) + ") give " + shapeText(shape);
+        return {};
+    };
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected{
+        {"model.embed_tokens.weight", {V, W}}, {"model.norm.weight", {W}}};
+    if (!c.tiedEmbeddings && shapes.count("lm_head.weight"))
+        expected.push_back({"lm_head.weight", {V, W}});
+    for (const auto& [name, shape] : expected)
+        if (std::string problem = expect(name, shape); !problem.empty())
+            return problem;
+    // Layer by layer, so a layer count far beyond the file stops at the first missing one.
+    for (int i = 0; i < c.layers; ++i) {
+        const std::string layer = "model.layers." + std::to_string(i) + ".";
+        for (const auto& [name, shape] :
+             std::vector<std::pair<std::string, std::vector<std::int64_t>>>{
+                 {"input_layernorm.weight", {W}},
+                 {"post_attention_layernorm.weight", {W}},
+                 {"self_attn.q_proj.weight", {q, W}},
+                 {"self_attn.k_proj.weight", {kv, W}},
+                 {"self_attn.v_proj.weight", {kv, W}},
+                 {"self_attn.o_proj.weight", {W, q}},
+                 {"mlp.gate_proj.weight", {F, W}},
+                 {"mlp.up_proj.weight", {F, W}},
+                 {"mlp.down_proj.weight", {W, F}}})
+            if (std::string problem = expect(layer + name, shape); !problem.empty())
+                return problem;
+    }
+    return {};
+}
 
 std::string huggingFaceLlamaName(const std::string& gguf) {
     if (gguf == "token_embd.weight")
@@ -178,9 +298,12 @@ std::string huggingFaceLlamaName(const std::string& gguf) {
 
 LlamaWeights readLlamaWeights(const std::string& path) {
     std::error_code ec;
-    if (fs::is_directory(path, ec))
-        return fromFolder(path);
-    return fromGguf(path);
+    return fs::is_directory(path, ec) ? fromFolder(path, true) : fromGguf(path, true);
+}
+
+LlamaWeights readLlamaSettings(const std::string& path) {
+    std::error_code ec;
+    return fs::is_directory(path, ec) ? fromFolder(path, false) : fromGguf(path, false);
 }
 
 } // namespace kwb::model

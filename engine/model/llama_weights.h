@@ -39,7 +39,18 @@ struct LlamaWeights {
     std::string error; // set when reading failed; then the rest is empty
 };
 
+// Checked before any weight is read: a config whose counts disagree with the tensors (or that
+// no int holds) would otherwise size caches and views from numbers the file does not back.
 LlamaWeights readLlamaWeights(const std::string& path);
+// The same reading and checks without the weights' values (`tensors` stays empty): what
+// `kwb model info` reports as the reason a model cannot run.
+LlamaWeights readLlamaSettings(const std::string& path);
+
+// What is wrong with a model's settings against its tensors' shapes (Hugging Face names,
+// outermost dimension first), or empty when every weight the decoder reads has the shape the
+// settings give it. Fills in a vocabulary or feed-forward width the metadata left out.
+std::string llamaShapeProblem(LlamaConfig& config,
+                              const std::map<std::string, std::vector<std::int64_t>>& shapes);
 
 // GGUF's tensor name as Hugging Face's Llama name; empty for tensors with no such weight.
 std::string huggingFaceLlamaName(const std::string& ggufName);

@@ -1,6 +1,7 @@
 #include "engine/model/model_files.h"
 
 #include "engine/model/gguf_file.h"
+#include "engine/model/llama_weights.h"
 #include "engine/model/safetensors_file.h"
 
 #include <algorithm>
@@ -84,6 +85,14 @@ nlohmann::json describeGguf(const std::string& path) {
     return out;
 }
 
+// transformers 5 writes the rotary base under rope_parameters, earlier versions at the top.
+nlohmann::json ropeTheta(const nlohmann::json& config) {
+    if (config.contains("rope_theta"))
+        return config["rope_theta"];
+    const nlohmann::json rope = config.value("rope_parameters", nlohmann::json());
+    return rope.is_object() ? rope.value("rope_theta", nlohmann::json()) : nlohmann::json();
+}
+
 nlohmann::json describeFolder(const fs::path& dir) {
     std::ifstream in(dir / "config.json");
     nlohmann::json config = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
@@ -105,7 +114,7 @@ nlohmann::json describeFolder(const fs::path& dir) {
                        {"feed_forward", field("intermediate_size")},
                        {"vocabulary", field("vocab_size")},
                        {"context", field("max_position_embeddings")},
-                       {"rope_base", field("rope_theta")},
+                       {"rope_base", ropeTheta(config)},
                        {"rms_epsilon", field("rms_norm_eps")},
                        {"tied_embeddings", field("tie_word_embeddings")}};
     // The weights' headers only: sizes and dtypes, no data read.
@@ -156,13 +165,23 @@ BpeTokenizer::Loaded loadTokenizer(const std::string& path) {
 
 nlohmann::json describeModel(const std::string& path) {
     std::error_code ec;
+    nlohmann::json out;
     if (fs::is_directory(path, ec))
-        return describeFolder(path);
-    if (!fs::exists(path, ec))
+        out = describeFolder(path);
+    else if (!fs::exists(path, ec))
         return {{"error", "no such file or folder: " + path}};
-    if (isGguf(path))
-        return describeGguf(path);
-    return {{"error", path + " is neither a GGUF file nor a Hugging Face model folder"}};
+    else if (isGguf(path))
+        out = describeGguf(path);
+    else
+        return {{"error", path + " is neither a GGUF file nor a Hugging Face model folder"}};
+    if (!out.contains("error")) {
+        // Whether kwb-model can run it: the same settings and shape checks its loading makes.
+        const LlamaWeights settings = readLlamaSettings(path);
+        out["runnable"] = settings.error.empty();
+        if (!settings.error.empty())
+            out["problem"] = settings.error;
+    }
+    return out;
 }
 
 TensorValues readTensor(const std::string& path, const std::string& name) {

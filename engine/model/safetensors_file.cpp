@@ -117,6 +117,20 @@ SafetensorsFile::Opened SafetensorsFile::open(const std::string& path) {
         }
         file->tensors_.push_back(std::move(t));
     }
+    // The safetensors format has each tensor's bytes to itself: overlapping ranges (two
+    // weights reading the same bytes) are a damaged or forged file, refused as the reference
+    // library refuses them.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    for (const SafetensorsTensor& t : file->tensors_)
+        if (t.end > t.begin)
+            ranges.emplace_back(t.begin, t.end);
+    std::sort(ranges.begin(), ranges.end());
+    for (std::size_t i = 1; i < ranges.size(); ++i)
+        if (ranges[i].first < ranges[i - 1].second) {
+            out.error = path + ": two tensors share the bytes from " +
+                        std::to_string(ranges[i].first) + " of the data section";
+            return out;
+        }
     out.file = std::move(file);
     return out;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 #include <torch/torch.h>
 
 namespace kwb::torchnn {
@@ -60,9 +61,24 @@ void LlamaModel::setGradientCheckpointing(bool enabled) {
     impl_->net->gradientCheckpointing = enabled;
 }
 
+namespace {
+
+// Ids come from the command line, a JSON request or a file: one outside the vocabulary would
+// index past the embedding (an abort inside torch), so it is refused here by value.
+void requireTokenIds(const std::vector<std::int32_t>& ids, int vocabulary) {
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= vocabulary)
+            throw std::invalid_argument("token id " + std::to_string(ids[i]) + " at position " +
+                                        std::to_string(i) + " is outside the vocabulary (0 to " +
+                                        std::to_string(vocabulary - 1) + ")");
+}
+
+} // namespace
+
 std::vector<float> LlamaModel::logits(const std::vector<std::int32_t>& ids) const {
     if (ids.empty())
         return {};
+    requireTokenIds(ids, vocabulary());
     const torch::Tensor input =
         torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.end()), torch::kInt64)
             .view({1, -1})
@@ -128,6 +144,7 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
     const LlamaNetwork& p = *impl_->net;
     if (prompt.empty() || count <= 0)
         return {};
+    requireTokenIds(prompt, vocabulary());
     std::vector<Generation> out(static_cast<std::size_t>(count));
     const std::int64_t capacity = std::min<std::int64_t>(
         std::int64_t(prompt.size()) + std::max(0, options.maxTokens),

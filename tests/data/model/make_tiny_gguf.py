@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes tiny.gguf, the GGUF reader's test file: a llama-style header, a byte-level BPE
-tokenizer over the 256 byte symbols plus a few merges and two special tokens, and one tensor of
-each type the reader dequantizes (F32, F16, Q8_0, Q4_0, Q4_1) holding known values. Run with the
-task Python (gguf and numpy) to regenerate: make_tiny_gguf.py OUT."""
+tokenizer over the 256 byte symbols plus a few merges and two special tokens, one tensor of
+each type the reader dequantizes (F32, F16, Q8_0, Q4_0, Q4_1) holding known values, and the
+decoder's own weights (small seeded random F32 values, shapes as the header gives them), so the
+file is a whole model the converter and the shape checks accept. Run with the task Python (gguf
+and numpy) to regenerate: make_tiny_gguf.py OUT."""
 
 import sys
 
@@ -51,6 +53,21 @@ def main(out):
                         ("q4_1", gguf.GGMLQuantizationType.Q4_1)):
         data = gguf.quants.quantize(ramp.reshape(2, 32), qtype)
         w.add_tensor(name, data, raw_dtype=qtype)
+    # The decoder's weights, numpy's [out, in] (stored innermost first, as GGUF does).
+    rng = np.random.default_rng(18)
+    width, kv, ff = 32, 2 * (32 // 4), 64
+
+    def weight(*shape):
+        return (rng.standard_normal(shape) * 0.02).astype(np.float32)
+
+    w.add_tensor("token_embd.weight", weight(len(tokens), width))
+    w.add_tensor("output_norm.weight", np.ones(width, dtype=np.float32))
+    for layer in range(2):
+        for name, shape in (("attn_norm", None), ("attn_q", (width, width)), ("attn_k", (kv, width)),
+                            ("attn_v", (kv, width)), ("attn_output", (width, width)), ("ffn_norm", None),
+                            ("ffn_gate", (ff, width)), ("ffn_up", (ff, width)), ("ffn_down", (width, ff))):
+            values = np.ones(width, dtype=np.float32) if shape is None else weight(*shape)
+            w.add_tensor(f"blk.{layer}.{name}.weight", values)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -49,7 +49,7 @@ TEST(GgufFile, ReadsTheHeaderMetadataAndTensorTable) {
     ASSERT_NE(f.find("tokenizer.ggml.tokens"), nullptr);
     EXPECT_EQ(f.find("tokenizer.ggml.tokens")->strings()->size(), 263u);
     EXPECT_EQ(f.find("tokenizer.ggml.token_type")->integers()->back(), 3);
-    ASSERT_EQ(f.tensors().size(), 5u);
+    ASSERT_EQ(f.tensors().size(), 25u); // one of each of five types, then the decoder's 20
     const GgufTensorInfo* q8 = f.tensor("q8_0");
     ASSERT_NE(q8, nullptr);
     // GGUF order: the innermost dimension first (numpy's [2, 32] is stored as {32, 2}).

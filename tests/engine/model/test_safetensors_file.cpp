@@ -112,6 +112,13 @@ TEST(SafetensorsFile, MalformedFilesAreRefusedWithAReason) {
         EXPECT_NE(errorOf((dir / "huge").string()).find("does not fit"), std::string::npos);
     }
     EXPECT_NE(errorOf((dir / "absent").string()).find("cannot open"), std::string::npos);
+    // Two weights reading the same bytes: refused, as the safetensors library refuses them.
+    EXPECT_NE(errorOf(write("overlap",
+                            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                            R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                            12))
+                  .find("share the bytes"),
+              std::string::npos);
 }
 
 TEST(SafetensorsModel, FindsEachTensorInTheShardTheIndexNames) {

@@ -1,0 +1,136 @@
+// readLlamaWeights checks a model's settings against its tensors' shapes before it reads or
+// allocates anything: a config that disagrees with the weights (or holds numbers no int holds)
+// is refused by name instead of sizing caches and views from numbers the file does not back.
+// Logits against transformers are in model.logits.
+#include "engine/model/llama_weights.h"
+#include "engine/model/safetensors_file.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace kwb::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A two-layer Llama folder: width 8, 2 heads of 4 (1 key/value head), feed-forward 16,
+// vocabulary 10, with `change` applied to its config.json.
+class TinyFolder {
+public:
+    explicit TinyFolder(const nlohmann::json& change = nlohmann::json::object(),
+                        const std::map<std::string, std::vector<std::uint64_t>>& reshaped = {})
+        : path_(fs::temp_directory_path() /
+                ("kwb-llama-" + std::to_string(::getpid()) + "-" + std::to_string(next_++))) {
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+        nlohmann::json config = {{"model_type", "llama"},    {"num_hidden_layers", 2},
+                                 {"num_attention_heads", 2}, {"num_key_value_heads", 1},
+                                 {"hidden_size", 8},         {"intermediate_size", 16},
+                                 {"vocab_size", 10},         {"max_position_embeddings", 64},
+                                 {"rope_theta", 10000.0},    {"tie_word_embeddings", true}};
+        if (change.is_object())
+            config.update(change);
+        for (auto it = change.begin(); change.is_object() && it != change.end(); ++it)
+            if (it.value().is_null())
+                config.erase(it.key());
+        std::ofstream(path_ / "config.json") << config.dump();
+        std::map<std::string, std::vector<std::uint64_t>> shapes{
+            {"model.embed_tokens.weight", {10, 8}}, {"model.norm.weight", {8}}};
+        for (int i = 0; i < 2; ++i) {
+            const std::string l = "model.layers." + std::to_string(i) + ".";
+            shapes[l + "input_layernorm.weight"] = {8};
+            shapes[l + "post_attention_layernorm.weight"] = {8};
+            shapes[l + "self_attn.q_proj.weight"] = {8, 8};
+            shapes[l + "self_attn.k_proj.weight"] = {4, 8};
+            shapes[l + "self_attn.v_proj.weight"] = {4, 8};
+            shapes[l + "self_attn.o_proj.weight"] = {8, 8};
+            shapes[l + "mlp.gate_proj.weight"] = {16, 8};
+            shapes[l + "mlp.up_proj.weight"] = {16, 8};
+            shapes[l + "mlp.down_proj.weight"] = {8, 16};
+        }
+        for (const auto& [name, shape] : reshaped)
+            shapes[name] = shape;
+        std::vector<SafetensorsWrite> tensors;
+        for (const auto& [name, shape] : shapes) {
+            std::uint64_t n = 1;
+            for (std::uint64_t d : shape)
+                n *= d;
+            tensors.push_back({name, "F32", shape, std::vector<std::uint8_t>(n * 4, 0)});
+        }
+        std::string error;
+        EXPECT_TRUE(writeSafetensors((path_ / "model.safetensors").string(), tensors, {}, &error))
+            << error;
+    }
+    ~TinyFolder() { fs::remove_all(path_); }
+    std::string path() const { return path_.string(); }
+
+private:
+    static inline int next_ = 0;
+    fs::path path_;
+};
+
+TEST(LlamaWeights, AFolderWhoseSettingsMatchItsTensorsLoads) {
+    TinyFolder folder;
+    const LlamaWeights w = readLlamaWeights(folder.path());
+    ASSERT_EQ(w.error, "");
+    EXPECT_EQ(w.config.headDim, 4);
+    EXPECT_EQ(w.tensors.size(), 20u);
+    EXPECT_EQ(w.tensors.at("model.layers.1.self_attn.k_proj.weight").shape,
+              (std::vector<std::int64_t>{4, 8}));
+    // The settings alone: the same checks, no values read.
+    const LlamaWeights settings = readLlamaSettings(folder.path());
+    EXPECT_EQ(settings.error, "");
+    EXPECT_TRUE(settings.tensors.empty());
+}
+
+TEST(LlamaWeights, SettingsThatDisagreeWithTheTensorsAreRefusedByName) {
+    const auto errorOf =
+        [](const nlohmann::json& change,
+           const std::map<std::string, std::vector<std::uint64_t>>& reshaped = {}) {
+            return readLlamaSettings(TinyFolder(change, reshaped).path()).error;
+        };
+    // A width the weights do not have (it once sized a cache of gigabytes).
+    EXPECT_NE(errorOf({{"hidden_size", 1000000000}})
+                  .find("model.embed_tokens.weight has the shape [10, 8]"),
+              std::string::npos);
+    // A head count that divides the width but not the projections (head size 2: the key
+    // projection would have 2 rows, it has 4).
+    EXPECT_NE(
+        errorOf({{"num_attention_heads", 4}}).find("self_attn.k_proj.weight has the shape [4, 8]"),
+        std::string::npos);
+    // A key/value head count of 0 once divided by zero; 2 of 3 heads is no grouping.
+    EXPECT_NE(errorOf({{"num_key_value_heads", 0}}).find("key/value head count is missing or 0"),
+              std::string::npos);
+    EXPECT_NE(errorOf({{"num_attention_heads", 3}, {"num_key_value_heads", 2}, {"head_dim", 4}})
+                  .find("not a multiple"),
+              std::string::npos);
+    // Numbers no int holds, and fractions.
+    EXPECT_NE(errorOf({{"hidden_size", 1e12}}).find("width is not a count"), std::string::npos);
+    EXPECT_NE(errorOf({{"num_hidden_layers", 2.5}}).find("layer count is not a count"),
+              std::string::npos);
+    // More layers than the file holds stops at the first missing one.
+    EXPECT_NE(errorOf({{"num_hidden_layers", 1000000000}}).find("no weight model.layers.2."),
+              std::string::npos);
+    // A transposed embedding.
+    EXPECT_NE(errorOf({}, {{"model.embed_tokens.weight", {8, 10}}}).find("has the shape [8, 10]"),
+              std::string::npos);
+    // Rotary scaling this decoder does not compute is refused rather than ignored.
+    EXPECT_NE(errorOf({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}})
+                  .find("rope_scaling"),
+              std::string::npos);
+}
+
+TEST(LlamaWeights, TheRotaryBaseIsReadWhereTransformersFiveWritesIt) {
+    TinyFolder folder({{"rope_theta", nullptr},
+                       {"rope_parameters", {{"rope_theta", 100000.0}, {"rope_type", "default"}}}});
+    const LlamaWeights w = readLlamaSettings(folder.path());
+    ASSERT_EQ(w.error, "");
+    EXPECT_EQ(w.config.ropeBase, 100000.0);
+}
+
+} // namespace
+} // namespace kwb::model
