@@ -35,6 +35,25 @@ class SourceChecksTest(unittest.TestCase):
         flags = check_sources(os.path.join(self.dir, "model_new.py"), self.dir, TASK, FP32_INPUTS)
         return {f["code"]: f["severity"] for f in flags}
 
+    def test_sources_in_build_kwb_and_pycache_folders_are_read_but_build_outputs_are_not(self):
+        # What builds and imports leave behind is no finding...
+        self.write("build/cpu/build.ninja", "rule cxx\n  command = c++ -D__half\n")
+        self.write("build/cpu/binding.o", b"\x7fELF\0\0", binary=True)
+        self.write("build/cpu/cuda_extension.so", b"\x7fELF\0\0", binary=True)
+        self.write("kernels/__pycache__/k.cpython-311.pyc", b"\x0d\x0d\0\0", binary=True)
+        self.assertEqual(self.check(HONEST, "__global__ void k(const float* x) {}\n"), {})
+        # ...but a header planted among them, or a module in a __pycache__ folder, is code.
+        self.write("build/fast_math.h", "#include <cuda_fp16.h>\n__device__ __half h(float v);\n")
+        self.assertEqual(self.check(HONEST)["precision_downgrade"], "strict")
+        os.remove(os.path.join(self.dir, "build", "fast_math.h"))
+        self.write("kernels/__pycache__/helper.py", "import threading\n")
+        self.assertIn("kernels/__pycache__/helper.py", str(check_sources(
+            os.path.join(self.dir, "model_new.py"), self.dir, TASK, FP32_INPUTS)))
+
+    def test_an_include_into_the_version_control_folder_is_strict(self):
+        flags = self.check(HONEST, '#include "../.git/fp16.h"\n__global__ void k(const float* x) {}\n')
+        self.assertEqual(flags.get("unchecked_include"), "strict")
+
     def test_honest_candidate_has_no_findings(self):
         kernel = "// __half in a comment is fine\n__global__ void k(const float* x) { int half = 1; }\n"
         self.assertEqual(self.check(HONEST, kernel), {})

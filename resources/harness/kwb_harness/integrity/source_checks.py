@@ -251,9 +251,25 @@ class _PythonChecker(ast.NodeVisitor):
                       "the candidate is also verified on a second shape")
 
 
-# Files that are the harness's or the build's, not the candidate's sources. The compile stage's
-# outputs (build/) are checked by what they do at run time.
-_SKIPPED_FOLDERS = {"build", ".kwb", "__pycache__", ".git"}
+# A version-control folder is not the candidate's source (its objects are compressed, and an
+# include into it is flagged on its own).
+_SKIPPED_FOLDERS = {".git"}
+# What the builds (under the top-level build/), the manifest and Python's imports (bytecode in a
+# __pycache__ folder) write: skipped there. Everything else in build/, .kwb/ and __pycache__/ is
+# read like any other file, since a kernel may include a header from there and a module there
+# may be imported by name (bytecode itself is never read: the stages set a pycache prefix no
+# file can be in).
+_BUILD_OUTPUTS = {"build.ninja", ".ninja_log", ".ninja_deps", "kwb.lock"}
+_BUILD_OUTPUT_SUFFIXES = (".o", ".so", ".a")
+
+
+def _generated(display: str) -> bool:
+    parts = display.split(os.sep)
+    name = parts[-1]
+    if parts[0] == "build" and (name in _BUILD_OUTPUTS or name.endswith(_BUILD_OUTPUT_SUFFIXES)):
+        return True
+    return display == os.path.join(".kwb", "workspace.json") or \
+        (len(parts) > 1 and parts[-2] == "__pycache__" and name.endswith(".pyc"))
 # Prose the agent may write (notes, plans); read as code only when a source names it.
 _DOCUMENT_SUFFIXES = (".md", ".rst", ".txt")
 _TEXT_LIMIT = 2 << 20
@@ -276,13 +292,12 @@ def _workspace_files(workspace: str, candidate: str) -> tuple:
     root = os.path.realpath(workspace)
     candidate_path = os.path.realpath(candidate) if candidate else ""
     for folder, dirs, names in os.walk(workspace, followlinks=False):
-        skipped = _SKIPPED_FOLDERS if os.path.samefile(folder, workspace) else {"__pycache__"}
-        dirs[:] = sorted(d for d in dirs if d not in skipped
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_FOLDERS
                          and not _protected(os.path.relpath(os.path.join(folder, d), workspace)))
         for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
             path = os.path.join(folder, name)
             display = os.path.relpath(path, workspace)
-            if _protected(display) or os.path.realpath(path) == candidate_path:
+            if _protected(display) or os.path.realpath(path) == candidate_path or _generated(display):
                 continue
             if os.path.islink(path):
                 target = os.path.realpath(path)
@@ -325,6 +340,11 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
         if match:
             line = code.count("\n", 0, match.start()) + first_line
             flags.append(_flag(flag_code, severity, f"{reason} ('{match.group(0).strip()}')", f"{display}:{line}"))
+    for target in _INCLUDE.findall(code):
+        if _SKIPPED_FOLDERS & set(target.replace("\\", "/").split("/")):
+            flags.append(_flag("unchecked_include", STRICT,
+                               f"#include \"{target}\" reads from a folder the source checks do not read",
+                               display))
     if shape_literals is None:
         return flags
     for match in _CPP_INTEGER.finditer(code):
