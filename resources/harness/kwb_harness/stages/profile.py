@@ -18,7 +18,7 @@ import time
 from .. import device as devices
 from .. import models, values
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, TASK_RUN, HarnessError, describe_exception
-from ..integrity import kernel_census, kernel_records, roofline
+from ..integrity import judge_watch, kernel_census, kernel_records, roofline
 from ..integrity.memory_poison import tensor_bytes
 from ..isolation import candidate_process
 from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate, SealedCensus
@@ -227,6 +227,8 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
 
     process = prepared.candidate
     remote = None
+    # Before the candidate is loaded: from then on its processes could disturb the judge.
+    watch = judge_watch.JudgeWatch()
     with torch.no_grad():
         variants = {}
         if include_baselines:
@@ -251,6 +253,7 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
         _measure(variants, pools, req, timer, clock, remote, timings, result, marks)
         phases.mark("timing")
+        _add_flag(result, watch.flag())
         if remote is not None:
             for part, seconds in remote.seconds.items():
                 phases.note("timing: " + part, seconds)
