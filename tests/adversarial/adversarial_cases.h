@@ -23,6 +23,9 @@ struct AdversarialCase {
     Where where = Where::Cpu;
     // A warning is expected rather than a strict rejection (the hack cannot gain, and is shown).
     bool warningOnly = false;
+    // The attack acts only while the judge times eager and torch.compile, which a cached
+    // baseline would spare it: time them in this evaluation.
+    bool timesBaselines = false;
 };
 
 // Whether the warm worker's pass (KWB_WARM_WORKER=1) judges the case too. A case's judge is the
@@ -164,6 +167,22 @@ inline std::vector<AdversarialCase> adversarialCases() {
         // Honest, after probing for the stage's name and for the judge's memory: a reward proves
         // neither was in reach.
         {"stage_name_probe", "", true},
+        // An outside red team's round (2026-12-05), each a hole it found open. Deferred work
+        // finished inside json.dumps, which the output digest called before it read the output.
+        {"digest_time_deferral", "monkey_patching|output_changed_after_reply"},
+        // A float16 header planted in build/, which the source checks used to skip.
+        {"build_folder_header", "precision_downgrade"},
+        // A helper module in kernels/__pycache__/ (skipped too) that switches the guard off.
+        {"pycache_helper_guard_off", "guard_evasion|threading|dynamic_code"},
+        // Helpers made children of the judge (clone with CLONE_PARENT) that stop it while it
+        // times, and restart one another after it pauses them.
+        {"judge_stopper_resurrecting", "judge_disturbed", true, Where::Cpu, false, true},
+        // The judge's threads moved to one CPU and given the lowest priority.
+        {"judge_affinity", "judge_disturbed", true},
+        // The host's "guard this call" attribute, found through the call stack, set to False.
+        {"host_guard_switched_off", "guard_evasion"},
+        // The trusted clock's perf_counter replaced on its instance by one running 20% slow.
+        {"host_clock_instance_scaled", "monkey_patching"},
         {"judge_memory_probe", "", true},
         // Code run from a file the source checks read as a header, through exec taken from the
         // builtins' dictionary: the operator guard still sees what it computes.

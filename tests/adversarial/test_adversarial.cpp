@@ -195,6 +195,7 @@ TEST_P(AdversarialCpu, IsJudgedForWhatItDoes) {
     const AdversarialCase& c = GetParam();
     EvaluationOptions options = suiteOptions(cpuOptions());
     options.profile = c.needsProfile;
+    options.refreshBaselines = c.timesBaselines;
     judge(c, workspaceFor(c), options);
 }
 
@@ -216,6 +217,7 @@ TEST_P(AdversarialGpu, IsJudgedForWhatItDoesOnTheGpu) {
     options.rounds = 4;
     options.maxRounds = 8;
     options.profile = c.needsProfile;
+    options.refreshBaselines = c.timesBaselines;
     judge(c, workspaceFor(c), options);
 }
 

@@ -47,6 +47,28 @@ class AlternateShapeTest(unittest.TestCase):
 
 
 class GuardsTest(unittest.TestCase):
+    def test_a_function_whose_code_is_swapped_and_a_watched_instance_are_found(self):
+        import json
+
+        from kwb_harness.integrity.namespace_guard import watch_instance
+        from kwb_harness.timing.trusted import TrustedClock
+
+        clock = TrustedClock()
+        watch_instance(clock)
+        snapshot = NamespaceSnapshot()
+        original_code, original_counter = json.dumps.__code__, clock.perf_counter
+        try:
+            # The same function object, running other code: identity alone would miss it.
+            json.dumps.__code__ = (lambda obj, **kwargs: "{}").__code__
+            clock.perf_counter = lambda: original_counter() * 0.8
+            reason = flags(snapshot)[0]["reason"]
+            self.assertIn("json.dumps (its code replaced)", reason)
+            self.assertIn("TrustedClock.perf_counter", reason)
+        finally:
+            json.dumps.__code__ = original_code
+            clock.perf_counter = original_counter
+        self.assertEqual(flags(snapshot), [])
+
     def test_rebinding_and_settings_are_found_and_torch_own_wrappers_are_not(self):
         snapshot = NamespaceSnapshot()
         import torch._dynamo  # noqa: F401  (rewraps torch.manual_seed itself)

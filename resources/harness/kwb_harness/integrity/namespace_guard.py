@@ -18,7 +18,18 @@ import sys
 import threading
 
 _MODULES = ("torch", "torch.nn.functional", "torch.nn", "torch.linalg", "torch.fft", "torch.special",
-            "torch.cuda", "torch.backends", "time", "math", "builtins", "operator")
+            "torch.cuda", "torch.backends", "time", "math", "builtins", "operator",
+            # What the host itself calls between a timed call and its reply (the output digest's
+            # header, its hash, the channel's framing): work deferred into them runs off the clock.
+            "json", "json.encoder", "hashlib", "struct", "pickle")
+
+# Harness objects whose callables the candidate could swap on the instance (the host's trusted
+# clock keeps the original perf_counter as an attribute); registered by their owners.
+_watched_instances = []
+
+
+def watch_instance(obj) -> None:
+    _watched_instances.append(obj)
 _CLASSES = ("torch.Tensor", "torch.nn.Module", "torch._C.TensorBase")
 
 
@@ -126,6 +137,7 @@ class NamespaceSnapshot:
     def __init__(self):
         self._ids = {}
         holders = [(path, _object(path)) for path in _MODULES + _CLASSES] + _harness_holders()
+        holders += [(f"the harness's {type(obj).__name__}", obj) for obj in _watched_instances]
         for path, holder in holders:
             if holder is None:
                 continue
@@ -133,19 +145,24 @@ class NamespaceSnapshot:
                 # Functions, classes and modules only: plain values (flags such as
                 # torch.cuda._initialized) change in normal use; settings are read separately.
                 if callable(value) or isinstance(value, type):
-                    self._ids[f"{path}.{name}"] = (holder, name, value)
+                    # A Python function can keep its identity and change what it runs: its code
+                    # object is kept too.
+                    self._ids[f"{path}.{name}"] = (holder, name, value, getattr(value, "__code__", None))
         self._settings = _settings()
         self._hooks = _hooks()
 
     def changes(self) -> tuple:
         """(rebound names, changed settings)."""
         rebound = []
-        for key, (holder, name, original) in self._ids.items():
+        for key, (holder, name, original, code) in self._ids.items():
             current = vars(holder).get(name, None)
             if current is None and name not in vars(holder):
                 rebound.append(key + " (deleted)")
-            elif current is not original and not _torch_own_wrapper(current, original):
-                rebound.append(key)
+            elif current is not original:
+                if not _torch_own_wrapper(current, original):
+                    rebound.append(key)
+            elif code is not None and getattr(current, "__code__", None) is not code:
+                rebound.append(key + " (its code replaced)")
         hooks = _hooks()
         rebound += [f"{name} (a hook)" for name, value in self._hooks.items() if hooks.get(name) != value]
         now = _settings()

@@ -21,7 +21,7 @@ from ..errors import CANDIDATE_RUN, CUDA_ERROR, INTERNAL, OUTPUT_MISMATCH, Harne
 from ..integrity import alternate_shape, kernel_census, kernel_records, op_guard, output_digest, thread_census
 from ..integrity.extension_calls import CallCounter, not_run_flag
 from ..integrity.memory_poison import poison_free_memory, tensor_bytes
-from ..integrity.namespace_guard import NamespaceSnapshot
+from ..integrity.namespace_guard import NamespaceSnapshot, watch_instance
 from ..integrity.namespace_guard import flags as namespace_flags
 from ..integrity.op_guard import fallback_flag, make_guard
 from ..request import Request
@@ -98,6 +98,7 @@ class _Host:
         devices.configure(req.device)
         devices.require(req.device)
         self.clock = TrustedClock()
+        watch_instance(self.clock)
         if req.device == "cuda":
             devices.synchronize(req.device)
             self.clock.capture_cuda()

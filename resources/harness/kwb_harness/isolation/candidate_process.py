@@ -341,5 +341,6 @@ def start_for(req, guard: bool) -> CandidateProcess:
 
     library = req.kernel_records_library if req.device == "cuda" else ""
     process = CandidateProcess(records_library=library)
+    process.guard_requested = guard  # what its report must say it kept (reports.guard_flag)
     process.post({"op": "prepare", "fields": host_fields(req), "guard": guard, "kernel_records": bool(library)})
     return process

@@ -22,7 +22,7 @@ from ..integrity import judge_watch, kernel_census, kernel_records, roofline
 from ..integrity.memory_poison import tensor_bytes
 from ..isolation import candidate_process
 from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate, SealedCensus
-from ..isolation.reports import checked_flags, missing_report_flag, well_formed
+from ..isolation.reports import checked_flags, guard_flag, missing_report_flag, well_formed
 from ..task_loader import load_reference
 from ..timing import external_clock, gpu_monitor, phase_marks, speedup_interval
 from ..timing.input_pool import InputPool
@@ -276,6 +276,7 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
                     raise HarnessError(CANDIDATE_RUN, "a malformed report")
                 for flag in checked_flags(report.get("flags")):
                     _add_flag(result, flag)
+                _add_flag(result, guard_flag(report, getattr(process, "guard_requested", report.get("guarded"))))
             except HarnessError as exc:
                 print(f"the candidate's process gave no report: {exc.message}")
                 _add_flag(result, missing_report_flag(exc.message))

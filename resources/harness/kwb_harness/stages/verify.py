@@ -20,7 +20,7 @@ from ..integrity import alternate_shape, output_digest
 from ..isolation import candidate_process
 from ..isolation.candidate_process import CandidateProcess
 from ..isolation.wire_values import Foreign
-from ..isolation.reports import checked_flags, missing_report_flag, well_formed
+from ..isolation.reports import checked_flags, guard_flag, missing_report_flag, well_formed
 from ..task_loader import load_reference
 from ..timing.phase_clock import PhaseClock
 from ..values import flatten
@@ -302,6 +302,9 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
                 result["extension_calls"] = report.get("extension_calls", {})
                 for flag in checked_flags(report.get("flags")):
                     flags.add(flag)
+                guard = guard_flag(report, getattr(process, "guard_requested", report.get("guarded")))
+                if guard is not None:
+                    flags.add(guard)
             except HarnessError as exc:
                 missing = exc.message
         else:
