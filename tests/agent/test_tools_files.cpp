@@ -1,10 +1,12 @@
 // The file tools and the registry: the path policy, exact edits, caps, and bad calls that must
 // come back as error results.
 #include "agent/tools/files/file_tools.h"
+#include "agent/tools/files/glob_pattern.h"
 #include "agent/tools/files/workspace_paths.h"
 #include "agent/tools/tool_registry.h"
 #include "tests/test_files.h"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -256,6 +258,68 @@ TEST_F(ToolsFilesTest, GlobIsSortedCappedAndSkipsBuildOutput) {
     EXPECT_TRUE(contains(none.text, "no files match"));
     EXPECT_TRUE(call("Glob", {{"pattern", "../*"}}).isError);
     EXPECT_TRUE(call("Glob", {{"pattern", "*"}, {"path", "../outside"}}).isError);
+}
+
+TEST(GlobPatternTest, MatchesTheSyntaxModelsWrite) {
+    EXPECT_TRUE(GlobPattern("**/*.cu").matches("a.cu"));
+    EXPECT_TRUE(GlobPattern("**/*.cu").matches("kernels/deep/a.cu"));
+    EXPECT_FALSE(GlobPattern("**/*.cu").matches("kernels/a.cpp"));
+    EXPECT_TRUE(GlobPattern("kernels/**").matches("kernels/x/y.py"));
+    EXPECT_TRUE(GlobPattern("a**b").matches("a/x/b"));
+    EXPECT_FALSE(GlobPattern("*.cu").matches("kernels/a.cu"));
+    EXPECT_TRUE(GlobPattern("*.cu", /*anyFolderWithoutSlash=*/true).matches("kernels/a.cu"));
+    EXPECT_TRUE(GlobPattern("*.cu", /*anyFolderWithoutSlash=*/true).matches("a.cu"));
+    EXPECT_FALSE(GlobPattern("*.cu", /*anyFolderWithoutSlash=*/true).matches("kernels/a.cuh"));
+    EXPECT_TRUE(GlobPattern("./model?new.py").matches("model_new.py"));
+    EXPECT_FALSE(GlobPattern("model?new.py").matches("model/new.py"));
+    EXPECT_TRUE(GlobPattern("k[0-9][!a-z].cu").matches("k1_.cu"));
+    EXPECT_FALSE(GlobPattern("k[0-9][!a-z].cu").matches("k1b.cu"));
+    EXPECT_TRUE(GlobPattern("[]x].py").matches("].py"));
+    EXPECT_TRUE(GlobPattern("{a,b{c,d},}.py").matches("bd.py"));
+    EXPECT_TRUE(GlobPattern("{a,b{c,d},}.py").matches(".py"));
+    EXPECT_FALSE(GlobPattern("{a,b{c,d},}.py").matches("b.py"));
+    EXPECT_TRUE(GlobPattern("x,y}.(py)+").matches("x,y}.(py)+"));
+    EXPECT_TRUE(GlobPattern("a[bc").matches("a[bc"));
+    EXPECT_FALSE(GlobPattern("{a,b").valid());
+    EXPECT_FALSE(GlobPattern("[z-a]").valid());
+}
+
+// A 200 kB pattern overflowed the stack of std::regex's compiler, and "*a*a*...*b" against a
+// long name of 'a's backtracked for ever; both now finish at once, and an overlong pattern is
+// refused by name.
+TEST(GlobPatternTest, HostilePatternsAreBoundedInTimeAndDepth) {
+    const std::string name(120, 'a');
+    std::string redos;
+    for (int i = 0; i < 40; ++i)
+        redos += "*a";
+    redos += "*b";
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(GlobPattern(redos).matches(name + ".txt"));
+    EXPECT_TRUE(GlobPattern(redos.substr(0, redos.size() - 1)).matches(name + ".txt"));
+    std::string braces;
+    for (int i = 0; i < 800; ++i)
+        braces += "{*a,";
+    braces += "b" + std::string(800, '}');
+    EXPECT_TRUE(GlobPattern(braces).valid());
+    EXPECT_FALSE(GlobPattern(braces).matches(name + ".txt"));
+    EXPECT_TRUE(GlobPattern(braces).matches(name));
+    const std::string longest(GlobPattern::kMaxPatternChars, '*');
+    EXPECT_TRUE(GlobPattern(longest).matches(name));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+
+    const GlobPattern tooLong(std::string(200000, 'A'));
+    EXPECT_FALSE(tooLong.valid());
+    EXPECT_TRUE(contains(tooLong.error(), "limit is 4096")) << tooLong.error();
+}
+
+TEST_F(ToolsFilesTest, GlobAndGrepRefuseOverlongPatterns) {
+    ToolResult glob = call("Glob", {{"pattern", std::string(5 << 20, 'A')}});
+    EXPECT_TRUE(glob.isError);
+    EXPECT_LT(glob.text.size(), 200u);
+    EXPECT_TRUE(contains(glob.text, "characters long")) << glob.text.substr(0, 200);
+    ToolResult grep = call("Grep", {{"pattern", std::string(200000, 'A')}});
+    EXPECT_TRUE(grep.isError);
+    EXPECT_TRUE(contains(grep.text, "characters long")) << grep.text.substr(0, 200);
 }
 
 TEST_F(ToolsFilesTest, GrepSearchesContentsWithCaps) {

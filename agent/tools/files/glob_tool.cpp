@@ -28,11 +28,14 @@ public:
     ToolResult run(const json& args, ToolContext& context, std::stop_token stop) override {
         const std::string pattern = args["pattern"].get<std::string>();
         const std::string folder = args.value("path", std::string());
+        // Checked first: the messages below quote the pattern.
+        const GlobPattern glob(pattern);
+        if (pattern.size() > GlobPattern::kMaxPatternChars)
+            return ToolResult::error(glob.error());
         if (pattern.empty() || pattern[0] == '/' || pattern.rfind("..", 0) == 0)
             return ToolResult::error("the pattern is relative to the searched folder, e.g. "
                                      "\"**/*.cu\"; got \"" +
                                      pattern + "\"");
-        const GlobPattern glob(pattern);
         if (!glob.valid())
             return ToolResult::error(glob.error());
         const WorkspaceFiles listing = listWorkspaceFiles(context.workspace, folder, stop);
@@ -42,6 +45,8 @@ public:
         const std::string prefix = listing.folder == "." ? "" : listing.folder + "/";
         std::vector<std::string> matches;
         for (const auto& file : listing.files) {
+            if (stop.stop_requested())
+                return ToolResult::error("cancelled");
             if (file.rfind(prefix, 0) != 0)
                 continue;
             if (glob.matches(std::string_view(file).substr(prefix.size())))

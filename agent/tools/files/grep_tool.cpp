@@ -14,6 +14,9 @@ namespace {
 
 constexpr std::size_t kFilesPerRun = 256;
 constexpr std::size_t kMaxLineChars = 400;
+// grep gets the pattern as one argument, and Linux refuses an argument over 128 kB (E2BIG); far
+// below that, a pattern this long is no search a model means, so it is refused by name.
+constexpr std::size_t kMaxPatternChars = 8192;
 
 // GNU grep does the matching: it is fast, skips binary files, and its PCRE mode reads the
 // patterns models write (\d, \w, lookarounds). std::regex recurses per character and overflows
@@ -73,6 +76,10 @@ public:
             args.value("head_limit", static_cast<std::int64_t>(defaultLimit_));
         if (pattern.empty())
             return ToolResult::error("the pattern is empty");
+        if (pattern.size() > kMaxPatternChars)
+            return ToolResult::error("the pattern is " + std::to_string(pattern.size()) +
+                                     " characters long; the limit is " +
+                                     std::to_string(kMaxPatternChars));
         if (limit < 1)
             return ToolResult::error("head_limit must be at least 1");
 
