@@ -2,6 +2,9 @@
 
 #include "agent/providers/http_llm_error.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace kwb::agent {
 namespace {
 
@@ -24,7 +27,41 @@ void deliverWhole(const CompletionResult& result, StreamSink& sink) {
     }
 }
 
+std::string lowerCase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+}
+
 } // namespace
+
+// Decision: only a reply that is demonstrably the server's failure is turned into an error.
+// "abort"/"error" (vLLM and SGLang end an aborted or failed generation so) are failures whatever
+// text came before them. A reply with no text, no tool call and no stop reason the API defines
+// (a bare [DONE], message_start + message_stop, an unknown finish reason) is a failure too: no
+// model produced it. A known stop reason ("stop", "end_turn") with empty text stays the model's
+// own empty final answer and is scored; it is what the model sampled. A failure is retryable, so
+// it is asked again within the retry budget and, when that runs out, ends the episode as an
+// infrastructure error: an infrastructure failure is never a reward of -1.
+std::optional<LlmError> serverFailureIn(const CompletionResult& result, std::string_view endpoint) {
+    const std::string raw = lowerCase(result.rawStopReason);
+    for (const char* failed : {"abort", "aborted", "error", "cancelled", "canceled"})
+        if (raw == failed)
+            return LlmError(LlmErrorKind::Server,
+                            std::string(endpoint) + ": the server ended the generation with \"" +
+                                result.rawStopReason + "\"",
+                            /*retryable=*/true);
+    if (result.text.empty() && result.toolCalls.empty() && result.stopReason == StopReason::Unknown)
+        return LlmError(LlmErrorKind::Server,
+                        std::string(endpoint) +
+                            (raw.empty() ? std::string(": the reply ended with no content and no "
+                                                       "stop reason")
+                                         : ": the reply ended with no content and the unknown "
+                                           "stop reason \"" +
+                                               result.rawStopReason + "\""),
+                        /*retryable=*/true);
+    return std::nullopt;
+}
 
 CompletionOutcome streamCompletion(HttpClient& client, const HttpRequest& request,
                                    StreamDecoder& decoder, std::string_view endpoint,
@@ -75,7 +112,10 @@ CompletionOutcome streamCompletion(HttpClient& client, const HttpRequest& reques
                             std::to_string(bytes) + " bytes, before the response was complete",
                         /*retryable=*/true);
     }
-    return decoder.takeResult();
+    CompletionResult result = decoder.takeResult();
+    if (auto failure = serverFailureIn(result, endpoint))
+        return std::move(*failure);
+    return result;
 }
 
 CompletionOutcome fetchCompletion(HttpClient& client, const HttpRequest& request,
@@ -95,6 +135,8 @@ CompletionOutcome fetchCompletion(HttpClient& client, const HttpRequest& request
     CompletionOutcome outcome = parse(body);
     if (!outcome.ok())
         return withEndpoint(std::move(outcome.error()), endpoint);
+    if (auto failure = serverFailureIn(outcome.result(), endpoint))
+        return std::move(*failure);
     deliverWhole(outcome.result(), sink);
     return outcome;
 }

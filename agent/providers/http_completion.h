@@ -6,6 +6,7 @@
 #include "agent/providers/stream_decoder.h"
 
 #include <functional>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -27,5 +28,9 @@ using WholeResponseParser = std::function<CompletionOutcome(std::string_view bod
 CompletionOutcome fetchCompletion(HttpClient& client, const HttpRequest& request,
                                   const WholeResponseParser& parse, StreamSink& sink,
                                   std::string_view endpoint, std::stop_token stop);
+
+// A complete-looking reply that is the server's failure rather than the model's answer (an
+// aborted generation, a reply with nothing in it), as a retryable error; see the definition.
+std::optional<LlmError> serverFailureIn(const CompletionResult& result, std::string_view endpoint);
 
 } // namespace kwb::agent

@@ -15,7 +15,11 @@ the real answer. Kinds: http_429 (retry_after), http_500 (status), http_401 (ech
 received, as some servers do), context_overflow (400 with the API's "context too long" error),
 malformed_json, cut_stream (after_events, negative to count from the end: -1 drops only the
 final marker; or after_bytes; graceful: end the HTTP response cleanly instead of dropping the
-connection) and slow_tokens (delay seconds before each token; the answer itself is complete).
+connection), slow_tokens (delay seconds before each token; the answer itself is complete),
+empty_reply (a stream with no content and no stop reason: OpenAI's `choices: []` then [DONE],
+Anthropic's message_start then message_stop), finish_reason (the turn, ending with the stop
+reason "reason" instead, as "abort") and bad_event (after_events good events, then one that is
+not JSON, then the end of the response).
 A turn's "stop" ("max_tokens") ends it as cut by the token limit. An OpenAI request with
 "logprobs" gets every text token's log-probability (-0.25 per position), and with
 "return_tokens_as_token_ids" the tokens as "token_id:<1000 + position>", as vLLM sends them.
@@ -255,6 +259,25 @@ def anthropic_reply(turn, model, stream, index):
     return events + [("message_stop", {"type": "message_stop"})]
 
 
+def with_stop_reason(api, reply, stream, reason):
+    """The reply with its stop reason replaced, streamed or whole."""
+    if not stream:
+        if api == "openai":
+            reply["choices"][0]["finish_reason"] = reason
+        else:
+            reply["stop_reason"] = reason
+        return reply
+    for _, data in reply:
+        if not isinstance(data, dict):
+            continue
+        for choice in data.get("choices", []):
+            if choice.get("finish_reason"):
+                choice["finish_reason"] = reason
+        if data.get("type") == "message_delta":
+            data["delta"]["stop_reason"] = reason
+    return reply
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, as real servers do
 
@@ -310,6 +333,15 @@ class Handler(BaseHTTPRequestHandler):
                                  bool(body.get("logprobs")), bool(body.get("return_tokens_as_token_ids")))
         else:
             reply = anthropic_reply(turn, body["model"], stream, index)
+        if kind == "finish_reason":
+            reply = with_stop_reason(api, reply, stream, fault["reason"])
+        if kind == "empty_reply" and stream:
+            reply = ([(None, {"id": "chatcmpl-empty", "object": "chat.completion.chunk",
+                              "model": body["model"], "choices": []}), (None, "[DONE]")]
+                     if api == "openai" else [reply[0], ("message_stop", {"type": "message_stop"})])
+        if kind == "bad_event" and stream:
+            reply = reply[:fault.get("after_events", 1)] + [
+                ("content_block_delta" if api == "anthropic" else None, '{"choices": [{"delta"')]
         delay = fault.get("delay", 0) if kind == "slow_tokens" else 0
         if not stream:
             time.sleep(delay * len(tokens(turn.get("text", ""))))

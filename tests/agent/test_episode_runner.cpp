@@ -66,11 +66,11 @@ protected:
             .python = KWB_TEST_EXPECTED_PYTHON, .concurrentEvaluations = 1, .gpuCount = 0});
     }
 
-    std::unique_ptr<LlmProvider> start(const json& turns) {
+    std::unique_ptr<LlmProvider> start(const json& turns, Api api = Api::OpenAi) {
         server_ = std::make_unique<ScriptedLlmServer>(json{{"turns", turns}});
         if (!server_->started())
             return nullptr;
-        return makeProvider(settingsFor(Api::OpenAi, *server_), waits_.sleeper());
+        return makeProvider(settingsFor(api, *server_), waits_.sleeper());
     }
 
     EpisodeConfig config(const fs::path& workspace) const {
@@ -565,6 +565,63 @@ TEST_F(EpisodeRunnerTest, AReplyCutMidStreamIsAskedAgainThenGivesUp) {
     EXPECT_EQ(requestText(0), requestText(1));
     EXPECT_EQ(requestText(1), requestText(2));
     EXPECT_EQ(requestText(3), requestText(5));
+}
+
+// An empty reply and an aborted generation are the server's failures, not the model stopping:
+// they are asked again and, when that keeps failing, end as an infrastructure error with no
+// reward. A model's own empty answer with a real stop reason is still the model's.
+TEST_F(EpisodeRunnerTest, EmptyAndAbortedRepliesAreAskedAgainNotScored) {
+    for (const Api api : {Api::OpenAi, Api::Anthropic}) {
+        SCOPED_TRACE(apiName(::testing::TestParamInfo<Api>(api, 0)));
+        json first = readSkill("c1");
+        first["faults"] = {{{"kind", "empty_reply"}},
+                           {{"kind", "finish_reason"}, {"reason", "abort"}}};
+        json last = textTurn("All done.");
+        last["faults"] = {{{"kind", "finish_reason"}, {"reason", "error"}}};
+        auto provider = start({first, last}, api);
+        ASSERT_TRUE(provider) << server_->startError();
+        SteeringController steering;
+        EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+        const EpisodeRunResult result = runner.run();
+        EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+        EXPECT_EQ(result.cause, "model_stopped");
+        EXPECT_EQ(result.turns, 2);
+        EXPECT_EQ(server_->requests().size(), 5u);
+        int askedAgain = 0;
+        for (const auto& e : events(result.id))
+            if (e.kind == EventKind::Error) {
+                EXPECT_EQ(e.payload["kind"], "server") << e.payload.dump();
+                askedAgain += e.payload.value("asked_again", false);
+            }
+        // The empty reply was retried by the provider (nothing was shown); the two aborted
+        // ones had streamed text, so the runner asked again.
+        EXPECT_EQ(askedAgain, 2);
+    }
+
+    json empty = textTurn("never seen");
+    for (int i = 0; i < 4; ++i)
+        empty["faults"].push_back({{"kind", "empty_reply"}});
+    auto provider = start(json::array({empty}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.finalEvaluation = true; // not run: there is nothing to score
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::InfrastructureError) << result.message;
+    EXPECT_EQ(result.cause, "provider_server");
+    EXPECT_TRUE(contains(result.message, "no content and no stop reason")) << result.message;
+    auto record = store_->loadEpisode(result.id);
+    ASSERT_TRUE(record);
+    EXPECT_FALSE(record.value().reward.has_value());
+
+    auto silent = start(json::array({textTurn("")}));
+    ASSERT_TRUE(silent) << server_->startError();
+    EpisodeRunner modelStops(*store_, *silent, registry_, steering, config(workspace_));
+    const EpisodeRunResult stopped = modelStops.run();
+    EXPECT_EQ(stopped.status, EpisodeStatus::Finished) << stopped.message;
+    EXPECT_EQ(stopped.cause, "model_stopped");
+    EXPECT_EQ(server_->requests().size(), 1u);
 }
 
 TEST_F(EpisodeRunnerTest, TheEpisodeCostFollowsTheModelsPrice) {
