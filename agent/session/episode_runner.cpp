@@ -48,14 +48,19 @@ class ForwardingSink final : public StreamSink {
 public:
     explicit ForwardingSink(StreamSink* target) : target_(target) {}
     void onTextDelta(std::string_view text) override {
+        keep(text_, text);
         if (target_)
             target_->onTextDelta(text);
     }
     void onToolCallStart(int index, const std::string& id, const std::string& name) override {
+        Call& call = calls_[index];
+        call.id = id;
+        call.name = name;
         if (target_)
             target_->onToolCallStart(index, id, name);
     }
     void onToolCallArgumentsDelta(int index, std::string_view fragment) override {
+        keep(calls_[index].arguments, fragment);
         if (target_)
             target_->onToolCallArgumentsDelta(index, fragment);
     }
@@ -64,8 +69,44 @@ public:
             target_->onRetry(attempt, delay, reason);
     }
 
+    // Forgets the output kept so far; called before each model call.
+    void clearPartial() {
+        text_.clear();
+        calls_.clear();
+        truncated_ = false;
+    }
+    // What a failed call streamed before it broke, for the error event: it was shown live and
+    // then dropped, so the store is the only place left that says what the server sent.
+    std::optional<json> partial() const {
+        if (text_.empty() && calls_.empty())
+            return std::nullopt;
+        json out = {{"text", text_}, {"tool_calls", json::array()}};
+        for (const auto& [index, call] : calls_)
+            out["tool_calls"].push_back(
+                {{"id", call.id}, {"name", call.name}, {"arguments", call.arguments}});
+        if (truncated_)
+            out["truncated"] = true;
+        return out;
+    }
+
 private:
+    struct Call {
+        std::string id, name, arguments;
+    };
+    // A cut reply can be any size; the record keeps its start.
+    static constexpr std::size_t kKeptChars = 256 * 1024;
+
+    void keep(std::string& into, std::string_view piece) {
+        const std::size_t room = into.size() < kKeptChars ? kKeptChars - into.size() : 0;
+        if (piece.size() > room)
+            truncated_ = true;
+        into.append(piece.substr(0, std::min(room, piece.size())));
+    }
+
     StreamSink* target_;
+    std::string text_;
+    std::map<int, Call> calls_;
+    bool truncated_ = false;
 };
 
 } // namespace
@@ -477,6 +518,7 @@ struct EpisodeRunner::Impl {
                 request.messages.push_back(entry.message);
 
             const std::stop_token stop = steering.beginStep(AgentState::Thinking);
+            sink.clearPartial();
             CompletionOutcome outcome = provider.complete(request, sink, stop);
             steering.endStep();
 
@@ -495,14 +537,20 @@ struct EpisodeRunner::Impl {
                         return *ended;
                     continue; // pruned: the call is made again
                 }
-                const bool askAgain =
-                    error.retryable && error.afterOutput && cutReplies < config.cutReplyRetries;
+                // Any failure after output began (a cut, a malformed or invalid event, bad UTF-8,
+                // an aborted generation) is asked again, whether or not the same request could
+                // have been retried before output: the provider could not retry it because
+                // output had been shown, and it says nothing about the model. A bounded number
+                // of times, then it is the infrastructure error below.
+                const bool askAgain = error.afterOutput && cutReplies < config.cutReplyRetries;
                 json event = {{"source", "provider"},
                               {"kind", errorKindName(error.kind)},
                               {"message", error.message},
                               {"attempts", error.attempts}};
                 if (askAgain)
                     event["asked_again"] = true;
+                if (auto partial = sink.partial())
+                    event["discarded_output"] = std::move(*partial);
                 append(EventKind::Error, std::move(event));
                 if (askAgain) {
                     ++cutReplies;

@@ -588,14 +588,18 @@ TEST_F(EpisodeRunnerTest, EmptyAndAbortedRepliesAreAskedAgainNotScored) {
         EXPECT_EQ(result.turns, 2);
         EXPECT_EQ(server_->requests().size(), 5u);
         int askedAgain = 0;
+        std::string discarded;
         for (const auto& e : events(result.id))
             if (e.kind == EventKind::Error) {
                 EXPECT_EQ(e.payload["kind"], "server") << e.payload.dump();
                 askedAgain += e.payload.value("asked_again", false);
+                if (e.payload.contains("discarded_output"))
+                    discarded += e.payload["discarded_output"]["text"].get<std::string>();
             }
         // The empty reply was retried by the provider (nothing was shown); the two aborted
-        // ones had streamed text, so the runner asked again.
+        // ones had streamed text, so the runner asked again and kept what it dropped.
         EXPECT_EQ(askedAgain, 2);
+        EXPECT_EQ(discarded, "Reading.All done.");
     }
 
     json empty = textTurn("never seen");
@@ -622,6 +626,32 @@ TEST_F(EpisodeRunnerTest, EmptyAndAbortedRepliesAreAskedAgainNotScored) {
     EXPECT_EQ(stopped.status, EpisodeStatus::Finished) << stopped.message;
     EXPECT_EQ(stopped.cause, "model_stopped");
     EXPECT_EQ(server_->requests().size(), 1u);
+}
+
+// A malformed event after the first token is asked again like a cut, and the streamed text it
+// discarded is in the error event.
+TEST_F(EpisodeRunnerTest, AMalformedEventMidStreamIsAskedAgainAndItsPartialOutputKept) {
+    for (const Api api : {Api::OpenAi, Api::Anthropic}) {
+        SCOPED_TRACE(apiName(::testing::TestParamInfo<Api>(api, 0)));
+        json turn = textTurn("one two three four five six");
+        turn["faults"] = {{{"kind", "bad_event"}, {"after_events", api == Api::OpenAi ? 3 : 5}}};
+        auto provider = start(json::array({turn}), api);
+        ASSERT_TRUE(provider) << server_->startError();
+        SteeringController steering;
+        EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+        const EpisodeRunResult result = runner.run();
+        EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+        EXPECT_EQ(server_->requests().size(), 2u);
+        int errors = 0;
+        for (const auto& e : events(result.id))
+            if (e.kind == EventKind::Error) {
+                ++errors;
+                EXPECT_EQ(e.payload["kind"], "malformed_response") << e.payload.dump();
+                EXPECT_TRUE(e.payload.value("asked_again", false));
+                EXPECT_EQ(e.payload["discarded_output"]["text"], "one two ") << e.payload.dump();
+            }
+        EXPECT_EQ(errors, 1);
+    }
 }
 
 TEST_F(EpisodeRunnerTest, TheEpisodeCostFollowsTheModelsPrice) {
