@@ -2,6 +2,7 @@
 
 #include "engine/system/bounded_json.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <ctime>
@@ -88,14 +89,18 @@ bool isTransient(LlmErrorKind kind) {
 } // namespace
 
 std::optional<std::chrono::milliseconds> retryAfterFrom(const HttpResponse& response) {
+    // A server can ask for any number; converting seconds to milliseconds overflowed past about
+    // 9.2e15 s and wrapped to a short wait. A year is far beyond any wait a client honours, so
+    // capping there keeps "wait too long, give up" while the arithmetic stays in range.
+    constexpr long long kLongestSeconds = 365LL * 24 * 3600;
     if (auto ms = response.header("retry-after-ms"))
         if (auto value = parseInteger(*ms))
-            return std::chrono::milliseconds(*value);
+            return std::chrono::milliseconds(std::min(*value, kLongestSeconds * 1000));
     const auto text = response.header("retry-after");
     if (!text)
         return std::nullopt;
     if (auto value = parseInteger(*text))
-        return std::chrono::seconds(*value);
+        return std::chrono::seconds(std::min(*value, kLongestSeconds));
     const time_t when = curl_getdate(text->c_str(), nullptr);
     if (when < 0)
         return std::nullopt;

@@ -94,6 +94,27 @@ TEST_P(ProviderFaultTest, ARetryAfterOfMinutesIsWaitedOut) {
     EXPECT_EQ(sink.retries[0].delay, waits.delays[0]);
 }
 
+// 18446744073709552 s overflowed the seconds-to-milliseconds conversion and wrapped to a short
+// wait; it is a wait far too long, so the provider gives up at once as for any such wait.
+TEST_P(ProviderFaultTest, AnOverflowingRetryAfterGivesUpInsteadOfWrapping) {
+    for (const long long seconds : {18446744073709552LL, 9223372036854776LL, 999999LL}) {
+        SCOPED_TRACE(seconds);
+        ASSERT_TRUE(serve(turnWithFault({{"kind", "http_429"}, {"retry_after", seconds}})))
+            << server->startError();
+        waits.delays.clear();
+        RecordingSink sink;
+        auto outcome = provider()->complete(userAsks("Hi"), sink, {});
+        ASSERT_FALSE(outcome.ok());
+        EXPECT_EQ(outcome.error().kind, LlmErrorKind::RateLimited);
+        EXPECT_TRUE(outcome.error().message.find("the server asks to wait") != std::string::npos)
+            << outcome.error().message;
+        ASSERT_TRUE(outcome.error().retryAfter);
+        EXPECT_GT(*outcome.error().retryAfter, std::chrono::hours(24));
+        EXPECT_TRUE(waits.delays.empty());
+        EXPECT_EQ(server->requests().size(), 1u);
+    }
+}
+
 TEST_P(ProviderFaultTest, AStreamThatLosesOnlyItsEndMarkerIsTheWholeAnswer) {
     // Anthropic: message_delta carried the stop reason, message_stop never came; OpenAI: the
     // finish_reason and usage came, [DONE] never did.
