@@ -49,7 +49,7 @@ std::optional<TokenUsage> usageFrom(const json& usage) {
     if (details != usage.end() && details->is_object() && details->contains("cached_tokens") &&
         (*details)["cached_tokens"].is_number_integer())
         out.cachedInputTokens = (*details)["cached_tokens"].get<long long>();
-    return out;
+    return out.clamped(); // the server's numbers: never negative or absurd
 }
 
 // Some servers send arguments as an object rather than the string the API defines.

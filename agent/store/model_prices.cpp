@@ -99,7 +99,9 @@ void clearPriceOverrides() {
     overrides.clear();
 }
 
-double costOf(const TokenUsage& usage, const ModelPrice& price) {
+double costOf(const TokenUsage& reported, const ModelPrice& price) {
+    // Stored usage may predate the clamping where it is parsed; a cost is never negative.
+    const TokenUsage usage = reported.clamped();
     const double cached = static_cast<double>(usage.cachedInputTokens.value_or(0));
     const double uncached = static_cast<double>(usage.inputTokens) - cached;
     return (uncached * price.inputPerMillion + cached * price.cachedInputPerMillion +

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <limits>
 #include <string>
 
 using namespace kwb::agent;
@@ -44,6 +45,24 @@ TEST_F(ModelPrices, builtInPricesMatchByLongestPrefix) {
     // 600k uncached at 2.00 + 400k cached at 0.50 + 100k out at 8.00 = 1.2 + 0.2 + 0.8.
     EXPECT_EQ(costText(usage, "gpt-4.1"), "$2.2000");
     EXPECT_EQ(costText(usage, "my-local-model"), "n/a");
+}
+
+// The server's counts: a negative one never lowers a total or makes a cost negative, and huge
+// ones saturate instead of wrapping.
+TEST_F(ModelPrices, usageFromTheServerIsClampedWhereItAddsUpAndIsPriced) {
+    const TokenUsage negative{-5'000'000, -1'000, -7};
+    EXPECT_EQ(negative.clamped(), (TokenUsage{0, 0, 0}));
+    EXPECT_EQ(costText(negative, "gpt-4.1"), "$0.0000");
+    TokenUsage total{10, 20, std::nullopt};
+    total += negative;
+    EXPECT_EQ(total, (TokenUsage{10, 20, 0}));
+    const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+    total += TokenUsage{huge, huge, huge};
+    total += TokenUsage{huge, huge, huge};
+    EXPECT_EQ(total.inputTokens, TokenUsage::kMaxTokens);
+    EXPECT_EQ(total.outputTokens, TokenUsage::kMaxTokens);
+    EXPECT_EQ(total.cachedInputTokens, TokenUsage::kMaxTokens);
+    EXPECT_EQ((TokenUsage{5, 1, 9}).clamped().cachedInputTokens, 5); // cached is part of input
 }
 
 TEST_F(ModelPrices, aUserFileCorrectsAndExtendsTheTable) {

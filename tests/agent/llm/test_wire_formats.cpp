@@ -172,6 +172,38 @@ TEST(OpenAiChatFormat, ErrorsInsideTheStreamOrBody) {
     EXPECT_FALSE(outcome.error().retryable); // waiting does not buy credits
 }
 
+TEST(OpenAiChatFormat, NegativeOrOverflowingUsageIsClampedWhereItIsRead) {
+    for (
+        const auto& [event, expected] :
+        {std::pair{R"({"choices":[],"usage":{"prompt_tokens":-5000000,"completion_tokens":-1000}})",
+                   TokenUsage{0, 0, std::nullopt}},
+         std::pair{
+             R"({"choices":[],"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":9223372036854775807}}})",
+             TokenUsage{TokenUsage::kMaxTokens, 3, TokenUsage::kMaxTokens}}}) {
+        RecordingSink sink;
+        OpenAiChatStreamDecoder decoder(sink);
+        ASSERT_TRUE(decoder.onEvent(dataEvent(
+            R"({"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]})")));
+        ASSERT_TRUE(decoder.onEvent(dataEvent(event)));
+        EXPECT_FALSE(decoder.onEvent(dataEvent("[DONE]")));
+        EXPECT_EQ(decoder.takeResult().usage, expected) << event;
+    }
+}
+
+TEST(AnthropicMessagesFormat, NegativeUsageIsClampedWhereItIsRead) {
+    RecordingSink sink;
+    AnthropicMessagesStreamDecoder decoder(sink);
+    ASSERT_TRUE(decoder.onEvent(dataEvent(
+        R"({"type":"message_start","message":{"model":"c","usage":{"input_tokens":-100000,"cache_read_input_tokens":100,"output_tokens":-4}}})")));
+    ASSERT_TRUE(decoder.onEvent(dataEvent(
+        R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":-12}})")));
+    const auto usage = decoder.takeResult().usage;
+    ASSERT_TRUE(usage);
+    EXPECT_EQ(usage->inputTokens, 100);
+    EXPECT_EQ(usage->outputTokens, 0);
+    EXPECT_EQ(usage->cachedInputTokens, 100);
+}
+
 TEST(AnthropicMessagesFormat, StreamDecoderAndErrorEvents) {
     RecordingSink sink;
     AnthropicMessagesStreamDecoder decoder(sink);
