@@ -46,6 +46,36 @@ nlohmann::json readStageResult(const fs::path& resultFile) {
     return parsed.is_discarded() ? nlohmann::json() : parsed;
 }
 
+// Stages that run no candidate code: inspect imports the reference task and only reads the
+// candidate's sources; baseline times the reference alone. When such a stage crashes (killed by
+// a signal, or a result kwb does not trust), nothing the candidate wrote did it: the machine's
+// OOM killer, an operator's kill or a broken interpreter did, so it is the evaluator's failure
+// and never scores the candidate.
+//
+// Stages that run candidate code keep a crash as the candidate's, SIGKILL included: a candidate
+// can SIGKILL its own process, and from outside that looks exactly like the OOM killer or an
+// operator. Calling those infrastructure would let a failing candidate turn its -1 into "not
+// scored" by killing itself, so the conservative reading stays. (Limits kwb enforces, the memory
+// budget and the timeout, are reported before this as resource_limit and timeout.)
+bool runsCandidateCode(const std::string& stage) {
+    return stage != "inspect" && stage != "baseline";
+}
+
+// A crash of a stage that runs no candidate code becomes the evaluator's failure.
+HarnessStageOutcome crashed(const HarnessStageSpec& spec, HarnessStageOutcome outcome,
+                            std::string message) {
+    if (runsCandidateCode(spec.stage)) {
+        outcome.failureKind = "crashed";
+        outcome.failureMessage = std::move(message);
+    } else {
+        outcome.failureKind = "harness_failed";
+        outcome.failureMessage = std::move(message) +
+                                 " (the stage runs no candidate code: the evaluator failed, not "
+                                 "the candidate)";
+    }
+    return outcome;
+}
+
 } // namespace
 
 HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const ProcessResult& process,
@@ -83,25 +113,23 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
         deathSignal = process.exitCode - 128;
     if (deathSignal != 0) {
         const char* name = sigabbrev_np(deathSignal);
-        outcome.failureKind = "crashed";
-        outcome.failureMessage = spec.stage + " crashed (killed by signal " +
-                                 std::to_string(deathSignal) +
-                                 (name ? std::string(", SIG") + name : std::string()) + ")";
+        std::string message = spec.stage + " crashed (killed by signal " +
+                              std::to_string(deathSignal) +
+                              (name ? std::string(", SIG") + name : std::string()) + ")";
         if (!process.err.text.empty())
-            outcome.failureMessage += ": " + lastLines(process.err.text, 400);
-        return outcome;
+            message += ": " + lastLines(process.err.text, 400);
+        return crashed(spec, std::move(outcome), std::move(message));
     }
     // The judge exits 0 exactly when it wrote its result. Anything else means the result file,
     // if there is one, is not the judge's: a candidate may have written it and then killed the
     // stage (bubblewrap turns a kill into exit code 128 + N, which would look normal).
     if (outcome.result.is_object() && process.exitedNormally && process.exitCode != 0) {
-        outcome.failureKind = "crashed";
-        outcome.failureMessage = spec.stage + " ended with exit code " +
-                                 std::to_string(process.exitCode) +
-                                 " after a result file appeared; the result is not trusted";
+        std::string message = spec.stage + " ended with exit code " +
+                              std::to_string(process.exitCode) +
+                              " after a result file appeared; the result is not trusted";
         if (!process.err.text.empty())
-            outcome.failureMessage += ": " + lastLines(process.err.text, 400);
-        return outcome;
+            message += ": " + lastLines(process.err.text, 400);
+        return crashed(spec, std::move(outcome), std::move(message));
     }
     if (!outcome.result.is_object()) {
         const bool noTorch = process.err.text.find("No module named 'torch'") != std::string::npos;

@@ -1,6 +1,7 @@
 // The stage's request and result files live in the run's scratch folder, which the candidate's
 // code can write (it is its HOME): kwb writes and reads them from outside the sandbox, so a link
 // or an odd file planted there must never lead kwb's own rights elsewhere.
+#include "engine/evaluation/failure_kinds.h"
 #include "engine/evaluation/harness_stage.h"
 #include "engine/system/bounded_json.h"
 #include "tests/test_files.h"
@@ -131,4 +132,34 @@ TEST_F(StageFiles, AResultThatIsALinkOrNotAFileIsNoResult) {
     HarnessStageOutcome real = interpretStageRun(spec_, judgeExitedNormally(), resultFile, {});
     EXPECT_TRUE(real.ok);
     EXPECT_EQ(real.log, "forged");
+}
+
+// A stage killed from outside (the OOM killer, an operator) while it ran only the reference task
+// is the evaluator's failure, not a reward of -1; a stage running candidate code that dies by a
+// signal stays the candidate's crash, since the candidate can kill itself the same way.
+TEST_F(StageFiles, AKilledStageIsInfrastructureOnlyWhereNoCandidateCodeRuns) {
+    ProcessResult killed;
+    killed.started = true;
+    killed.exitedNormally = false;
+    killed.terminatingSignal = 9;
+    const fs::path resultFile = scratch("harness-result.json");
+    for (const char* stage : {"inspect", "baseline"}) {
+        spec_.stage = stage;
+        const HarnessStageOutcome outcome = interpretStageRun(spec_, killed, resultFile, {});
+        EXPECT_EQ(outcome.failureKind, "harness_failed") << stage;
+        EXPECT_TRUE(isInfrastructureFailure(outcome.failureKind));
+        EXPECT_NE(outcome.failureMessage.find("SIGKILL"), std::string::npos)
+            << outcome.failureMessage;
+    }
+    for (const char* stage : {"compile", "verify", "profile"}) {
+        spec_.stage = stage;
+        const HarnessStageOutcome outcome = interpretStageRun(spec_, killed, resultFile, {});
+        EXPECT_EQ(outcome.failureKind, "crashed") << stage;
+        EXPECT_FALSE(isInfrastructureFailure(outcome.failureKind));
+    }
+    // A limit kwb itself enforced is the candidate's, whatever the stage.
+    ProcessResult overBudget = killed;
+    overBudget.limitExceeded = "memory limit (1 GiB: 2 GiB)";
+    spec_.stage = "verify";
+    EXPECT_EQ(interpretStageRun(spec_, overBudget, resultFile, {}).failureKind, "resource_limit");
 }
