@@ -130,6 +130,10 @@ bool isScoredOutcome(EpisodeStatus status, const std::string& endCause) {
     return false;
 }
 
+bool usesUpARetry(EpisodeStatus status, const std::string& endCause) {
+    return status == EpisodeStatus::InfrastructureError && endCause != "abandoned";
+}
+
 RolloutEpisode RolloutEpisode::fromRecord(const EpisodeRecord& record, std::optional<int> level) {
     RolloutEpisode e;
     e.status = record.status;

@@ -39,6 +39,12 @@ struct RolloutEpisode {
 // the user.
 bool isScoredOutcome(EpisodeStatus status, const std::string& endCause);
 
+// Whether an ended episode uses up one of its rollout item's infrastructure retries (--retries):
+// an infrastructure error the model server or the evaluator caused. An abandoned episode (its
+// process was killed: SIGKILL, a container restart) says nothing about either and is always
+// run again on resume, however often it happened.
+bool usesUpARetry(EpisodeStatus status, const std::string& endCause);
+
 // The paper's metrics over a set of episodes. Definitions:
 //  - scored episodes: ended ones whose outcome is the policy's: not running, not an
 //    infrastructure error, not cancelled, not stopped by the user. A scored episode without a

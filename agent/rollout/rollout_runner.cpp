@@ -261,7 +261,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
             itemKey(e.settings.value("run_task", ""), e.settings.value("run_sample", -1));
         if (isScoredOutcome(e.status, e.endCause))
             settled[key] = true;
-        else if (e.status == EpisodeStatus::InfrastructureError)
+        else if (usesUpARetry(e.status, e.endCause))
             ++infrastructureFailures[key];
     }
     std::deque<Item> queue;

@@ -126,7 +126,8 @@ if "$kwb" export 99 --store "$tmp/store.db" --format verl > /dev/null 2> "$tmp/e
 grep -q "no such run" "$tmp/export.err" || { cat "$tmp/export.err"; echo "FAIL: unclear export error"; exit 1; }
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 
-# Killed halfway, then resumed.
+# Killed halfway, then resumed. With --retries 0: the episodes the kill abandoned are no
+# infrastructure failure of the item and are run again all the same.
 "$python" - > "$tmp/script2.json" <<'PY'
 import json
 slow = {"text": "I looked at the candidate and there is nothing more to change here. Done.",
@@ -136,7 +137,7 @@ PY
 start_server "$tmp/script2.json"
 OPENAI_API_KEY=sk-test-rollout "$kwb" rollout --tasks "$tmp/tasks" --episodes-per-task 2 --concurrency 2 \
     --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 5 \
-    --device cpu --python "$python" --store "$tmp/store.db" > "$tmp/run2.out" 2>&1 &
+    --device cpu --python "$python" --store "$tmp/store.db" --retries 0 > "$tmp/run2.out" 2>&1 &
 rollout_pid=$!
 settled=0
 for _ in $(seq 600); do

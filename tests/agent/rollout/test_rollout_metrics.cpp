@@ -203,6 +203,16 @@ TEST(RolloutMetrics, AnEpisodeTheLoopStoppedAsStuckIsThePolicysOutcomeAUserStopI
     EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Running, ""));
 }
 
+// A resume reruns a killed (abandoned) episode whatever --retries says: only the model server's or
+// the evaluator's failures use up retries.
+TEST(RolloutMetrics, OnlyRealInfrastructureFailuresUseUpRetriesAbandonedEpisodesDoNot) {
+    EXPECT_FALSE(usesUpARetry(EpisodeStatus::InfrastructureError, "abandoned"));
+    EXPECT_TRUE(usesUpARetry(EpisodeStatus::InfrastructureError, "provider_server"));
+    EXPECT_TRUE(usesUpARetry(EpisodeStatus::InfrastructureError, "evaluator_harness_failed"));
+    EXPECT_FALSE(usesUpARetry(EpisodeStatus::Stopped, "user_stop"));
+    EXPECT_FALSE(usesUpARetry(EpisodeStatus::Finished, "model_stopped"));
+}
+
 TEST(GroupAdvantages, AreNormalisedWithinEachGroupInInputOrder) {
     const auto a = groupAdvantages({{"a", 3}, {"b", 1}, {"a", 1}, {"a", -1}, {"b", 1}, {"a", 1}});
     ASSERT_EQ(a.size(), 6u);
