@@ -3,6 +3,7 @@
 #include "agent/llm/api_key.h"
 #include "agent/store/sqlite_database.h"
 #include "engine/system/bounded_json.h"
+#include "engine/system/exclusive_file_lock.h"
 #include "engine/system/user_directories.h"
 
 #include <algorithm>
@@ -498,6 +499,67 @@ std::string thisHost() {
     return std::string(host) + ":";
 }
 
+// Liveness that needs no shared hostname or pid namespace: every process that runs episodes of a
+// store holds an flock on "<store>.owners/<owner>.lock" from before its first episode row until
+// it dies, when the kernel drops the lock however it died. A process on another host (a
+// container restarted under a new hostname, with the store on a volume) or whose pid was reused
+// is then told apart from a live one by trying the lock. Stores written before these files
+// existed, and files that cannot be opened, fall back to the host-and-pid check.
+std::string ownerLockPath(const std::string& storePath, const std::string& owner) {
+    std::string name = owner;
+    for (char& c : name)
+        if (c == '/' || c == '\\' || c == '\0')
+            c = '_';
+    return storePath + ".owners/" + name + ".lock";
+}
+
+// This process's owner locks, one per store file, held until it exits.
+std::mutex ownerLocksMutex;
+std::map<std::string, ExclusiveFileLock>& ownerLocks() {
+    static auto* locks = new std::map<std::string, ExclusiveFileLock>(); // never destroyed
+    return *locks;
+}
+
+// Takes this process's owner lock of `storePath` once; false only when it cannot be taken (the
+// episodes are then judged by host and pid alone, as before).
+bool holdOwnerLock(const std::string& storePath, const std::string& owner) {
+    if (storePath == ":memory:" || storePath.empty())
+        return false;
+    std::lock_guard lock(ownerLocksMutex);
+    const std::string path = ownerLockPath(storePath, owner);
+    if (ownerLocks().count(path))
+        return true;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    std::string error;
+    auto held = ExclusiveFileLock::tryAcquire(path, &error);
+    if (!held)
+        return false;
+    ownerLocks().emplace(path, std::move(*held));
+    return true;
+}
+
+enum class OwnerLiveness { Alive, Dead, Unknown };
+
+// What the owner's lock file says, when there is one.
+OwnerLiveness ownerLiveness(const std::string& storePath, const std::string& owner) {
+    if (storePath == ":memory:" || storePath.empty())
+        return OwnerLiveness::Unknown;
+    const std::string path = ownerLockPath(storePath, owner);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        return OwnerLiveness::Unknown;
+    std::string error;
+    bool heldByOther = false;
+    auto probe = ExclusiveFileLock::tryAcquire(path, &error, &heldByOther);
+    if (probe) {
+        // Nobody holds it: its owner is gone. The file goes; the probe's lock with it.
+        std::filesystem::remove(path, ec);
+        return OwnerLiveness::Dead;
+    }
+    return heldByOther ? OwnerLiveness::Alive : OwnerLiveness::Unknown;
+}
+
 } // namespace
 
 std::string TrajectoryStore::thisProcess() {
@@ -514,8 +576,16 @@ StoreResult<std::vector<EpisodeRecord>> TrajectoryStore::closeAbandoned() {
                 "SELECT id, owner FROM episodes WHERE status = 'running' AND owner != ''");
             while (running.step()) {
                 const std::string owner = running.text(1);
-                // Only this host's processes can be checked; another host's stay as they are.
-                if (owner.rfind(host, 0) != 0 || owner == me)
+                if (owner == me)
+                    continue;
+                const OwnerLiveness liveness = ownerLiveness(impl_->path, owner);
+                if (liveness == OwnerLiveness::Dead) {
+                    abandoned.push_back(running.integer(0));
+                    continue;
+                }
+                // Without a lock file, only this host's processes can be checked; another
+                // host's stay as they are.
+                if (liveness == OwnerLiveness::Alive || owner.rfind(host, 0) != 0)
                     continue;
                 const std::string pidText = owner.substr(host.size());
                 char* end = nullptr;
@@ -548,6 +618,9 @@ StoreResult<EpisodeRecord> TrajectoryStore::createEpisode(EpisodeRecord record) 
         record.startedAt = timestampNow();
     if (record.status == EpisodeStatus::Running && record.owner.empty())
         record.owner = thisProcess();
+    // Before the row exists, so no running row of this process is ever without its lock.
+    if (record.status == EpisodeStatus::Running && record.owner == thisProcess())
+        holdOwnerLock(impl_->path, record.owner);
     return impl_->call("cannot create the episode", [&] {
         return impl_->write([&] {
             const EpisodeId id = impl_->insertEpisode(record, std::nullopt, 0, 0);

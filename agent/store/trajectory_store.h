@@ -137,9 +137,12 @@ public:
     // A new running episode that starts with copies of the source's events 1..upToSequence
     // (0: none), linked to its parent. Its usage and cost start at zero.
     StoreResult<EpisodeRecord> forkEpisode(EpisodeId source, std::int64_t upToSequence);
-    // Closes the running episodes that a process on this host started and that process is gone
-    // (killed, crashed, the machine restarted): infrastructure_error, cause "abandoned", no
-    // reward. Returns them as they are now. Every front end calls it when it starts.
+    // Closes the running episodes whose process is gone (killed, crashed, the machine or its
+    // container restarted): infrastructure_error, cause "abandoned", no reward. A process holds
+    // an owner lock file beside the store ("<store>.owners/") while it runs episodes, so one on
+    // another host or under a reused pid is judged too; without that file, only this host's
+    // processes can be checked (by pid). Returns them as they are now. Every front end calls it
+    // when it starts.
     StoreResult<std::vector<EpisodeRecord>> closeAbandoned();
     // "<host>:<pid>" of this process, as createEpisode stamps an episode's owner.
     static std::string thisProcess();

@@ -1,5 +1,6 @@
 #include "agent/store/episode_record.h"
 #include "agent/store/trajectory_store.h"
+#include "engine/system/exclusive_file_lock.h"
 
 #include <algorithm>
 #include <atomic>
@@ -326,6 +327,49 @@ TEST_F(TrajectoryStoreTest, EpisodesWhoseProcessDiedAreClosedAsAbandoned) {
     EXPECT_EQ(store->loadEpisode(remote).value().status, EpisodeStatus::Running)
         << "another host's process cannot be checked from here";
     EXPECT_TRUE(store->closeAbandoned().value().empty()) << "closed once";
+}
+
+// A row left running by a kwb killed under another hostname (a restarted container, the store on
+// a volume) is closed once nobody holds its owner's lock file; a live owner elsewhere, holding
+// it, keeps its rows; a row without a lock file keeps the host-and-pid rule.
+TEST_F(TrajectoryStoreTest, OwnerLockFilesCloseAnotherHostsDeadEpisodes) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    const EpisodeRecord mine = store->createEpisode(sampleEpisode("mine")).value();
+    const std::string owners = file() + ".owners/";
+    EXPECT_TRUE(fs::is_regular_file(owners + TrajectoryStore::thisProcess() + ".lock"))
+        << "a process running episodes holds its lock file";
+
+    EpisodeRecord dead = sampleEpisode("killed in a container");
+    dead.owner = "container-abc123:57";
+    const EpisodeId deadId = store->createEpisode(dead).value().id;
+    std::ofstream(owners + "container-abc123:57.lock") << "57\n"; // left behind, held by nobody
+
+    EpisodeRecord live = sampleEpisode("running in another container");
+    live.owner = "container-def456:58";
+    const EpisodeId liveId = store->createEpisode(live).value().id;
+    std::string error;
+    auto held = kwb::ExclusiveFileLock::tryAcquire(owners + "container-def456:58.lock", &error);
+    ASSERT_TRUE(held) << error;
+
+    EpisodeRecord unknown = sampleEpisode("an older kwb elsewhere");
+    unknown.owner = "some-other-host:1";
+    const EpisodeId unknownId = store->createEpisode(unknown).value().id;
+
+    const std::vector<EpisodeRecord> closed = store->closeAbandoned().value();
+    ASSERT_EQ(closed.size(), 1u);
+    EXPECT_EQ(closed[0].id, deadId);
+    EXPECT_EQ(closed[0].status, EpisodeStatus::InfrastructureError);
+    EXPECT_EQ(closed[0].endCause, "abandoned");
+    EXPECT_FALSE(fs::exists(owners + "container-abc123:57.lock"));
+    EXPECT_EQ(store->loadEpisode(liveId).value().status, EpisodeStatus::Running);
+    EXPECT_EQ(store->loadEpisode(unknownId).value().status, EpisodeStatus::Running);
+    EXPECT_EQ(store->loadEpisode(mine.id).value().status, EpisodeStatus::Running);
+
+    held.reset(); // that container's kwb dies too
+    const std::vector<EpisodeRecord> later = store->closeAbandoned().value();
+    ASSERT_EQ(later.size(), 1u);
+    EXPECT_EQ(later[0].id, liveId);
 }
 
 TEST_F(TrajectoryStoreTest, ConcurrentAppendsFromFourThreadsGetDistinctSequences) {
