@@ -33,6 +33,39 @@ std::string redactSecrets(std::string_view text, const std::vector<std::string>&
     return out;
 }
 
+std::string redactUrlCredentials(std::string_view url) {
+    std::string out(url);
+    const std::size_t scheme = out.find("://");
+    const std::size_t authorityStart = scheme == std::string::npos ? 0 : scheme + 3;
+    const std::size_t authorityEnd = out.find_first_of("/?#", authorityStart);
+    const std::size_t at =
+        out.rfind('@', authorityEnd == std::string::npos ? out.size() : authorityEnd);
+    if (at != std::string::npos && at >= authorityStart)
+        out.replace(authorityStart, at - authorityStart, "[redacted]");
+    const std::size_t query = out.find('?');
+    if (query == std::string::npos)
+        return out;
+    const std::size_t fragment = out.find('#', query);
+    const std::size_t end = fragment == std::string::npos ? out.size() : fragment;
+    std::string rebuilt = out.substr(0, query + 1);
+    std::size_t start = query + 1;
+    while (start <= end) {
+        std::size_t amp = out.find('&', start);
+        if (amp == std::string::npos || amp > end)
+            amp = end;
+        const std::string pair = out.substr(start, amp - start);
+        const std::size_t equals = pair.find('=');
+        if (equals != std::string::npos && isCredentialHeader(pair.substr(0, equals)))
+            rebuilt += pair.substr(0, equals + 1) + "[redacted]";
+        else
+            rebuilt += pair;
+        if (amp < end)
+            rebuilt += '&';
+        start = amp + 1;
+    }
+    return rebuilt + out.substr(end);
+}
+
 bool isCredentialHeader(std::string_view name) {
     std::string lower(name);
     std::transform(lower.begin(), lower.end(), lower.begin(),

@@ -15,6 +15,11 @@ std::string redactSecrets(std::string_view text, const std::vector<std::string>&
 // Header names whose values are credentials (Authorization, x-api-key, api-key, cookies, ...).
 bool isCredentialHeader(std::string_view name);
 
+// A URL with the credentials it may carry masked: the userinfo ("user:KEY@") and the values of
+// query parameters named like credentials ("?key=", "api_key=", "token="), each "[redacted]".
+// For what is shown or kept of a base URL; the request itself uses the real one.
+std::string redactUrlCredentials(std::string_view url);
+
 // An API key. It has no stream operator and no implicit conversion to a string, so it cannot
 // slip into a log line or a message by accident; reveal() is for the request header only.
 class ApiKey {

@@ -20,6 +20,37 @@ std::vector<std::string> credentialsInEnvironment() {
     return values;
 }
 
+std::string withEnvironmentReferences(std::string_view text) {
+    std::vector<std::pair<std::string, std::string>> credentials;
+    for (auto& [name, value] : currentEnvironment())
+        if (value.size() >= kShortestSecret && looksLikeCredentialName(name))
+            credentials.emplace_back(name, value);
+    // Longest value first, so a key that contains another is replaced whole.
+    std::sort(credentials.begin(), credentials.end(),
+              [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    std::string out(text);
+    for (const auto& [name, value] : credentials) {
+        const std::string reference = "${" + name + "}";
+        for (std::size_t at = out.find(value); at != std::string::npos;
+             at = out.find(value, at + reference.size()))
+            out.replace(at, value.size(), reference);
+    }
+    return out;
+}
+
+std::string expandEnvironmentReferences(std::string_view text) {
+    std::string out(text);
+    for (const auto& [name, value] : currentEnvironment()) {
+        if (value.empty() || !looksLikeCredentialName(name))
+            continue;
+        const std::string reference = "${" + name + "}";
+        for (std::size_t at = out.find(reference); at != std::string::npos;
+             at = out.find(reference, at + value.size()))
+            out.replace(at, reference.size(), value);
+    }
+    return out;
+}
+
 std::vector<std::string> knownSecrets(const std::vector<std::string>& extra) {
     std::vector<std::string> all;
     for (const std::string& s : extra)

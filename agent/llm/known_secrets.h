@@ -15,6 +15,14 @@ std::vector<std::string> credentialsInEnvironment();
 // `extra` plus credentialsInEnvironment(), without duplicates or values under 8 characters.
 std::vector<std::string> knownSecrets(const std::vector<std::string>& extra = {});
 
+// `text` with each credential of the environment (as credentialsInEnvironment finds them)
+// written as "${NAME}", for settings that are stored and read back later (a rollout's base URL
+// with a key in it): the store never holds the key, and expandEnvironmentReferences restores it
+// from the same environment.
+std::string withEnvironmentReferences(std::string_view text);
+// The inverse: "${NAME}" of a credential variable that is set becomes its value.
+std::string expandEnvironmentReferences(std::string_view text);
+
 // Redacts secrets from text that arrives in pieces (a streamed reply printed as it comes): a
 // secret split across two pieces is still caught, because the tail that could begin one is held
 // back until the next piece (or flush()) shows how it ends.

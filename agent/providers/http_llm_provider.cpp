@@ -24,7 +24,8 @@ HttpLlmProvider::HttpLlmProvider(ProviderSettings settings, std::string apiName,
 }
 
 std::string HttpLlmProvider::describe() const {
-    std::string text = apiName_ + " " + settings_.effectiveBaseUrl();
+    // Printed live and stored: a key inside the base URL (user:KEY@, ?key=) never shows.
+    std::string text = apiName_ + " " + redactUrlCredentials(settings_.effectiveBaseUrl());
     if (!settings_.model.empty())
         text += " (" + settings_.model + ")";
     return redactSecrets(text, secrets_);

@@ -1,5 +1,6 @@
 #include "agent/rollout/rollout_runner.h"
 
+#include "agent/llm/known_secrets.h"
 #include "agent/rollout/rollout_metrics.h"
 #include "agent/session/agent_session.h"
 #include "engine/evaluation/evaluation_profile.h"
@@ -91,7 +92,8 @@ json rolloutSettingsToJson(const RolloutConfig& c) {
               {"max_turns", c.maxTurns},
               {"infrastructure_retries", c.infrastructureRetries},
               {"provider_kind", providerKindName(c.provider.kind)},
-              {"base_url", c.provider.effectiveBaseUrl()},
+              // A key inside the URL is stored as a reference to its variable, never itself.
+              {"base_url", withEnvironmentReferences(c.provider.effectiveBaseUrl())},
               {"model", c.provider.model},
               {"local_device", c.provider.localDevice},
               {"api_key_env", c.provider.apiKeyEnv},
@@ -118,7 +120,7 @@ RolloutConfig rolloutSettingsFromJson(const json& s) {
     c.infrastructureRetries = s.value("infrastructure_retries", 2);
     const auto kind = parseProviderKind(s.value("provider_kind", "openai"));
     c.provider = ProviderSettings::defaultsFor(kind.value_or(ProviderKind::OpenAiChat));
-    c.provider.baseUrl = s.value("base_url", "");
+    c.provider.baseUrl = expandEnvironmentReferences(s.value("base_url", ""));
     c.provider.model = s.value("model", "");
     c.provider.localDevice = s.value("local_device", "auto");
     const std::string keyEnv = s.value("api_key_env", "");

@@ -1,5 +1,6 @@
 #include "agent/session/agent_session.h"
 
+#include "agent/llm/api_key.h"
 #include "agent/llm/known_secrets.h"
 #include "agent/llm/llm_provider.h"
 #include "agent/providers/provider_factory.h"
@@ -84,7 +85,7 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
     config.workspace = fs::absolute(workspace).string();
     config.maxTurns = launch.maxTurns;
     config.model = launch.provider.model;
-    config.providerDescription = session->provider_->describe();
+    config.providerDescription = redactSecrets(session->provider_->describe(), session->secrets_);
     config.python = launch.python;
     config.evaluation = launch.evaluation;
     config.finalEvaluation = launch.finalEvaluation;
@@ -116,7 +117,8 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
 AgentSession::~AgentSession() = default;
 
 std::string AgentSession::providerDescription() const {
-    return provider_->describe();
+    // Printed live: every credential of the environment goes, not only the provider's own key.
+    return redactSecrets(provider_->describe(), secrets_);
 }
 
 EpisodeRunResult AgentSession::run(StreamSink* observer) {

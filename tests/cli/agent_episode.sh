@@ -37,7 +37,7 @@ port="$(sed -n 's/^PORT //p' "$tmp/server.out")"
 [ -n "$port" ] || { echo "scripted server did not start"; exit 1; }
 
 OPENAI_API_KEY="$key" AWS_SECRET_ACCESS_KEY="$aws" "$kwb" agent --task "$repo/resources/tasks/07_scale_residual_add.py" \
-    --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 10 \
+    --provider openai --base-url "http://user:$aws@127.0.0.1:$port/v1" --model scripted --max-turns 10 \
     --workspace "$tmp/ws" --store "$tmp/store.db" --device "${KWB_AGENT_DEVICE:-cpu}" --python "$python" | tee "$tmp/agent.out"
 
 grep -q "tool_call *Write" "$tmp/agent.out" || { echo "FAIL: no Write step shown"; exit 1; }
@@ -69,4 +69,6 @@ if grep -rq -e "$key" -e "$aws" "$tmp/store.db"* "$tmp/export.jsonl" "$tmp/agent
     echo "FAIL: a credential leaked into the store, the export or the live output"; exit 1
 fi
 grep -q "Echo: \[redacted\] and \[redacted\]" "$tmp/agent.out" || { echo "FAIL: the echo was not shown redacted"; exit 1; }
+# The base URL carried a credential (user:KEY@): its description shows it masked.
+grep -q "^provider openai-compatible http://\[redacted\]@127.0.0.1" "$tmp/agent.out" || { echo "FAIL: the base URL was not shown masked"; exit 1; }
 echo "PASS: scripted episode stored with its reward; list, show, export, import and metrics work; no credential leaked"

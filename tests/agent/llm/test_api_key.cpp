@@ -82,3 +82,22 @@ TEST(ProviderSettings, DescriptionsNeverShowCredentials) {
     settings.baseUrl = "http://127.0.0.1:9";
     EXPECT_EQ(makeProvider(settings)->describe(), "anthropic http://127.0.0.1:9 (qwen)");
 }
+
+// A key inside the base URL (userinfo, a credential query parameter) is masked wherever the URL
+// is shown; the rest of the URL stays readable.
+TEST(Redaction, UrlCredentialsAreMasked) {
+    EXPECT_EQ(redactUrlCredentials("http://user:gsk_SECRET123456@127.0.0.1:8/v1"),
+              "http://[redacted]@127.0.0.1:8/v1");
+    EXPECT_EQ(redactUrlCredentials("https://gsk_SECRET123456@host/v1?api-version=2024&key=abc#x"),
+              "https://[redacted]@host/v1?api-version=2024&key=[redacted]#x");
+    EXPECT_EQ(redactUrlCredentials("https://host/v1?access_token=t0k3n&x=1"),
+              "https://host/v1?access_token=[redacted]&x=1");
+    EXPECT_EQ(redactUrlCredentials("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+    EXPECT_EQ(redactUrlCredentials("http://host/v1/a@b"), "http://host/v1/a@b");
+
+    ProviderSettings settings;
+    settings.baseUrl = "http://user:gsk_GROQSECRETVALUE123456789@127.0.0.1:9/v1";
+    settings.model = "m";
+    EXPECT_EQ(makeProvider(settings)->describe(),
+              "openai-compatible http://[redacted]@127.0.0.1:9/v1 (m)");
+}

@@ -67,6 +67,16 @@ TEST(KnownSecrets, EveryCredentialInTheEnvironmentIsKnown) {
     EXPECT_EQ(std::count(secrets.begin(), secrets.end(), "sk-the-active-key-000"), 1);
 }
 
+// A stored setting names the variable instead of holding the key, and reads back to the key.
+TEST(KnownSecrets, CredentialsBecomeEnvironmentReferencesAndBack) {
+    ScopedEnv groq("GROQ_API_KEY", "gsk_GROQSECRETVALUE123456789");
+    const std::string url = "http://user:gsk_GROQSECRETVALUE123456789@127.0.0.1:9/v1";
+    const std::string stored = withEnvironmentReferences(url);
+    EXPECT_EQ(stored, "http://user:${GROQ_API_KEY}@127.0.0.1:9/v1");
+    EXPECT_EQ(expandEnvironmentReferences(stored), url);
+    EXPECT_EQ(withEnvironmentReferences("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1");
+}
+
 TEST(KnownSecrets, StreamedTextIsRedactedWhereverThePiecesSplitIt) {
     const std::vector<std::string> secrets = {"sk-live-ABCDEFGH", "aws-secret-0123456789"};
     const std::string text = "The key is sk-live-ABCDEFGH and aws-secret-0123456789; "

@@ -1,5 +1,6 @@
 #include "agent/rollout/rollout_runner.h"
 
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 namespace kwb::agent {
@@ -22,6 +23,20 @@ TEST(RolloutSettings, AResumedRunKeepsItsProfileAndDevice) {
     EXPECT_EQ(back.evaluation.dtypeTolerances, config.evaluation.dtypeTolerances);
     EXPECT_EQ(back.evaluation.device, DeviceChoice::Cpu);
     EXPECT_EQ(back.concurrency, 3);
+}
+
+// The runs table never holds a key from the base URL; a resume in the same environment gets it
+// back.
+TEST(RolloutSettings, AKeyInTheBaseUrlIsStoredAsItsVariable) {
+    ::setenv("KWB_TEST_ROLLOUT_API_KEY", "gsk_GROQSECRETVALUE123456789", 1);
+    RolloutConfig config;
+    config.provider.baseUrl = "http://user:gsk_GROQSECRETVALUE123456789@127.0.0.1:9/v1";
+    const nlohmann::json stored = rolloutSettingsToJson(config);
+    EXPECT_EQ(stored.dump().find("gsk_GROQSECRETVALUE123456789"), std::string::npos)
+        << stored.dump();
+    EXPECT_EQ(stored["base_url"], "http://user:${KWB_TEST_ROLLOUT_API_KEY}@127.0.0.1:9/v1");
+    EXPECT_EQ(rolloutSettingsFromJson(stored).provider.baseUrl, config.provider.baseUrl);
+    ::unsetenv("KWB_TEST_ROLLOUT_API_KEY");
 }
 
 TEST(RolloutSettings, ARunStoredBeforeProfilesKeepsTheDefaultsItRanWith) {
