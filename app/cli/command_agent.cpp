@@ -18,7 +18,7 @@ std::atomic<bool> midLine{false};
 
 // Prints streamed text; the redactor holds back a tail that could begin a secret.
 void printLive(std::string_view text) {
-    std::cout << text << std::flush;
+    std::cout << terminalSafe(text) << std::flush;
     if (!text.empty())
         midLine = text.back() != '\n';
 }

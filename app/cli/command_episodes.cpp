@@ -56,8 +56,8 @@ void addEpisodesCommand(CLI::App& app) {
         for (const auto& e : orFail(s->listEpisodes(filter)))
             std::cout << e.id << "\t" << agent::episodeStatusName(e.status) << "\t"
                       << (e.reward ? std::to_string(static_cast<int>(*e.reward)) : "-") << "\t"
-                      << e.turns << " turns\t" << e.model << "\t" << e.task << "\t" << e.startedAt
-                      << "\n";
+                      << e.turns << " turns\t" << terminalSafe(e.model) << "\t"
+                      << terminalSafe(e.task) << "\t" << e.startedAt << "\n";
     });
 
     auto* metrics = cmd->add_subcommand(

@@ -46,11 +46,35 @@ std::string describe(const agent::EpisodeEvent& e) {
 
 } // namespace
 
+std::string terminalSafe(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        char escaped[8];
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+            std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+            out += escaped;
+        } else if (c == 0xc2 && i + 1 < text.size() &&
+                   static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+            // U+0080..U+009F in UTF-8: CSI (U+009B) and OSC (U+009D) work like ESC [ and ESC ].
+            std::snprintf(escaped, sizeof escaped, "\\u%04x",
+                          static_cast<unsigned char>(text[i + 1]));
+            out += escaped;
+            ++i;
+        } else {
+            out.push_back(static_cast<char>(c));
+        }
+    }
+    return out;
+}
+
 void printEvent(std::ostream& out, const agent::EpisodeEvent& event) {
     char head[48];
     std::snprintf(head, sizeof head, "%5lld %-17s ", static_cast<long long>(event.sequence),
                   std::string(agent::eventKindName(event.kind)).c_str());
-    out << head << describe(event) << "\n";
+    out << head << terminalSafe(describe(event)) << "\n";
 }
 
 void printEpisodeSummary(std::ostream& out, const agent::EpisodeRecord& e) {
@@ -59,9 +83,10 @@ void printEpisodeSummary(std::ostream& out, const agent::EpisodeRecord& e) {
         << (e.parentId ? " fork of " + std::to_string(*e.parentId) + " at step " +
                              std::to_string(e.forkSequence.value_or(0))
                        : "")
-        << "\n  task " << e.task << "\n  model " << e.model << " via " << e.provider << "\n  "
-        << e.turns << " turns, " << e.usage.inputTokens << " input / " << e.usage.outputTokens
-        << " output tokens, " << e.wallSeconds << " s, started " << e.startedAt << "\n";
+        << "\n  task " << terminalSafe(e.task) << "\n  model " << terminalSafe(e.model) << " via "
+        << terminalSafe(e.provider) << "\n  " << e.turns << " turns, " << e.usage.inputTokens
+        << " input / " << e.usage.outputTokens << " output tokens, " << e.wallSeconds
+        << " s, started " << e.startedAt << "\n";
 }
 
 namespace {

@@ -26,7 +26,8 @@ turns = [{"text": "I will write the fused kernel.",
          {"text": "Now compile and verify.", "tool_calls": [{"id": "call_v", "name": "Verify", "arguments": {}}],
           "faults": [{"kind": "http_500", "status": 503}]},
          # A server (or model) that echoes credentials, streamed in small pieces.
-         {"text": f"The kernel is correct. Done. (Echo: {key} and {aws}.)"}]
+         # ... and terminal control sequences (colour, window title, bell), shown escaped.
+         {"text": f"The kernel is correct. Done. (Echo: {key} and {aws}.) \x1b[31mred\x1b]0;title\x07"}]
 print(json.dumps({"turns": turns}))
 PY
 
@@ -71,4 +72,9 @@ fi
 grep -q "Echo: \[redacted\] and \[redacted\]" "$tmp/agent.out" || { echo "FAIL: the echo was not shown redacted"; exit 1; }
 # The base URL carried a credential (user:KEY@): its description shows it masked.
 grep -q "^provider openai-compatible http://\[redacted\]@127.0.0.1" "$tmp/agent.out" || { echo "FAIL: the base URL was not shown masked"; exit 1; }
+# No raw ESC or BEL reaches the terminal, live or from `episodes show`; the escapes are visible.
+if LC_ALL=C grep -q $'[\x1b\x07]' "$tmp/agent.out" "$tmp/show.out"; then
+    echo "FAIL: raw control characters were printed"; exit 1
+fi
+grep -qF '\x1b[31mred\x1b]0;title\x07' "$tmp/agent.out" || { echo "FAIL: the control characters were not shown escaped"; exit 1; }
 echo "PASS: scripted episode stored with its reward; list, show, export, import and metrics work; no credential leaked"
