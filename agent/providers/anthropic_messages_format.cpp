@@ -216,9 +216,14 @@ bool AnthropicMessagesStreamDecoder::handleEvent(const SseEvent& event) {
         // thinking_delta, signature_delta, citations: not part of the result yet.
     } else if (type == "message_delta") {
         const json delta = data.value("delta", json::object());
-        if (const std::string reason = stringOr(delta, "stop_reason"); !reason.empty())
-            result_.rawStopReason = reason;
         readUsage(data.value("usage", json::object()));
+        // The stop reason completes the message: only message_stop, which carries nothing,
+        // may follow, so the stream is not read further (a server that never sends
+        // message_stop and holds the connection would keep the answer waiting).
+        if (const std::string reason = stringOr(delta, "stop_reason"); !reason.empty()) {
+            result_.rawStopReason = reason;
+            return false;
+        }
     } else if (type == "message_stop") {
         stopped_ = true;
         return false;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <vector>
 
 namespace kwb::agent {
 namespace {
@@ -69,25 +71,47 @@ CompletionOutcome streamCompletion(HttpClient& client, const HttpRequest& reques
     SseParser parser;
     std::size_t bytes = 0;
     bool ended = false;
+    // The idle timeout is measured from the last event, not the last byte: libcurl's low-speed
+    // limit (which still catches a silent connection) counts keep-alive comments as progress,
+    // so a server trickling ":" once a second held a turn for the whole request timeout.
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point lastEvent = Clock::now();
+    bool idle = false;
     const HttpResponse response = client.stream(
         request,
         [&](std::string_view chunk) {
             bytes += chunk.size();
-            for (const SseEvent& event : parser.feed(chunk)) {
+            const std::vector<SseEvent> events = parser.feed(chunk);
+            if (!events.empty()) {
+                lastEvent = Clock::now();
+            } else if (request.idleTimeout.count() > 0 &&
+                       Clock::now() - lastEvent > request.idleTimeout) {
+                idle = true;
+                return false;
+            }
+            for (const SseEvent& event : events) {
                 if (ended)
                     break;
                 ended = !decoder.onEvent(event);
                 if (decoder.failure())
                     return false;
             }
-            // After the end marker the rest of the response is still read, so the connection
-            // can serve the next request.
-            return true;
+            // Nothing is read after the end marker: a server that holds the connection open
+            // would otherwise keep a complete answer waiting for the idle timeout. The
+            // connection is then not reused, which costs a new one per turn at most.
+            return !ended;
         },
         stop);
 
     if (response.failure == HttpFailure::Cancelled)
         return LlmError{LlmErrorKind::Cancelled, "cancelled"};
+    if (idle && !decoder.failure())
+        return LlmError(LlmErrorKind::Timeout,
+                        std::string(endpoint) + ": no event for " +
+                            std::to_string(request.idleTimeout.count()) +
+                            " s, only keep-alive bytes (" + std::to_string(bytes) +
+                            " bytes of the stream)",
+                        /*retryable=*/true);
     if (decoder.failure())
         return withEndpoint(*decoder.failure(), endpoint);
     // A connection that broke after the answer's end (its stop reason) but before the stream's

@@ -18,8 +18,11 @@ final marker; or after_bytes; graceful: end the HTTP response cleanly instead of
 connection), slow_tokens (delay seconds before each token; the answer itself is complete),
 empty_reply (a stream with no content and no stop reason: OpenAI's `choices: []` then [DONE],
 Anthropic's message_start then message_stop), finish_reason (the turn, ending with the stop
-reason "reason" instead, as "abort") and bad_event (after_events good events, then one that is
-not JSON, then the end of the response).
+reason "reason" instead, as "abort"), bad_event (after_events good events, then one that is
+not JSON, then the end of the response), trickle (no event at all, only a ":" keep-alive comment
+every 0.2 s for "seconds") and hold_open (the whole stream, then the connection held open for
+"seconds" before the response ends; with "drop_end", without the final marker: [DONE] or
+message_stop).
 A turn's "stop" ("max_tokens") ends it as cut by the token limit. An OpenAI request with
 "logprobs" gets every text token's log-probability (-0.25 per position), and with
 "return_tokens_as_token_ids" the tokens as "token_id:<1000 + position>", as vLLM sends them.
@@ -339,6 +342,8 @@ class Handler(BaseHTTPRequestHandler):
             reply = ([(None, {"id": "chatcmpl-empty", "object": "chat.completion.chunk",
                               "model": body["model"], "choices": []}), (None, "[DONE]")]
                      if api == "openai" else [reply[0], ("message_stop", {"type": "message_stop"})])
+        if kind == "hold_open" and stream and fault.get("drop_end"):
+            reply = reply[:-1]
         if kind == "bad_event" and stream:
             reply = reply[:fault.get("after_events", 1)] + [
                 ("content_block_delta" if api == "anthropic" else None, '{"choices": [{"delta"')]
@@ -368,6 +373,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        if kind == "trickle":
+            end = time.time() + fault.get("seconds", 30)
+            while time.time() < end:
+                self.wfile.write(b"3\r\n:\n\n\r\n")
+                self.wfile.flush()
+                time.sleep(0.2)
+            self.wfile.write(b"0\r\n\r\n")
+            return
         cut = kind == "cut_stream"
         sent_events = sent_bytes = 0
         after_events = fault.get("after_events", 1 << 30)
@@ -391,6 +404,8 @@ class Handler(BaseHTTPRequestHandler):
         if cut and not fault.get("graceful"):
             self.close_connection = True  # no final chunk: the client sees a broken transfer
             return
+        if kind == "hold_open":
+            time.sleep(fault.get("seconds", 30))
         self.wfile.write(b"0\r\n\r\n")
 
 

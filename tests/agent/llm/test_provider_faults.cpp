@@ -115,6 +115,44 @@ TEST_P(ProviderFaultTest, AnOverflowingRetryAfterGivesUpInsteadOfWrapping) {
     }
 }
 
+// Keep-alive comments are no progress: a stream that sends nothing else times out after the idle
+// timeout and is retried, instead of lasting the whole request timeout.
+TEST_P(ProviderFaultTest, AKeepAliveTrickleTimesOutAtTheIdleTimeout) {
+    ASSERT_TRUE(serve(turnWithFault({{"kind", "trickle"}, {"seconds", 30}})))
+        << server->startError();
+    ProviderSettings settings = settingsFor(GetParam(), *server);
+    settings.idleTimeout = std::chrono::seconds(1);
+    RecordingSink sink;
+    const auto start = std::chrono::steady_clock::now();
+    auto outcome = provider(settings)->complete(userAsks("Hi"), sink, {});
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome.result().text, kAnswer);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+    ASSERT_EQ(sink.retries.size(), 1u);
+    EXPECT_EQ(sink.retries[0].reason.kind, LlmErrorKind::Timeout);
+    EXPECT_NE(sink.retries[0].reason.message.find("keep-alive"), std::string::npos)
+        << sink.retries[0].reason.message;
+}
+
+// A complete answer is used at once, though the server holds the connection open after its end
+// marker (or, for Anthropic, after the stop reason without message_stop).
+TEST_P(ProviderFaultTest, ACompleteAnswerIsUsedAtOnceThoughTheConnectionStaysOpen) {
+    for (const bool dropEnd : {false, true}) {
+        if (dropEnd && GetParam() == Api::OpenAi)
+            continue; // without [DONE], the usage chunk may still come: the idle timeout decides
+        ASSERT_TRUE(
+            serve(turnWithFault({{"kind", "hold_open"}, {"seconds", 30}, {"drop_end", dropEnd}})))
+            << server->startError();
+        RecordingSink sink;
+        const auto start = std::chrono::steady_clock::now();
+        auto outcome = provider()->complete(userAsks("Hi"), sink, {});
+        ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+        EXPECT_EQ(outcome.result().text, kAnswer);
+        EXPECT_EQ(outcome.result().attempts, 1);
+        EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "drop_end " << dropEnd;
+    }
+}
+
 TEST_P(ProviderFaultTest, AStreamThatLosesOnlyItsEndMarkerIsTheWholeAnswer) {
     // Anthropic: message_delta carried the stop reason, message_stop never came; OpenAI: the
     // finish_reason and usage came, [DONE] never did.
