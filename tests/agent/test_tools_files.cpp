@@ -427,7 +427,7 @@ TEST_F(ToolsFilesTest, RegistryTurnsBadCallsIntoErrorResults) {
     EXPECT_TRUE(thrown.isError);
     EXPECT_EQ(thrown.text, "Thrower: internal error: boom");
 
-    ToolRegistry small({/*outputLimitBytes=*/1000});
+    ToolRegistry small({/*outputLimitBytes=*/1000, /*secrets=*/{}});
     small.add(std::make_unique<FloodTool>());
     ToolResult flood = small.run("Flood", json::object(), context_);
     EXPECT_TRUE(flood.truncated);
