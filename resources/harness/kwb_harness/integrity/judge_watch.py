@@ -44,9 +44,10 @@ def _threads() -> list:
 class JudgeWatch:
     """Started before the candidate is loaded; ``flag()`` after the timing says whether the
     judge ran undisturbed in between. Each thread is compared with its own settings at the start
-    (the CUDA driver's threads exist by then); a thread started later inherits the main
-    thread's, so it is compared with those. Runs on the judge's main thread (signal handlers
-    can only be installed there; the stages run on it)."""
+    (the CUDA driver's and torch's CPU threads exist by then: the reference ran in preparation);
+    a thread started later inherits the main thread's nice value and policy, so it is compared
+    with those. Runs on the judge's main thread (signal handlers can only be installed there;
+    the stages run on it)."""
 
     def __init__(self):
         self.continued = 0
@@ -68,11 +69,14 @@ class JudgeWatch:
         names = ("CPU affinity", "nice value", "scheduling policy")
         for tid in _threads():
             now = _thread_settings(tid)
-            start = self._start.get(tid) or self._main
+            known = self._start.get(tid)
+            start = known or self._main
             if now is None or start is None:
                 continue
             for name, before, after in zip(names, start, now):
-                if before != after:
+                # A thread started since may have been bound to CPUs by its own library (an
+                # OpenMP runtime with a binding policy); its priority and policy it inherits.
+                if before != after and (known is not None or name != "CPU affinity"):
                     shown = (lambda v: sorted(v) if isinstance(v, frozenset) else v)
                     found.append(f"thread {tid}'s {name} changed from {shown(before)} to {shown(after)}")
         if _autogroup() != self._autogroup:
