@@ -40,7 +40,8 @@ private:
     agent::StreamRedactor& redactor_;
 };
 
-// Ctrl+C stops the episode cleanly (it is stored as stopped) instead of killing the process.
+// Ctrl+C, and SIGTERM (a service manager, a job scheduler, `kill`), stop the episode cleanly:
+// it is stored as stopped, and resumable, instead of being found abandoned at the next start.
 std::atomic<agent::SteeringController*> activeSteering{nullptr};
 extern "C" void stopOnSignal(int) {
     if (auto* steering = activeSteering.load())
@@ -193,9 +194,11 @@ int runAgent(AgentOptions o) {
     ConsoleSink sink(redactor);
     activeSteering = &session.steering();
     std::signal(SIGINT, stopOnSignal);
+    std::signal(SIGTERM, stopOnSignal);
     agent::EpisodeRunResult result = session.run(&sink);
     printLive(redactor.flush());
     std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
     activeSteering = nullptr;
 
     std::cout << "\nepisode " << result.id << " " << agent::episodeStatusName(result.status) << ": "
