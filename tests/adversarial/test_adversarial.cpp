@@ -4,6 +4,7 @@
 #include "../engine/evaluation_fixture.h"
 #include "adversarial_cases.h"
 #include "engine/cuda/gpu_inventory.h"
+#include "engine/evaluation/baseline_cache.h"
 #include "engine/process/process_table.h"
 #include "engine/system/user_directories.h"
 
@@ -147,6 +148,8 @@ protected:
         expectVerdict(c, first, "");
         expectNothingLeftBehind(c);
         expectNoProbeFiles(c, ws);
+        if (c.timesBaselines)
+            expectBaselinesNotKept(first, options);
         if (!warmWorkerForced() || (!c.expected.empty() && !c.needsProfile))
             return;
         const EvaluationResult again = evaluateWorkspace(ws, options);
@@ -165,6 +168,19 @@ protected:
         expectVerdict(c, again, ", standby");
         expectNothingLeftBehind(c);
         expectNoProbeFiles(c, ws);
+    }
+
+    // Baselines timed beside a candidate that broke a strict rule (it may have slowed the judge
+    // while it timed them) must not become the cache's entry for later evaluations.
+    void expectBaselinesNotKept(const EvaluationResult& r, const EvaluationOptions& options) {
+        ASSERT_TRUE(r.eager.available) << describe(r);
+        ASSERT_FALSE(r.baselinesFromCache)
+            << "the case asked for baselines timed in its evaluation";
+        const auto cached = loadBaseline(baselineKeyFor(r.referencePath, r.environment.device,
+                                                        r.environment.deviceName,
+                                                        r.environment.torchVersion, options));
+        EXPECT_FALSE(cached && cached->eager.medianMs == r.eager.medianMs)
+            << "the baselines timed beside a flagged candidate were cached";
     }
 
     void expectVerdict(const AdversarialCase& c, const EvaluationResult& r,
