@@ -154,7 +154,9 @@ class SourceChecksTest(unittest.TestCase):
     def test_code_the_checks_cannot_read_is_strict(self):
         for source in (HEADER + "import marshal\n", HEADER + "exec(open('k').read())\n",
                        HEADER + "torch.ops.load_library('x.so')\n", HEADER + "import ctypes\n",
-                       HEADER + "m = __import__('nu' + 'mpy')\n"):
+                       HEADER + "m = __import__('nu' + 'mpy')\n",
+                       # A module found by a name built at run time (a pair's sibling, unnamed).
+                       HEADER + "import pkgutil\nm = pkgutil.resolve_name('_'.join(['', 'lowp']))\n"):
             self.assertEqual(self.check(source).get("dynamic_code"), "strict", source)
 
     def test_cuda_sources_in_python_strings_are_read_like_cu_files(self):

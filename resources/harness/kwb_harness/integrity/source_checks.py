@@ -29,7 +29,7 @@ _IDENTITY_CALLS = {"data_ptr", "tobytes", "_version", "untyped_storage", "storag
 # Ways to run code that no source check reads: code objects from bytes, libraries loaded by
 # path, modules imported by computed names.
 _DYNAMIC_MODULES = {"marshal", "ctypes", "cffi", "importlib", "pickle", "dill", "cloudpickle", "runpy",
-                    "zipimport"}
+                    "zipimport", "pkgutil", "imp", "code", "codeop"}
 _DYNAMIC_BUILTINS = {"exec", "eval", "compile", "__import__"}
 _DYNAMIC_CALLS = {"load_library"}
 
