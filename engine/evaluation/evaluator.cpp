@@ -97,13 +97,6 @@ struct RunContext {
 
 // Stages that build and write the build folder: their processes run compilers and the judge,
 // never candidate code.
-bool hasStrictFlag(const json& stageResult) {
-    const json flags = stageResult.value("flags", json::array());
-    return flags.is_array() && std::any_of(flags.begin(), flags.end(), [](const json& f) {
-               return f.is_object() && f.value("severity", "") == "strict";
-           });
-}
-
 bool buildsExtensions(const std::string& stage) {
     return stage == "compile" || stage == "baseline";
 }
@@ -1062,10 +1055,10 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
             const CachedBaseline measured = baselineTimingsFrom(profile.result);
             r.eager = measured.eager;
             r.compiledBaseline = measured.compiled;
-            // Not from a stage that broke a strict rule: its candidate may have slowed the
-            // judge while it timed these (judge_disturbed), and a later honest evaluation would
-            // be measured against them.
-            if (r.eager.available && !timeline && !hasStrictFlag(profile.result))
+            // Not from an evaluation that broke a strict rule (the profile stage's flags are in
+            // by now): its candidate may have slowed the judge while it timed these
+            // (judge_disturbed), and a later honest evaluation would be measured against them.
+            if (r.eager.available && !timeline && !r.hasStrictFlag())
                 storeBaseline(key, measured);
         }
         baselineTurn.reset(); // the entry is stored (or cannot be): the next one reads or times
