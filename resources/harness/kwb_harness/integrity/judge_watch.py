@@ -7,7 +7,7 @@ None of that can be prevented from here, but all of it can be seen: a stopped pr
 SIGCONT to run again, and SIGCONT, unlike SIGSTOP, can be caught, so a handler counts every
 stop; the scheduling settings of each of the judge's threads are compared with those it
 started with. A disturbed judge's timings are worthless, so the result is strict and its
-baselines are not kept (engine/evaluation: no baseline from a stage with a strict flag).
+baselines are not kept (engine/evaluation: no baseline from an evaluation with a strict flag).
 """
 
 import os
@@ -32,6 +32,10 @@ def _thread_settings(tid: int):
                 os.sched_getscheduler(tid))
     except OSError:
         return None
+
+
+def _shown(setting):
+    return sorted(setting) if isinstance(setting, frozenset) else setting
 
 
 def _threads() -> list:
@@ -77,8 +81,7 @@ class JudgeWatch:
                 # A thread started since may have been bound to CPUs by its own library (an
                 # OpenMP runtime with a binding policy); its priority and policy it inherits.
                 if before != after and (known is not None or name != "CPU affinity"):
-                    shown = (lambda v: sorted(v) if isinstance(v, frozenset) else v)
-                    found.append(f"thread {tid}'s {name} changed from {shown(before)} to {shown(after)}")
+                    found.append(f"thread {tid}'s {name} changed from {_shown(before)} to {_shown(after)}")
         if _autogroup() != self._autogroup:
             found.append(f"its autogroup changed from '{self._autogroup}' to '{_autogroup()}'")
         return found

@@ -22,6 +22,7 @@ _MODULES = ("torch", "torch.nn.functional", "torch.nn", "torch.linalg", "torch.f
             # What the host itself calls between a timed call and its reply (the output digest's
             # header, its hash, the channel's framing): work deferred into them runs off the clock.
             "json", "json.encoder", "hashlib", "struct", "pickle")
+_CLASSES = ("torch.Tensor", "torch.nn.Module", "torch._C.TensorBase")
 
 # Harness objects whose callables the candidate could swap on the instance (the host's trusted
 # clock keeps the original perf_counter as an attribute); registered by their owners.
@@ -30,7 +31,6 @@ _watched_instances = []
 
 def watch_instance(obj) -> None:
     _watched_instances.append(obj)
-_CLASSES = ("torch.Tensor", "torch.nn.Module", "torch._C.TensorBase")
 
 
 def _object(path: str):
