@@ -1,5 +1,7 @@
 #include "agent/llm/api_key.h"
 
+#include "agent/llm/ascii_case.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -67,9 +69,7 @@ std::string redactUrlCredentials(std::string_view url) {
 }
 
 bool isCredentialHeader(std::string_view name) {
-    std::string lower(name);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string lower = asciiLowerCase(name);
     for (const char* word : {"authorization", "key", "token", "secret", "cookie", "password"})
         if (lower.find(word) != std::string::npos)
             return true;

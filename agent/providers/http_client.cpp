@@ -1,7 +1,8 @@
 #include "agent/providers/http_client.h"
 
+#include "agent/llm/ascii_case.h"
+
 #include <algorithm>
-#include <cctype>
 #include <curl/curl.h>
 #include <mutex>
 
@@ -14,13 +15,6 @@ constexpr std::size_t kMaxErrorBodyBytes = 64 * 1024;
 void ensureGlobalInit() {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-std::string lowerCase(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
 }
 
 std::string_view trimmed(std::string_view text) {
@@ -72,7 +66,7 @@ size_t onHeader(char* data, size_t size, size_t count, void* user) {
         if (line.rfind("HTTP/", 0) == 0) {
             t.response->headers.clear(); // a new response (after 100 Continue or a redirect)
         } else if (const auto colon = line.find(':'); colon != std::string_view::npos) {
-            t.response->headers.emplace_back(lowerCase(trimmed(line.substr(0, colon))),
+            t.response->headers.emplace_back(asciiLowerCase(trimmed(line.substr(0, colon))),
                                              std::string(trimmed(line.substr(colon + 1))));
         }
     } catch (...) {
@@ -115,7 +109,7 @@ HttpFailure failureFor(CURLcode rc, const Transfer& t) {
 } // namespace
 
 std::optional<std::string> HttpResponse::header(std::string_view name) const {
-    const std::string wanted = lowerCase(name);
+    const std::string wanted = asciiLowerCase(name);
     for (const auto& [key, value] : headers)
         if (key == wanted)
             return value;

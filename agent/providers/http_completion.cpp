@@ -1,9 +1,8 @@
 #include "agent/providers/http_completion.h"
 
+#include "agent/llm/ascii_case.h"
 #include "agent/providers/http_llm_error.h"
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <vector>
 
@@ -29,12 +28,6 @@ void deliverWhole(const CompletionResult& result, StreamSink& sink) {
     }
 }
 
-std::string lowerCase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
-
 } // namespace
 
 // Decision: only a reply that is demonstrably the server's failure is turned into an error.
@@ -46,7 +39,7 @@ std::string lowerCase(std::string text) {
 // it is asked again within the retry budget and, when that runs out, ends the episode as an
 // infrastructure error: an infrastructure failure is never a reward of -1.
 std::optional<LlmError> serverFailureIn(const CompletionResult& result, std::string_view endpoint) {
-    const std::string raw = lowerCase(result.rawStopReason);
+    const std::string raw = asciiLowerCase(result.rawStopReason);
     for (const char* failed : {"abort", "aborted", "error", "cancelled", "canceled"})
         if (raw == failed)
             return LlmError(LlmErrorKind::Server,

@@ -1,9 +1,9 @@
 #include "agent/providers/http_llm_error.h"
 
+#include "agent/llm/ascii_case.h"
 #include "engine/system/bounded_json.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <ctime>
 #include <curl/curl.h>
@@ -22,12 +22,6 @@ std::string excerptOf(std::string_view text, std::size_t limit = kMaxQuotedChars
     return out;
 }
 
-std::string lowerCase(std::string text) {
-    for (char& c : text)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-}
-
 std::optional<long long> parseInteger(std::string_view text) {
     long long value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -38,7 +32,7 @@ std::optional<long long> parseInteger(std::string_view text) {
 
 // The kinds both APIs' error vocabularies name ("rate_limit_error", "insufficient_quota", ...).
 std::optional<LlmErrorKind> kindForApiErrorType(const std::string& type) {
-    const std::string t = lowerCase(type);
+    const std::string t = asciiLowerCase(type);
     if (t.find("auth") != std::string::npos || t.find("permission") != std::string::npos ||
         t.find("api_key") != std::string::npos)
         return LlmErrorKind::Auth;
@@ -72,7 +66,7 @@ std::string prefixed(std::string_view endpoint, std::string_view text) {
 // What the APIs and the common local servers (vLLM, llama.cpp, Ollama's OpenAI endpoint) say when
 // a request does not fit the context window; each answers it as a plain 400 (or 413).
 bool saysContextTooLong(std::string_view text) {
-    const std::string t = lowerCase(std::string(text));
+    const std::string t = asciiLowerCase(text);
     for (const char* phrase : {"context_length_exceeded", "maximum context length",
                                "context window", "prompt is too long", "input is too long",
                                "too many tokens", "exceeds the available context"})
