@@ -46,6 +46,14 @@ std::vector<float> unpermuteRows(const std::vector<float>& in, std::size_t heads
     return out;
 }
 
+// A count from the metadata as an int; a value no int holds (1e12, 2.5, -3) becomes -1, which
+// the shape check refuses by name.
+int countOrInvalid(double value) {
+    return value >= 0 && value <= std::numeric_limits<int>::max() && value == std::floor(value)
+               ? int(value)
+               : -1;
+}
+
 LlamaWeights fromGguf(const std::string& path, bool withValues) {
     LlamaWeights out;
     const auto opened = GgufFile::open(path);
@@ -59,10 +67,8 @@ LlamaWeights fromGguf(const std::string& path, bool withValues) {
         out.error = "architecture '" + arch + "': only llama-architecture GGUF files are read";
         return out;
     }
-    // Counts as ints; a value no int holds becomes -1, which the shape check refuses.
     const auto integer = [&](const std::string& k, std::int64_t fallback) {
-        const std::int64_t v = f.integer(arch + "." + k).value_or(fallback);
-        return v >= 0 && v <= std::numeric_limits<int>::max() ? int(v) : -1;
+        return countOrInvalid(double(f.integer(arch + "." + k).value_or(fallback)));
     };
     LlamaConfig& c = out.config;
     c.layers = integer("block_count", 0);
@@ -126,11 +132,8 @@ LlamaWeights fromFolder(const std::string& folder, bool withValues) {
     const auto number = [&](const nlohmann::json& in, const char* k, double fallback) {
         return in.contains(k) && in[k].is_number() ? in[k].get<double>() : fallback;
     };
-    // Counts as ints; a value no int holds (1e12, 2.5, -3) becomes -1, which the shape check
-    // refuses by name.
     const auto count = [&](const char* k, double fallback) {
-        const double v = number(config, k, fallback);
-        return v >= 0 && v <= std::numeric_limits<int>::max() && v == std::floor(v) ? int(v) : -1;
+        return countOrInvalid(number(config, k, fallback));
     };
     LlamaConfig& c = out.config;
     c.layers = count("num_hidden_layers", 0);
