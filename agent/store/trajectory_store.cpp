@@ -696,6 +696,8 @@ StoreResult<EpisodeRecord> TrajectoryStore::finishEpisode(EpisodeId id, EpisodeO
 
 StoreResult<EpisodeRecord> TrajectoryStore::forkEpisode(EpisodeId source,
                                                         std::int64_t upToSequence) {
+    // The fork is a running row of this process, as createEpisode's are: its lock first.
+    holdOwnerLock(impl_->path, thisProcess());
     return impl_->call("cannot fork " + episodeName(source), [&] {
         return impl_->write([&] {
             const EpisodeRecord parent = impl_->episode(source);

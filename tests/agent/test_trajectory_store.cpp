@@ -329,6 +329,21 @@ TEST_F(TrajectoryStoreTest, EpisodesWhoseProcessDiedAreClosedAsAbandoned) {
     EXPECT_TRUE(store->closeAbandoned().value().empty()) << "closed once";
 }
 
+// A fork (what `kwb agent --resume` runs) is a running row of this process too: it takes the
+// owner lock even when no episode was created running before it in this store.
+TEST_F(TrajectoryStoreTest, AForkHoldsItsProcessesOwnerLock) {
+    auto store = open();
+    ASSERT_TRUE(store);
+    EpisodeRecord ended = sampleEpisode("imported, already ended");
+    ended.status = EpisodeStatus::Finished;
+    const EpisodeId source = store->createEpisode(ended).value().id;
+    const std::string lock = file() + ".owners/" + TrajectoryStore::thisProcess() + ".lock";
+    ASSERT_FALSE(fs::exists(lock)) << "an ended row takes no lock";
+    const EpisodeRecord fork = store->forkEpisode(source, 0).value();
+    EXPECT_EQ(fork.status, EpisodeStatus::Running);
+    EXPECT_TRUE(fs::is_regular_file(lock)) << "the running fork's process holds its lock file";
+}
+
 // A row left running by a kwb killed under another hostname (a restarted container, the store on
 // a volume) is closed once nobody holds its owner's lock file; a live owner elsewhere, holding
 // it, keeps its rows; a row without a lock file keeps the host-and-pid rule.
