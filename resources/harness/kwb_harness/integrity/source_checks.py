@@ -270,6 +270,8 @@ def _generated(display: str) -> bool:
         return True
     return display == os.path.join(".kwb", "workspace.json") or \
         (len(parts) > 1 and parts[-2] == "__pycache__" and name.endswith(".pyc"))
+
+
 # Prose the agent may write (notes, plans); read as code only when a source names it.
 _DOCUMENT_SUFFIXES = (".md", ".rst", ".txt")
 _TEXT_LIMIT = 2 << 20

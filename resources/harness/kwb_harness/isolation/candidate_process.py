@@ -171,6 +171,9 @@ class CandidateProcess:
         self._status = None
         self._paused = False
         self._on_gpu = None  # whether GPU outputs stay on the GPU: probed at the first fetch
+        # The operator guard the judge asked this process to keep (start_for); its report must
+        # say it kept it (reports.guard_flag). None: not asked, nothing to check.
+        self.guard_requested = None
         # The judge's children before the candidate was imported (torch.compile's workers, ...).
         # Any later child of the judge other than this process is an orphan of the candidate's
         # (the judge is the subreaper): it is paused, and ended, with the candidate.
@@ -341,6 +344,6 @@ def start_for(req, guard: bool) -> CandidateProcess:
 
     library = req.kernel_records_library if req.device == "cuda" else ""
     process = CandidateProcess(records_library=library)
-    process.guard_requested = guard  # what its report must say it kept (reports.guard_flag)
+    process.guard_requested = guard
     process.post({"op": "prepare", "fields": host_fields(req), "guard": guard, "kernel_records": bool(library)})
     return process

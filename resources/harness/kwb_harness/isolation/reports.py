@@ -42,12 +42,13 @@ def well_formed(report) -> bool:
     return isinstance(report, dict) and isinstance(report.get("flags"), list)
 
 
-def guard_flag(report: dict, requested: bool) -> dict | None:
+def guard_flag(report: dict, requested: bool | None) -> dict | None:
     """Strict when the candidate's process did not keep the operator guard the judge asked for:
     the host holds that choice in an attribute the candidate's code can reach through the call
-    stack, and its report says what it ended with."""
+    stack, and its report says what it ended with. None when nothing was asked (``requested``
+    None) or it was kept."""
     kept = report.get("guarded")
-    if isinstance(kept, bool) and kept == bool(requested):
+    if requested is None or (isinstance(kept, bool) and kept == bool(requested)):
         return None
     return {"code": "guard_evasion", "severity": "strict",
             "reason": f"the judge asked the candidate's process to run {'with' if requested else 'without'} "

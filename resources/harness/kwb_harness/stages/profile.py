@@ -276,7 +276,7 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
                     raise HarnessError(CANDIDATE_RUN, "a malformed report")
                 for flag in checked_flags(report.get("flags")):
                     _add_flag(result, flag)
-                _add_flag(result, guard_flag(report, getattr(process, "guard_requested", report.get("guarded"))))
+                _add_flag(result, guard_flag(report, process.guard_requested))
             except HarnessError as exc:
                 print(f"the candidate's process gave no report: {exc.message}")
                 _add_flag(result, missing_report_flag(exc.message))

@@ -302,7 +302,7 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
                 result["extension_calls"] = report.get("extension_calls", {})
                 for flag in checked_flags(report.get("flags")):
                     flags.add(flag)
-                guard = guard_flag(report, getattr(process, "guard_requested", report.get("guarded")))
+                guard = guard_flag(report, process.guard_requested)
                 if guard is not None:
                     flags.add(guard)
             except HarnessError as exc:
