@@ -10,21 +10,26 @@ namespace {
 
 constexpr std::size_t kShortestSecret = 8;
 
+// (name, value) of each variable credentialsInEnvironment counts as a credential.
+std::vector<std::pair<std::string, std::string>> credentialVariables() {
+    std::vector<std::pair<std::string, std::string>> found;
+    for (auto& [name, value] : currentEnvironment())
+        if (value.size() >= kShortestSecret && looksLikeCredentialName(name))
+            found.emplace_back(name, std::move(value));
+    return found;
+}
+
 } // namespace
 
 std::vector<std::string> credentialsInEnvironment() {
     std::vector<std::string> values;
-    for (auto& [name, value] : currentEnvironment())
-        if (value.size() >= kShortestSecret && looksLikeCredentialName(name))
-            values.push_back(std::move(value));
+    for (auto& [name, value] : credentialVariables())
+        values.push_back(std::move(value));
     return values;
 }
 
 std::string withEnvironmentReferences(std::string_view text) {
-    std::vector<std::pair<std::string, std::string>> credentials;
-    for (auto& [name, value] : currentEnvironment())
-        if (value.size() >= kShortestSecret && looksLikeCredentialName(name))
-            credentials.emplace_back(name, value);
+    std::vector<std::pair<std::string, std::string>> credentials = credentialVariables();
     // Longest value first, so a key that contains another is replaced whole.
     std::sort(credentials.begin(), credentials.end(),
               [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
