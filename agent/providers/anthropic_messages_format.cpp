@@ -43,11 +43,12 @@ json contentBlocks(const Message& message) {
 
 TokenUsage usageFrom(std::int64_t uncachedInput, std::optional<std::int64_t> cacheRead,
                      std::int64_t cacheWrite, std::int64_t output) {
-    // The server's numbers, each clamped before they are added, so the sum cannot overflow.
+    // The server's numbers, each clamped before they are added, so the sum cannot overflow;
+    // clamped() below bounds the sum.
     TokenUsage usage;
-    usage.inputTokens = TokenUsage::clamped(TokenUsage::clamped(uncachedInput) +
-                                            TokenUsage::clamped(cacheRead.value_or(0)) +
-                                            TokenUsage::clamped(cacheWrite));
+    usage.inputTokens = TokenUsage::clamped(uncachedInput) +
+                        TokenUsage::clamped(cacheRead.value_or(0)) +
+                        TokenUsage::clamped(cacheWrite);
     usage.outputTokens = output;
     usage.cachedInputTokens = cacheRead;
     return usage.clamped();
