@@ -45,23 +45,30 @@ bool targetTaken(const fs::path& target, const std::string& folder, std::string*
 } // namespace
 
 nlohmann::json huggingFaceLlamaConfig(const LlamaConfig& c) {
-    return {{"architectures", {"LlamaForCausalLM"}},
-            {"model_type", "llama"},
-            {"hidden_size", c.width},
-            {"intermediate_size", c.feedForward},
-            {"num_hidden_layers", c.layers},
-            {"num_attention_heads", c.heads},
-            {"num_key_value_heads", c.kvHeads},
-            {"head_dim", c.headDim},
-            {"max_position_embeddings", c.context},
-            {"rms_norm_eps", c.rmsEpsilon},
-            {"rope_theta", c.ropeBase},
-            {"vocab_size", c.vocabulary},
-            {"hidden_act", "silu"},
-            {"attention_bias", false},
-            {"mlp_bias", false},
-            {"tie_word_embeddings", c.tiedEmbeddings},
-            {"torch_dtype", "float32"}};
+    const bool qwen2 = c.family == "qwen2";
+    nlohmann::json config{{"architectures", {qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+                          {"model_type", qwen2 ? "qwen2" : "llama"},
+                          {"hidden_size", c.width},
+                          {"intermediate_size", c.feedForward},
+                          {"num_hidden_layers", c.layers},
+                          {"num_attention_heads", c.heads},
+                          {"num_key_value_heads", c.kvHeads},
+                          {"head_dim", c.headDim},
+                          {"max_position_embeddings", c.context},
+                          {"rms_norm_eps", c.rmsEpsilon},
+                          {"rope_theta", c.ropeBase},
+                          {"vocab_size", c.vocabulary},
+                          {"hidden_act", "silu"},
+                          {"tie_word_embeddings", c.tiedEmbeddings},
+                          {"torch_dtype", "float32"}};
+    if (qwen2) {
+        // Qwen2's q, k and v biases come with its model_type; no window limits attention here.
+        config["use_sliding_window"] = false;
+    } else {
+        config["attention_bias"] = false;
+        config["mlp_bias"] = false;
+    }
+    return config;
 }
 
 bool writeHuggingFaceFolder(const std::string& folder, const LlamaConfig& llama,

@@ -10,7 +10,7 @@
 
 namespace kwb::model {
 
-// config.json of a Llama-architecture model as transformers reads it.
+// config.json of a Llama-family model (Llama, or Qwen2 by config.family) as transformers reads it.
 nlohmann::json huggingFaceLlamaConfig(const LlamaConfig& config);
 
 // Writes a Hugging Face model folder that transformers opens: model.safetensors (the tensors as

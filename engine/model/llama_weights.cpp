@@ -23,6 +23,9 @@ const std::map<std::string, std::string> kLayerNames{
     {"attn_q.weight", "self_attn.q_proj.weight"},
     {"attn_k.weight", "self_attn.k_proj.weight"},
     {"attn_v.weight", "self_attn.v_proj.weight"},
+    {"attn_q.bias", "self_attn.q_proj.bias"},
+    {"attn_k.bias", "self_attn.k_proj.bias"},
+    {"attn_v.bias", "self_attn.v_proj.bias"},
     {"attn_output.weight", "self_attn.o_proj.weight"},
     {"ffn_norm.weight", "post_attention_layernorm.weight"},
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
@@ -63,8 +66,8 @@ LlamaWeights fromGguf(const std::string& path, bool withValues) {
     }
     const GgufFile& f = *opened.file;
     const std::string arch = f.string("general.architecture");
-    if (arch != "llama") {
-        out.error = "architecture '" + arch + "': only llama-architecture GGUF files are read";
+    if (arch != "llama" && arch != "qwen2") {
+        out.error = "architecture '" + arch + "': llama and qwen2 GGUF files are read";
         return out;
     }
     const auto integer = [&](const std::string& k, std::int64_t fallback) {
@@ -84,6 +87,13 @@ LlamaWeights fromGguf(const std::string& path, bool withValues) {
         "vocab_size", tokens && tokens->strings() ? std::int64_t(tokens->strings()->size()) : 0);
     c.tiedEmbeddings = f.tensor("output.weight") == nullptr;
     c.headDim = c.heads > 0 ? c.width / c.heads : 0;
+    c.family = arch;
+    c.qkvBias = arch == "qwen2";
+    if (!c.qkvBias && f.tensor("blk.0.attn_q.bias")) {
+        out.error =
+            "a llama-architecture GGUF file with attention biases: not a layout this decoder knows";
+        return out;
+    }
     // The metadata against the tensor table before anything is dequantized or allocated.
     std::map<std::string, std::vector<std::int64_t>> shapes;
     for (const GgufTensorInfo& t : f.tensors())
@@ -107,9 +117,12 @@ LlamaWeights fromGguf(const std::string& path, bool withValues) {
         for (auto d = t.dims.rbegin(); d != t.dims.rend(); ++d)
             w.shape.push_back(std::int64_t(*d));
         const std::size_t columns = t.dims.size() > 1 ? std::size_t(t.dims[0]) : 1;
-        if (t.name.ends_with("attn_q.weight"))
+        // Only llama.cpp's llama converter interleaves the rotary halves; its qwen2 converter
+        // keeps Hugging Face's order (rotate-half rotary embeddings, like ours).
+        const bool interleaved = arch == "llama";
+        if (interleaved && t.name.ends_with("attn_q.weight"))
             w.values = unpermuteRows(w.values, std::size_t(c.heads), columns);
-        else if (t.name.ends_with("attn_k.weight"))
+        else if (interleaved && t.name.ends_with("attn_k.weight"))
             w.values = unpermuteRows(w.values, std::size_t(c.kvHeads), columns);
         out.tensors.emplace(name, std::move(w));
     }
@@ -151,11 +164,16 @@ LlamaWeights fromFolder(const std::string& folder, bool withValues) {
     c.rmsEpsilon = number(config, "rms_norm_eps", 1e-5);
     c.tiedEmbeddings = config.value("tie_word_embeddings", false);
     c.headDim = c.heads > 0 ? count("head_dim", double(std::max(c.width, 0) / c.heads)) : 0;
-    if (type == "qwen2") {
-        // Qwen2 has biases on q, k and v, which this decoder does not model yet.
-        out.error = "qwen2's attention biases are not supported yet";
-        return out;
-    }
+    c.family = type == "qwen2" ? "qwen2" : "llama";
+    c.qkvBias = type == "qwen2";
+    // Layouts this decoder does not compute are refused by name rather than run wrong: Llama's
+    // attention_bias also puts a bias on o_proj, mlp_bias on the feed-forward, and Qwen2's
+    // sliding window limits which keys a query sees.
+    for (const char* key : {"attention_bias", "mlp_bias", "use_sliding_window"})
+        if (config.contains(key) && config[key].is_boolean() && config[key].get<bool>()) {
+            out.error = folder + "/config.json: " + key + " true is not supported";
+            return out;
+        }
     for (const char* key : {"rope_scaling"})
         if (config.contains(key) && !config[key].is_null()) {
             out.error = folder + "/config.json: " + key + " " + config[key].dump() +
@@ -278,6 +296,14 @@ std::string llamaShapeProblem(LlamaConfig& c,
                  {"mlp.down_proj.weight", {W, F}}})
             if (std::string problem = expect(layer + name, shape); !problem.empty())
                 return problem;
+        if (c.qkvBias)
+            for (const auto& [name, shape] :
+                 std::vector<std::pair<std::string, std::vector<std::int64_t>>>{
+                     {"self_attn.q_proj.bias", {q}},
+                     {"self_attn.k_proj.bias", {kv}},
+                     {"self_attn.v_proj.bias", {kv}}})
+                if (std::string problem = expect(layer + name, shape); !problem.empty())
+                    return problem;
     }
     return {};
 }

@@ -7,7 +7,7 @@
 
 namespace kwb::model {
 
-// What a Llama-family decoder (Llama, SmolLM, Qwen2 without biases) is made of.
+// What a Llama-family decoder (Llama, SmolLM, Mistral, Qwen2) is made of.
 struct LlamaConfig {
     int layers = 0;
     int heads = 0;
@@ -20,6 +20,10 @@ struct LlamaConfig {
     double ropeBase = 10000.0;
     double rmsEpsilon = 1e-5;
     bool tiedEmbeddings = false;
+    // Biases on the q, k and v projections (Qwen2's attention); no other projection has one.
+    bool qkvBias = false;
+    // The family a saved folder names as its model_type: "llama" or "qwen2".
+    std::string family = "llama";
 };
 
 // One weight as floats, shape outermost first (PyTorch's order).

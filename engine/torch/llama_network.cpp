@@ -18,10 +18,10 @@ std::string layerPrefix(std::size_t index) {
     return "model.layers." + std::to_string(index) + ".";
 }
 
-// Where each projection lives under Hugging Face's names.
-std::string projectionName(std::size_t layer, int which) {
+// Where each projection's weight (and bias) lives under Hugging Face's names.
+std::string projectionName(std::size_t layer, int which, const char* part = "weight") {
     const std::string module = which < 4 ? "self_attn." : "mlp.";
-    return layerPrefix(layer) + module + LlamaNetwork::kProjections[which] + ".weight";
+    return layerPrefix(layer) + module + LlamaNetwork::kProjections[which] + "." + part;
 }
 
 } // namespace
@@ -36,9 +36,15 @@ torch::Tensor LlamaNetwork::rmsNorm(const torch::Tensor& x, const torch::Tensor&
 torch::Tensor LlamaNetwork::project(const Layer& layer, int which, const torch::Tensor& x,
                                     Adapters adapters) const {
     const auto& adapter = layer.adapters[which];
+    torch::Tensor y;
     if (!adapter || adapters == Adapters::Off)
-        return torch::linear(x, layer.projections[which]);
-    return adapters == Adapters::Merged ? adapter->forwardMerged(x) : adapter->forward(x);
+        y = torch::linear(x, layer.projections[which]);
+    else
+        y = adapters == Adapters::Merged ? adapter->forwardMerged(x) : adapter->forward(x);
+    // A bias stays outside the adapter: LoRA adapts the weight only, as peft does.
+    if (which < 3 && layer.biases[which].defined())
+        y = y + layer.biases[which];
+    return y;
 }
 
 LlamaNetwork::KvCache LlamaNetwork::allocateCache(std::int64_t batch, std::int64_t capacity) const {
@@ -260,6 +266,9 @@ std::vector<std::pair<std::string, torch::Tensor>> LlamaNetwork::namedWeights() 
             out.emplace_back(
                 projectionName(i, which),
                 host(l.adapters[which] ? l.adapters[which]->merged() : l.projections[which]));
+        for (int which = 0; which < 3; ++which)
+            if (l.biases[which].defined())
+                out.emplace_back(projectionName(i, which, "bias"), host(l.biases[which]));
     }
     out.emplace_back("model.norm.weight", host(norm));
     if (!config.tiedEmbeddings)
@@ -308,6 +317,9 @@ std::unique_ptr<LlamaNetwork> LlamaNetwork::fromWeights(model::LlamaWeights& wei
         layer.ffnNorm = take(layerPrefix(i) + "post_attention_layernorm.weight");
         for (int which = 0; which < 7; ++which)
             layer.projections[which] = take(projectionName(i, which));
+        if (net->config.qkvBias)
+            for (int which = 0; which < 3; ++which)
+                layer.biases[which] = take(projectionName(i, which, "bias"));
         net->layers.push_back(std::move(layer));
     }
     if (!missing.empty()) {
@@ -348,6 +360,10 @@ std::unique_ptr<LlamaNetwork> LlamaNetwork::randomlyInitialised(const model::Lla
                              normal({F, W}),
                              normal({F, W}),
                              normal({W, F})};
+        if (config.qkvBias)
+            layer.biases = {torch::zeros({config.heads * D}, ones(1).options()),
+                            torch::zeros({config.kvHeads * D}, ones(1).options()),
+                            torch::zeros({config.kvHeads * D}, ones(1).options())};
         net->layers.push_back(std::move(layer));
     }
     net->prepareRotary();

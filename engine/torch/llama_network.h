@@ -28,6 +28,8 @@ struct LlamaNetwork {
         torch::Tensor attnNorm, ffnNorm;
         std::array<torch::Tensor, 7> projections; // in kProjections' order
         std::array<std::shared_ptr<LoraLinear>, 7> adapters;
+        // Qwen2's q, k and v biases (config.qkvBias); undefined where the model has none.
+        std::array<torch::Tensor, 3> biases;
     };
     std::vector<Layer> layers;
     torch::Tensor inverseFrequencies; // [headDim / 2], float32

@@ -273,6 +273,9 @@ PolicyTrainer::PolicyTrainer(LlamaModel& model, const LoraSettings& lora,
             all.push_back(&layer.ffnNorm);
             for (auto& projection : layer.projections)
                 all.push_back(&projection);
+            for (auto& bias : layer.biases)
+                if (bias.defined())
+                    all.push_back(&bias);
         }
         for (torch::Tensor* t : all) {
             *t = t->detach().to(torch::kFloat32).set_requires_grad(true);
@@ -510,6 +513,9 @@ std::string PolicyTrainer::enableCritic(const CriticSettings& settings) {
             frozen(layer.ffnNorm);
             for (auto& projection : layer.projections)
                 frozen(projection);
+            for (auto& bias : layer.biases)
+                if (bias.defined())
+                    frozen(bias);
         }
     }
     std::string error;

@@ -4,7 +4,8 @@
 position equal transformers' own GGUF loading within 1e-4, loading from the GGUF file and from
 the Hugging Face folder `kwb model convert` writes; greedy generation with the key/value cache
 gives transformers' greedy `generate` tokens (and a full forward pass's), with log-probabilities
-equal to its scores; a stop token ends it; seeded sampling repeats.
+equal to its scores; a stop token ends it; seeded sampling repeats. A small random Qwen2 (q, k and
+v biases), as transformers saves it and as a qwen2 GGUF file, gives transformers' logits too.
 
     test_model_logits.py KWB KWB_MODEL
 """
@@ -24,7 +25,98 @@ from packaged_model import smollm2_gguf
 KWB, KWB_MODEL = sys.argv[1], sys.argv[2]
 
 
+# Hugging Face's Qwen2 names and GGUF's (llama.cpp's tensor map, as facts).
+_GGUF_NAMES = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+               "lm_head.weight": "output.weight"}
+_GGUF_LAYER_NAMES = {
+    "input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.v_proj.weight": "attn_v.weight", "self_attn.q_proj.bias": "attn_q.bias",
+    "self_attn.k_proj.bias": "attn_k.bias", "self_attn.v_proj.bias": "attn_v.bias",
+    "self_attn.o_proj.weight": "attn_output.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight"}
+
+
+def write_qwen2_gguf(model, path, rope_theta):
+    """The model as a qwen2-architecture GGUF file (F32), its Q and K rows in Hugging Face's
+    order as llama.cpp's qwen2 converter leaves them."""
+    import gguf
+
+    c = model.config
+    writer = gguf.GGUFWriter(path, "qwen2")
+    writer.add_block_count(c.num_hidden_layers)
+    writer.add_vocab_size(c.vocab_size)
+    writer.add_context_length(c.max_position_embeddings)
+    writer.add_embedding_length(c.hidden_size)
+    writer.add_feed_forward_length(c.intermediate_size)
+    writer.add_head_count(c.num_attention_heads)
+    writer.add_head_count_kv(c.num_key_value_heads)
+    writer.add_rope_freq_base(rope_theta)  # transformers 5 keeps it in rope_parameters
+    writer.add_layer_norm_rms_eps(c.rms_norm_eps)
+    for name, value in model.state_dict().items():
+        if name not in _GGUF_NAMES:
+            _, _, index, rest = name.split(".", 3)
+        writer.add_tensor(_GGUF_NAMES.get(name) or f"blk.{index}.{_GGUF_LAYER_NAMES[rest]}",
+                          value.float().numpy().copy())
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def qwen2_files():
+    """A small Qwen2 with random weights, its q/k/v biases made large enough to matter (Qwen2's
+    own initialisation zeroes them), saved by transformers as a folder and written as a qwen2
+    GGUF file: kwb-model's logits equal the model's from both, and transformers' own GGUF
+    loading of that file agrees (the file follows llama.cpp's qwen2 layout)."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(3)
+    config = Qwen2Config(vocab_size=320, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         rope_theta=1000000.0, tie_word_embeddings=False, use_sliding_window=False)
+    model = Qwen2ForCausalLM(config).to(torch.float32).eval()
+    with torch.no_grad():
+        for layer in model.model.layers:
+            for projection in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+                projection.bias.normal_(0.0, 0.5)
+    ids = torch.randint(0, config.vocab_size, (37,)).tolist()
+    with torch.no_grad():
+        expected = model(torch.tensor([ids])).logits[0].numpy()
+        without_biases = Qwen2ForCausalLM(config).eval()
+        without_biases.load_state_dict(model.state_dict())
+        for layer in without_biases.model.layers:
+            for projection in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+                projection.bias.zero_()
+        biases_matter = float(np.abs(without_biases(torch.tensor([ids])).logits[0].numpy() - expected).max())
+    if biases_matter < 1e-2:
+        raise SystemExit(f"FAIL: the test's biases do not change the logits ({biases_matter})")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "qwen2")
+        model.save_pretrained(folder, safe_serialization=True)
+        gguf_path = os.path.join(tmp, "qwen2.gguf")
+        write_qwen2_gguf(model, gguf_path, 1000000.0)
+        with torch.no_grad():
+            loaded = AutoModelForCausalLM.from_pretrained(tmp, gguf_file="qwen2.gguf", dtype=torch.float32)
+            layout = float(np.abs(loaded(torch.tensor([ids])).logits[0].numpy() - expected).max())
+        if layout > 1e-4:
+            raise SystemExit(f"FAIL: transformers reads the test's qwen2 GGUF differently ({layout})")
+        for label, path in (("Qwen2 folder", folder), ("qwen2 GGUF", gguf_path)):
+            out = os.path.join(tmp, "logits.f32")
+            done = subprocess.run([KWB_MODEL, "logits", path, "--ids", ",".join(map(str, ids)), "--out", out],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"FAIL: kwb-model logits ({label}): {done.stderr.strip()}")
+            got = np.fromfile(out, dtype=np.float32).reshape(len(ids), -1)
+            worst = float(np.abs(got - expected).max())
+            print(f"{label} (random, q/k/v biases): {len(ids)} positions, max difference {worst:.2e}; "
+                  f"the biases move the logits by {biases_matter:.2e}")
+            if worst > 1e-4:
+                raise SystemExit(f"FAIL: {label}: logits differ from transformers' by {worst}")
+
+
 def main():
+    qwen2_files()
     gguf_path = smollm2_gguf()
     folder, name = os.path.dirname(gguf_path), os.path.basename(gguf_path)
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)

@@ -124,6 +124,50 @@ TEST(LlamaWeights, SettingsThatDisagreeWithTheTensorsAreRefusedByName) {
               std::string::npos);
 }
 
+TEST(LlamaWeights, AQwen2FolderLoadsWithItsAttentionBiases) {
+    const std::map<std::string, std::vector<std::uint64_t>> biases{
+        {"model.layers.0.self_attn.q_proj.bias", {8}},
+        {"model.layers.0.self_attn.k_proj.bias", {4}},
+        {"model.layers.0.self_attn.v_proj.bias", {4}},
+        {"model.layers.1.self_attn.q_proj.bias", {8}},
+        {"model.layers.1.self_attn.k_proj.bias", {4}},
+        {"model.layers.1.self_attn.v_proj.bias", {4}}};
+    TinyFolder folder({{"model_type", "qwen2"}, {"use_sliding_window", false}}, biases);
+    const LlamaWeights w = readLlamaWeights(folder.path());
+    ASSERT_EQ(w.error, "");
+    EXPECT_TRUE(w.config.qkvBias);
+    EXPECT_EQ(w.config.family, "qwen2");
+    EXPECT_EQ(w.tensors.at("model.layers.1.self_attn.k_proj.bias").shape,
+              (std::vector<std::int64_t>{4}));
+    // Without its biases, or with one of the wrong size, a Qwen2 folder is refused by name.
+    EXPECT_NE(readLlamaSettings(TinyFolder(nlohmann::json{{"model_type", "qwen2"}}).path())
+                  .error.find("no weight model.layers.0.self_attn.q_proj.bias"),
+              std::string::npos);
+    auto wrong = biases;
+    wrong["model.layers.1.self_attn.v_proj.bias"] = {8};
+    EXPECT_NE(readLlamaSettings(TinyFolder({{"model_type", "qwen2"}}, wrong).path())
+                  .error.find("model.layers.1.self_attn.v_proj.bias has the shape [8]"),
+              std::string::npos);
+    // A Llama folder has no biases to read.
+    EXPECT_FALSE(readLlamaSettings(TinyFolder().path()).config.qkvBias);
+}
+
+TEST(LlamaWeights, LayoutsTheDecoderDoesNotComputeAreRefusedByName) {
+    const auto errorOf = [](const nlohmann::json& change) {
+        return readLlamaSettings(TinyFolder(change).path()).error;
+    };
+    // Llama's attention_bias also biases o_proj; mlp_bias the feed-forward; Qwen2's sliding
+    // window hides keys from a query. Run without them, each would give other logits.
+    EXPECT_NE(errorOf({{"attention_bias", true}}).find("attention_bias true is not supported"),
+              std::string::npos);
+    EXPECT_NE(errorOf({{"mlp_bias", true}}).find("mlp_bias true is not supported"),
+              std::string::npos);
+    EXPECT_NE(errorOf({{"model_type", "qwen2"}, {"use_sliding_window", true}})
+                  .find("use_sliding_window true is not supported"),
+              std::string::npos);
+    EXPECT_EQ(errorOf({{"attention_bias", false}, {"mlp_bias", false}}), "");
+}
+
 TEST(LlamaWeights, TheRotaryBaseIsReadWhereTransformersFiveWritesIt) {
     TinyFolder folder({{"rope_theta", nullptr},
                        {"rope_parameters", {{"rope_theta", 100000.0}, {"rope_type", "default"}}}});
