@@ -14,7 +14,7 @@ import unittest
 import torch
 
 from kwb_harness.isolation import channel as channel_module
-from kwb_harness.isolation import shared_values
+from kwb_harness.isolation import shared_values, wire_values
 from kwb_harness.isolation.channel import Channel, ProtocolError
 
 LARGE = 3 << 20  # bytes: above the memory-file threshold
@@ -66,6 +66,17 @@ class ChannelTest(unittest.TestCase):
         self.assertTrue(torch.equal(got["b"][0], value["b"][0]))
         self.assertEqual(tuple(got["b"][1].shape), (0, 5))
         self.assertEqual(got["b"][2], 2.5)
+
+    def test_each_streamed_buffer_holds_its_own_tensor(self):
+        # A GPU output goes to the stream through a host copy made for it: a temporary. Made one
+        # after another, each copy must keep its bytes; a view that did not hold its copy showed
+        # the last one's bytes in every output of a fetch (the allocator reused the memory).
+        views = [wire_values.tensor_buffer(torch.full((8192,), float(i))) for i in range(4)]
+        for i, view in enumerate(views):
+            self.assertEqual(torch.frombuffer(bytearray(view), dtype=torch.float32).unique().tolist(), [float(i)])
+        # Every dtype the wire carries, a scalar included.
+        for t in (torch.tensor(2.5, dtype=torch.bfloat16), torch.tensor([True, False]), torch.zeros(3, dtype=torch.complex64)):
+            self.assertEqual(bytes(wire_values.tensor_buffer(t.clone())), bytes(wire_values.byte_view(t).numpy()))
 
     def test_large_values_come_through_a_sealed_memory_file(self):
         spy = ReadSpy(self)

@@ -7,7 +7,6 @@ there or compute lazily on access; the judge rebuilds plain tensors from the byt
 subclass or any other object is described by its type name only, which the judge reports.
 """
 
-import ctypes
 
 _MAX_DEPTH = 32
 _MAX_NODES = 100_000
@@ -72,11 +71,14 @@ def byte_view(t):
 
 
 def tensor_buffer(t):
-    """A zero-copy view of a contiguous CPU tensor's bytes, for ``socket.sendall``."""
-    size = t.numel() * t.element_size()
-    if size == 0:
+    """A zero-copy view of a contiguous CPU tensor's bytes, for ``socket.sendall``. The view
+    holds the tensor (through numpy's array of it): a temporary such as a GPU output's host copy
+    would otherwise be freed under the view, and the next copy of the same size, taking the
+    same memory, would show through every earlier view (on the H100 every output a fetch sent
+    through the socket carried the last one's bytes)."""
+    if byte_count(t) == 0:
         return b""
-    return memoryview((ctypes.c_char * size).from_address(t.data_ptr())).cast("B")
+    return memoryview(byte_view(t).numpy())
 
 
 def tensor_sizes(description) -> list:
