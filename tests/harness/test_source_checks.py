@@ -50,6 +50,20 @@ class SourceChecksTest(unittest.TestCase):
         self.assertIn("kernels/__pycache__/helper.py", str(check_sources(
             os.path.join(self.dir, "model_new.py"), self.dir, TASK, FP32_INPUTS)))
 
+    def test_the_fast_paths_build_outputs_are_not_read_but_an_include_of_one_is_strict(self):
+        # The fast path's NVRTC build leaves a module (binary), its PTX and a manifest per kernel.
+        self.write("build/kwb_kernels/gelu.cubin", b"\x7fELF\0\0", binary=True)
+        self.write("build/kwb_kernels/gelu.ptx", ".version 8.8\n.target sm_90\ncvt.rn.f16.f32 %h1, %f1;\n")
+        self.write("build/kwb_kernels/gelu.json", '{"kernels": ["gelu"]}\n')
+        self.assertEqual(self.check(HONEST, "__global__ void k(const float* x) {}\n"), {})
+        # The same names one folder deeper are no build output.
+        self.write("build/kwb_kernels/sub/gelu.cubin", b"\x7fELF\0\0", binary=True)
+        self.assertEqual(self.check(HONEST)["opaque_file"], "strict")
+        os.remove(os.path.join(self.dir, "build", "kwb_kernels", "sub", "gelu.cubin"))
+        # Text put where the engine's outputs go is not read, so a kernel including it is strict.
+        flags = self.check(HONEST, '#include "../build/kwb_kernels/half_math.ptx"\n__global__ void k(const float* x) {}\n')
+        self.assertEqual(flags.get("unchecked_include"), "strict")
+
     def test_an_include_into_the_version_control_folder_is_strict(self):
         flags = self.check(HONEST, '#include "../.git/fp16.h"\n__global__ void k(const float* x) {}\n')
         self.assertEqual(flags.get("unchecked_include"), "strict")

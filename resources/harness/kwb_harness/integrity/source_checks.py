@@ -261,12 +261,22 @@ _SKIPPED_FOLDERS = {".git"}
 # file can be in).
 _BUILD_OUTPUTS = {"build.ninja", ".ninja_log", ".ninja_deps", "kwb.lock"}
 _BUILD_OUTPUT_SUFFIXES = (".o", ".so", ".a")
+# What the fast path's NVRTC build (engine/evaluation/fast_kernel_build.cpp) writes for each
+# kernel: its module, PTX and manifest, straight in build/kwb_kernels/.
+_FAST_PATH_FOLDER = ("build", "kwb_kernels")
+_FAST_PATH_SUFFIXES = (".cubin", ".ptx", ".json")
+
+
+def _fast_path_output(parts: list) -> bool:
+    return len(parts) == 3 and tuple(parts[:2]) == _FAST_PATH_FOLDER and parts[2].endswith(_FAST_PATH_SUFFIXES)
 
 
 def _generated(display: str) -> bool:
     parts = display.split(os.sep)
     name = parts[-1]
     if parts[0] == "build" and (name in _BUILD_OUTPUTS or name.endswith(_BUILD_OUTPUT_SUFFIXES)):
+        return True
+    if _fast_path_output(parts):
         return True
     return display == os.path.join(".kwb", "workspace.json") or \
         (len(parts) > 1 and parts[-2] == "__pycache__" and name.endswith(".pyc"))
@@ -343,10 +353,16 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
             line = code.count("\n", 0, match.start()) + first_line
             flags.append(_flag(flag_code, severity, f"{reason} ('{match.group(0).strip()}')", f"{display}:{line}"))
     for target in _INCLUDE.findall(code):
-        if _SKIPPED_FOLDERS & set(target.replace("\\", "/").split("/")):
+        parts = target.replace("\\", "/").split("/")
+        if _SKIPPED_FOLDERS & set(parts):
             flags.append(_flag("unchecked_include", STRICT,
                                f"#include \"{target}\" reads from a folder the source checks do not read",
                                display))
+        elif any(_fast_path_output(parts[i:]) for i in range(len(parts))):
+            # The fast path's outputs are skipped as the engine's; text put there is not.
+            flags.append(_flag("unchecked_include", STRICT,
+                               f"#include \"{target}\" reads a fast-path build output, which the source checks "
+                               "do not read", display))
     if shape_literals is None:
         return flags
     for match in _CPP_INTEGER.finditer(code):
