@@ -1,6 +1,7 @@
 """GPU values from another process stay on the GPU: they arrive whole in the receiver's own
 memory, and a sender's false word (an offset past its allocation, a handle that names nothing)
-is refused without upsetting the channel (GPU; exits 77, ctest's skip, without one)."""
+is refused without upsetting the channel; small ones, through the socket, each keep their own bytes
+(GPU; exits 77, ctest's skip, without one)."""
 import socket
 import subprocess
 import sys
@@ -35,6 +36,11 @@ entries = [{"handle": "5a" * 64, "offset": 0, "bytes": sizes[0]}]
 channel._send_frame({"case": "nothing", "value": description, "cuda_ipc": entries}, [])
 channel.receive()
 channel.send({"case": "after"}, [torch.full((1 << 19,), 2.0, device="cuda")], has_value=True, on_gpu=True)
+channel.receive()
+# Small outputs (under the memory file's 1 MiB) go by the socket through host copies made one
+# after another: each must arrive with its own bytes.
+channel.send({"case": "small"}, [torch.full((64, 1, 128), float(i), device="cuda") for i in range(4)],
+             has_value=True, on_gpu=True)
 channel.receive()
 """
 
@@ -72,6 +78,11 @@ class CudaIpcTest(unittest.TestCase):
         header, value = receiver.receive("cuda", on_gpu=True)
         self.assertEqual(header, {"case": "after"})
         self.assertTrue(torch.equal(value[0], torch.full((1 << 19,), 2.0, device="cuda")))
+        receiver.send({"done": True})
+
+        header, value = receiver.receive("cuda", on_gpu=True)
+        self.assertEqual((header, receiver.last_value_path), ({"case": "small"}, "stream"))
+        self.assertEqual([t.unique().tolist() for t in value], [[0.0], [1.0], [2.0], [3.0]])
         receiver.send({"done": True})
         self.assertEqual(child.wait(timeout=60), 0)
 
