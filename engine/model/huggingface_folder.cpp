@@ -61,6 +61,16 @@ nlohmann::json huggingFaceLlamaConfig(const LlamaConfig& c) {
                           {"hidden_act", "silu"},
                           {"tie_word_embeddings", c.tiedEmbeddings},
                           {"torch_dtype", "float32"}};
+    if (c.ropeScaling.type == "linear") {
+        config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", c.ropeScaling.factor}};
+    } else if (c.ropeScaling.type == "llama3") {
+        config["rope_scaling"] = {
+            {"rope_type", "llama3"},
+            {"factor", c.ropeScaling.factor},
+            {"low_freq_factor", c.ropeScaling.lowFrequencyFactor},
+            {"high_freq_factor", c.ropeScaling.highFrequencyFactor},
+            {"original_max_position_embeddings", c.ropeScaling.originalContext}};
+    }
     if (qwen2) {
         // Qwen2's q, k and v biases come with its model_type; no window limits attention here.
         config["use_sliding_window"] = false;
@@ -75,6 +85,13 @@ bool writeHuggingFaceFolder(const std::string& folder, const LlamaConfig& llama,
                             std::vector<SafetensorsWrite> tensors, const BpeTokenizer& tok,
                             const std::string& chatTemplate, const std::string& source,
                             std::string* error) {
+    if (!llama.ropeDivisors.empty() && llama.ropeScaling.type.empty()) {
+        // A GGUF file's rope_freqs divisors without the parameters they came from: a config
+        // without them would load with other rotary frequencies.
+        *error = "the model's rotary frequency divisors (a GGUF file's rope_freqs) have no Hugging "
+                 "Face rope_scaling to write them as; it cannot be saved as a folder";
+        return false;
+    }
     nlohmann::json config = huggingFaceLlamaConfig(llama);
     if (tok.bos())
         config["bos_token_id"] = *tok.bos();

@@ -57,6 +57,73 @@ int countOrInvalid(double value) {
                : -1;
 }
 
+// llama.cpp writes Llama 3's rotary scaling as a tensor of per-frequency divisors (rope_freqs)
+// and linear scaling as metadata. Other kinds (YaRN) change more than the frequencies: refused.
+std::string ggufRotaryScaling(const GgufFile& f, const std::string& arch, LlamaConfig& c) {
+    const std::string type = f.string(arch + ".rope.scaling.type", "none");
+    if (type == "linear") {
+        c.ropeScaling.type = "linear";
+        c.ropeScaling.factor = f.number(arch + ".rope.scaling.factor").value_or(0.0);
+        std::string error;
+        c.ropeDivisors = ropeDivisorsFor(c.ropeScaling, c.ropeBase, c.headDim, error);
+        return error;
+    }
+    if (type != "none")
+        return "rotary scaling '" + type + "' is not supported (linear and Llama 3's are)";
+    const GgufTensorInfo* freqs = f.tensor("rope_freqs.weight");
+    if (!freqs)
+        return {};
+    std::string error;
+    const std::vector<float> divisors = f.dequantize(*freqs, &error);
+    if (!error.empty())
+        return error;
+    if (divisors.size() != std::size_t(c.headDim / 2))
+        return "rope_freqs.weight holds " + std::to_string(divisors.size()) +
+               " divisors for a head size of " + std::to_string(c.headDim);
+    for (float d : divisors)
+        if (!(d > 0.0f) || !std::isfinite(d))
+            return "rope_freqs.weight holds a divisor that is not a positive number";
+    c.ropeDivisors.assign(divisors.begin(), divisors.end());
+    return {};
+}
+
+// Hugging Face's rotary scaling: transformers 5 writes it into rope_parameters beside
+// rope_theta, earlier versions as rope_scaling.
+std::string folderRotaryScaling(const nlohmann::json& config, const std::string& folder,
+                                LlamaConfig& c) {
+    const nlohmann::json none = nlohmann::json::object();
+    const nlohmann::json& legacy = config.contains("rope_scaling") ? config["rope_scaling"] : none;
+    const nlohmann::json& current =
+        config.contains("rope_parameters") ? config["rope_parameters"] : none;
+    if (!legacy.is_null() && !legacy.is_object())
+        return folder + "/config.json: rope_scaling is neither an object nor null";
+    const nlohmann::json& scaling = legacy.is_object() && !legacy.empty() ? legacy : current;
+    if (!scaling.is_object())
+        return {};
+    const auto text = [&](const char* key) {
+        return scaling.contains(key) && scaling[key].is_string() ? scaling[key].get<std::string>()
+                                                                 : std::string();
+    };
+    const auto number = [&](const char* key, double fallback) {
+        return scaling.contains(key) && scaling[key].is_number() ? scaling[key].get<double>()
+                                                                 : fallback;
+    };
+    std::string type = text("rope_type");
+    if (type.empty())
+        type = text("type");
+    if (type.empty() || type == "default")
+        return {};
+    if (type != "linear" && type != "llama3")
+        return folder + "/config.json: rope_type '" + type +
+               "' is not supported (default, linear and llama3 are)";
+    c.ropeScaling = {type, number("factor", 0.0), number("low_freq_factor", 1.0),
+                     number("high_freq_factor", 4.0),
+                     number("original_max_position_embeddings", 0.0)};
+    std::string error;
+    c.ropeDivisors = ropeDivisorsFor(c.ropeScaling, c.ropeBase, c.headDim, error);
+    return error.empty() ? error : folder + "/config.json: " + error;
+}
+
 LlamaWeights fromGguf(const std::string& path, bool withValues) {
     LlamaWeights out;
     const auto opened = GgufFile::open(path);
@@ -99,7 +166,10 @@ LlamaWeights fromGguf(const std::string& path, bool withValues) {
     for (const GgufTensorInfo& t : f.tensors())
         if (const std::string name = huggingFaceLlamaName(t.name); !name.empty())
             shapes[name] = std::vector<std::int64_t>(t.dims.rbegin(), t.dims.rend());
-    if (std::string problem = llamaShapeProblem(c, shapes); !problem.empty() || !withValues) {
+    std::string problem = llamaShapeProblem(c, shapes);
+    if (problem.empty())
+        problem = ggufRotaryScaling(f, arch, c);
+    if (!problem.empty() || !withValues) {
         out.error = problem;
         return out;
     }
@@ -174,17 +244,6 @@ LlamaWeights fromFolder(const std::string& folder, bool withValues) {
             out.error = folder + "/config.json: " + key + " true is not supported";
             return out;
         }
-    for (const char* key : {"rope_scaling"})
-        if (config.contains(key) && !config[key].is_null()) {
-            out.error = folder + "/config.json: " + key + " " + config[key].dump() +
-                        " is not supported (plain rotary embeddings are)";
-            return out;
-        }
-    if (rope.is_object() && rope.value("rope_type", "default") != "default") {
-        out.error = folder + "/config.json: rope_type '" + rope.value("rope_type", "") +
-                    "' is not supported (plain rotary embeddings are)";
-        return out;
-    }
     const auto weights = SafetensorsModel::open(folder);
     if (!weights) {
         out.error = weights.error;
@@ -195,10 +254,12 @@ LlamaWeights fromFolder(const std::string& folder, bool withValues) {
     for (const auto& file : weights.model->files())
         for (const SafetensorsTensor& t : file->tensors())
             shapes[t.name] = std::vector<std::int64_t>(t.shape.begin(), t.shape.end());
-    if (std::string problem = llamaShapeProblem(c, shapes); !problem.empty() || !withValues) {
-        out.error = problem.empty() ? problem : folder + ": " + problem;
+    if (std::string problem = llamaShapeProblem(c, shapes); !problem.empty()) {
+        out.error = folder + ": " + problem;
         return out;
     }
+    if (out.error = folderRotaryScaling(config, folder, c); !out.error.empty() || !withValues)
+        return out;
     for (const auto& file : weights.model->files())
         for (const SafetensorsTensor& t : file->tensors()) {
             FloatTensor w;
@@ -323,6 +384,42 @@ std::string huggingFaceLlamaName(const std::string& gguf) {
             return "model.layers." + m[1].str() + "." + found->second;
     }
     return {};
+}
+
+std::vector<double> ropeDivisorsFor(const RopeScaling& s, double base, int headDim,
+                                    std::string& error) {
+    if (s.type.empty() || headDim < 2)
+        return {};
+    if (!(s.factor > 0.0) || !std::isfinite(s.factor)) {
+        error = "the rotary scaling factor is missing or not a positive number";
+        return {};
+    }
+    std::vector<double> divisors(std::size_t(headDim / 2), s.factor);
+    if (s.type == "linear")
+        return divisors;
+    if (!(s.originalContext > 0.0) || !(s.lowFrequencyFactor > 0.0) ||
+        !(s.highFrequencyFactor > s.lowFrequencyFactor)) {
+        error = "llama3 rotary scaling needs original_max_position_embeddings and "
+                "0 < low_freq_factor < high_freq_factor";
+        return {};
+    }
+    // Wavelengths (in positions) shorter than the original context over high_freq_factor keep
+    // their frequency, those longer than it over low_freq_factor are divided by the factor, and
+    // the ones between blend the two in proportion to how many waves fit the original context.
+    const double shortest = s.originalContext / s.highFrequencyFactor;
+    const double longest = s.originalContext / s.lowFrequencyFactor;
+    const double pi = std::acos(-1.0);
+    for (std::size_t i = 0; i < divisors.size(); ++i) {
+        const double wavelength = 2.0 * pi * std::pow(base, 2.0 * double(i) / headDim);
+        if (wavelength < shortest) {
+            divisors[i] = 1.0;
+        } else if (wavelength <= longest) {
+            const double blend = (s.originalContext / wavelength - s.lowFrequencyFactor) /
+                                 (s.highFrequencyFactor - s.lowFrequencyFactor);
+            divisors[i] = 1.0 / ((1.0 - blend) / s.factor + blend);
+        }
+    }
+    return divisors;
 }
 
 LlamaWeights readLlamaWeights(const std::string& path) {

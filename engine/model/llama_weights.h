@@ -7,6 +7,18 @@
 
 namespace kwb::model {
 
+// Rotary scaling that divides each frequency by a fixed number whatever the sequence's length:
+// Llama 3's "llama3" (long wavelengths divided by `factor`, short ones kept, a smooth blend
+// between) and "linear" (every one divided by `factor`). Hugging Face's parameters, kept so that
+// a saved folder names them again.
+struct RopeScaling {
+    std::string type; // empty: none
+    double factor = 1.0;
+    double lowFrequencyFactor = 1.0;
+    double highFrequencyFactor = 4.0;
+    double originalContext = 0.0;
+};
+
 // What a Llama-family decoder (Llama, SmolLM, Mistral, Qwen2) is made of.
 struct LlamaConfig {
     int layers = 0;
@@ -24,7 +36,16 @@ struct LlamaConfig {
     bool qkvBias = false;
     // The family a saved folder names as its model_type: "llama" or "qwen2".
     std::string family = "llama";
+    RopeScaling ropeScaling;
+    // What each rotary frequency (headDim / 2 of them) is divided by; empty: none. From
+    // ropeScaling, or a GGUF file's rope_freqs tensor (llama.cpp writes Llama 3's scaling so).
+    std::vector<double> ropeDivisors;
 };
+
+// The divisors `scaling` gives the frequencies base^(-2i / headDim); an empty list for none,
+// and `error` set for parameters no divisor follows from (a factor or wavelength under 1).
+std::vector<double> ropeDivisorsFor(const RopeScaling& scaling, double base, int headDim,
+                                    std::string& error);
 
 // One weight as floats, shape outermost first (PyTorch's order).
 struct FloatTensor {

@@ -278,11 +278,14 @@ std::vector<std::pair<std::string, torch::Tensor>> LlamaNetwork::namedWeights() 
 
 void LlamaNetwork::prepareRotary() {
     const int D = config.headDim;
-    inverseFrequencies =
-        (1.0 / torch::pow(config.ropeBase,
-                          torch::arange(0, D, 2, torch::TensorOptions().dtype(torch::kFloat32)) /
-                              double(D)))
-            .to(device);
+    torch::Tensor inverse =
+        1.0 / torch::pow(config.ropeBase,
+                         torch::arange(0, D, 2, torch::TensorOptions().dtype(torch::kFloat32)) /
+                             double(D));
+    if (!config.ropeDivisors.empty())
+        // Rotary scaling (Llama 3's, linear): each frequency divided by its own number.
+        inverse = inverse / torch::tensor(config.ropeDivisors, torch::kFloat64).to(torch::kFloat32);
+    inverseFrequencies = inverse.to(device);
 }
 
 std::unique_ptr<LlamaNetwork> LlamaNetwork::fromWeights(model::LlamaWeights& weights,

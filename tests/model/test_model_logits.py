@@ -5,7 +5,8 @@ position equal transformers' own GGUF loading within 1e-4, loading from the GGUF
 the Hugging Face folder `kwb model convert` writes; greedy generation with the key/value cache
 gives transformers' greedy `generate` tokens (and a full forward pass's), with log-probabilities
 equal to its scores; a stop token ends it; seeded sampling repeats. A small random Qwen2 (q, k and
-v biases), as transformers saves it and as a qwen2 GGUF file, gives transformers' logits too.
+v biases), as transformers saves it and as a qwen2 GGUF file, and a small Llama with Llama 3's
+rotary scaling give transformers' logits too.
 
     test_model_logits.py KWB KWB_MODEL
 """
@@ -115,8 +116,46 @@ def qwen2_files():
                 raise SystemExit(f"FAIL: {label}: logits differ from transformers' by {worst}")
 
 
+def llama3_rotary_scaling():
+    """A small random Llama with Llama 3's rotary scaling over an original context shorter than
+    the sequence (every kind of frequency: kept, blended, divided), saved by transformers:
+    kwb-model's logits equal its own, and differ from the unscaled model's."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(5)
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 32}
+    common = dict(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=256,
+                  tie_word_embeddings=True)
+    model = LlamaForCausalLM(LlamaConfig(rope_scaling=scaling, **common)).eval()
+    plain = LlamaForCausalLM(LlamaConfig(**common)).eval()
+    plain.load_state_dict(model.state_dict())
+    ids = torch.randint(0, 300, (120,)).tolist()
+    with torch.no_grad():
+        expected = model(torch.tensor([ids])).logits[0].numpy()
+        scaling_matters = float(np.abs(plain(torch.tensor([ids])).logits[0].numpy() - expected).max())
+    if scaling_matters < 1e-3:
+        raise SystemExit(f"FAIL: the test's rotary scaling does not change the logits ({scaling_matters})")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "llama3")
+        model.save_pretrained(folder, safe_serialization=True)
+        out = os.path.join(tmp, "logits.f32")
+        done = subprocess.run([KWB_MODEL, "logits", folder, "--ids", ",".join(map(str, ids)), "--out", out],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"FAIL: kwb-model logits (Llama 3 scaling): {done.stderr.strip()}")
+        got = np.fromfile(out, dtype=np.float32).reshape(len(ids), -1)
+    worst = float(np.abs(got - expected).max())
+    print(f"Llama 3 rotary scaling (random, original context 32, {len(ids)} positions): max difference "
+          f"{worst:.2e}; the scaling moves the logits by {scaling_matters:.2e}")
+    if worst > 1e-4:
+        raise SystemExit(f"FAIL: Llama 3 scaled logits differ from transformers' by {worst}")
+
+
 def main():
     qwen2_files()
+    llama3_rotary_scaling()
     gguf_path = smollm2_gguf()
     folder, name = os.path.dirname(gguf_path), os.path.basename(gguf_path)
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)

@@ -5,6 +5,7 @@
 #include "engine/model/llama_weights.h"
 #include "engine/model/safetensors_file.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -118,10 +119,67 @@ TEST(LlamaWeights, SettingsThatDisagreeWithTheTensorsAreRefusedByName) {
     // A transposed embedding.
     EXPECT_NE(errorOf({}, {{"model.embed_tokens.weight", {8, 10}}}).find("has the shape [8, 10]"),
               std::string::npos);
-    // Rotary scaling this decoder does not compute is refused rather than ignored.
-    EXPECT_NE(errorOf({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}})
-                  .find("rope_scaling"),
+    // Rotary scaling this decoder does not compute is refused rather than ignored, and Llama 3's
+    // without the context its wavelengths are measured against.
+    EXPECT_NE(errorOf({{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 8.0}}}})
+                  .find("rope_type 'yarn' is not supported"),
               std::string::npos);
+    EXPECT_NE(errorOf({{"rope_parameters", {{"rope_type", "dynamic"}, {"factor", 2.0}}}})
+                  .find("rope_type 'dynamic' is not supported"),
+              std::string::npos);
+    EXPECT_NE(errorOf({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}})
+                  .find("needs original_max_position_embeddings"),
+              std::string::npos);
+    EXPECT_NE(errorOf({{"rope_scaling", {{"rope_type", "linear"}}}}).find("scaling factor"),
+              std::string::npos);
+}
+
+TEST(LlamaWeights, RotaryScalingDividesEachFrequency) {
+    // Head size 16, base 10000: wavelengths 2*pi*10000^(i/8) = 6.3, 19.9, 62.8, 199, ... positions.
+    // Llama 3's scaling over an original context of 64 (low 1, high 4): under 16 kept, over 64
+    // divided by the factor, between blended by how many waves fit the original context.
+    RopeScaling llama3{"llama3", 8.0, 1.0, 4.0, 64.0};
+    std::string error;
+    const std::vector<double> d = ropeDivisorsFor(llama3, 10000.0, 16, error);
+    ASSERT_EQ(error, "");
+    ASSERT_EQ(d.size(), 8u);
+    EXPECT_EQ(d[0], 1.0);
+    const double pi = std::acos(-1.0);
+    for (int i : {1, 2}) {
+        const double blend = (64.0 / (2 * pi * std::pow(10000.0, i / 8.0)) - 1.0) / 3.0;
+        EXPECT_NEAR(d[i], 1.0 / ((1.0 - blend) / 8.0 + blend), 1e-12) << i;
+    }
+    // 19.9 positions: 3.2 waves fit the original context, a blend of 0.74.
+    EXPECT_NEAR(d[1], 1.29398, 1e-5);
+    for (std::size_t i = 3; i < d.size(); ++i)
+        EXPECT_EQ(d[i], 8.0) << i;
+    // Linear: every frequency divided alike. None: no divisors.
+    EXPECT_EQ(ropeDivisorsFor({"linear", 2.0}, 10000.0, 8, error),
+              (std::vector<double>{2.0, 2.0, 2.0, 2.0}));
+    EXPECT_TRUE(ropeDivisorsFor({}, 10000.0, 8, error).empty());
+
+    // From a folder, either spelling (transformers 5's rope_parameters, rope_scaling before it).
+    for (const nlohmann::json& change :
+         {nlohmann::json{{"rope_scaling",
+                          {{"rope_type", "llama3"},
+                           {"factor", 8.0},
+                           {"low_freq_factor", 1.0},
+                           {"high_freq_factor", 4.0},
+                           {"original_max_position_embeddings", 64}}}},
+          nlohmann::json{{"rope_theta", nullptr},
+                         {"rope_parameters",
+                          {{"rope_type", "llama3"},
+                           {"rope_theta", 10000.0},
+                           {"factor", 8.0},
+                           {"low_freq_factor", 1.0},
+                           {"high_freq_factor", 4.0},
+                           {"original_max_position_embeddings", 64}}}}}) {
+        // Head size 4 here (width 8, 2 heads): wavelengths 6.3 and 628 positions.
+        const LlamaWeights w = readLlamaSettings(TinyFolder(change).path());
+        ASSERT_EQ(w.error, "") << change.dump();
+        EXPECT_EQ(w.config.ropeScaling.type, "llama3");
+        EXPECT_EQ(w.config.ropeDivisors, (std::vector<double>{1.0, 8.0})) << change.dump();
+    }
 }
 
 TEST(LlamaWeights, AQwen2FolderLoadsWithItsAttentionBiases) {
