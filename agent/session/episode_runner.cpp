@@ -232,12 +232,18 @@ struct EpisodeRunner::Impl {
 
     std::int64_t estimatedTokens() const {
         const std::int64_t perToken = std::max(1, config.charsPerToken);
-        if (reportedTokens)
-            return *reportedTokens + static_cast<std::int64_t>(charsSinceReport) / perToken;
         std::size_t chars = 0;
         for (const auto& entry : conversation)
             chars += messageChars(entry.message);
-        return static_cast<std::int64_t>(chars) / perToken;
+        const std::int64_t fromText = static_cast<std::int64_t>(chars) / perToken;
+        if (!reportedTokens)
+            return fromText;
+        // The provider's count is the better one, unless it is under half of what the text
+        // implies: a server that reports 0 or a constant would otherwise never be pruned for,
+        // and one that truncates silently would lose the start of the conversation.
+        const std::int64_t fromReport =
+            *reportedTokens + static_cast<std::int64_t>(charsSinceReport) / perToken;
+        return fromReport * 2 >= fromText ? fromReport : fromText;
     }
 
     // The budget pruning keeps to: the configured one, until the server says the context is

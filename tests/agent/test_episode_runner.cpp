@@ -707,6 +707,28 @@ TEST_F(EpisodeRunnerTest, OldToolOutputsArePrunedOverTheBudget) {
     }
 }
 
+TEST_F(EpisodeRunnerTest, AServerThatUnderReportsItsUsageIsPrunedForByTheText) {
+    // The same conversation as above, but the server says each request held one token: the
+    // text's own size (SKILL.md is thousands of characters) decides, and the old output goes.
+    json big = readSkill("c1");
+    big["usage"] = {{"input", 1}, {"output", 1}};
+    json second = toolTurn("Next.", "c2", "Read", {{"file_path", "model_new.py"}});
+    second["usage"] = {{"input", 1}, {"output", 1}};
+    auto provider = start({big, second, textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.contextTokenBudget = 1000;
+    c.pruning.keepRecentTurns = 1;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    const json messages = server_->requests().at(2)["body"]["messages"];
+    ASSERT_GE(messages.size(), 6u);
+    EXPECT_TRUE(contains(messages[3]["content"].get<std::string>(), "[output of Read at step "))
+        << messages[3]["content"];
+}
+
 TEST_F(EpisodeRunnerTest, AContextOverflowPrunesAndAsksAgain) {
     json first = readSkill("c1");
     first["usage"] = {{"input", 6000}, {"output", 10}};
