@@ -38,6 +38,17 @@ _GGUF_LAYER_NAMES = {
     "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight"}
 
 
+def kwb_model_logits(path, ids, label):
+    """kwb-model's logits for ``ids`` from the model at ``path``, [positions, vocabulary]."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "logits.f32")
+        done = subprocess.run([KWB_MODEL, "logits", path, "--ids", ",".join(map(str, ids)), "--out", out],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"FAIL: kwb-model logits ({label}): {done.stderr.strip()}")
+        return np.fromfile(out, dtype=np.float32).reshape(len(ids), -1)
+
+
 def write_qwen2_gguf(model, path, rope_theta):
     """The model as a qwen2-architecture GGUF file (F32), its Q and K rows in Hugging Face's
     order as llama.cpp's qwen2 converter leaves them."""
@@ -103,13 +114,7 @@ def qwen2_files():
         if layout > 1e-4:
             raise SystemExit(f"FAIL: transformers reads the test's qwen2 GGUF differently ({layout})")
         for label, path in (("Qwen2 folder", folder), ("qwen2 GGUF", gguf_path)):
-            out = os.path.join(tmp, "logits.f32")
-            done = subprocess.run([KWB_MODEL, "logits", path, "--ids", ",".join(map(str, ids)), "--out", out],
-                                  capture_output=True, text=True)
-            if done.returncode != 0:
-                raise SystemExit(f"FAIL: kwb-model logits ({label}): {done.stderr.strip()}")
-            got = np.fromfile(out, dtype=np.float32).reshape(len(ids), -1)
-            worst = float(np.abs(got - expected).max())
+            worst = float(np.abs(kwb_model_logits(path, ids, label) - expected).max())
             print(f"{label} (random, q/k/v biases): {len(ids)} positions, max difference {worst:.2e}; "
                   f"the biases move the logits by {biases_matter:.2e}")
             if worst > 1e-4:
@@ -140,13 +145,7 @@ def llama3_rotary_scaling():
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "llama3")
         model.save_pretrained(folder, safe_serialization=True)
-        out = os.path.join(tmp, "logits.f32")
-        done = subprocess.run([KWB_MODEL, "logits", folder, "--ids", ",".join(map(str, ids)), "--out", out],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"FAIL: kwb-model logits (Llama 3 scaling): {done.stderr.strip()}")
-        got = np.fromfile(out, dtype=np.float32).reshape(len(ids), -1)
-    worst = float(np.abs(got - expected).max())
+        worst = float(np.abs(kwb_model_logits(folder, ids, "Llama 3 scaling") - expected).max())
     print(f"Llama 3 rotary scaling (random, original context 32, {len(ids)} positions): max difference "
           f"{worst:.2e}; the scaling moves the logits by {scaling_matters:.2e}")
     if worst > 1e-4:
