@@ -27,6 +27,8 @@ void printInfo(const nlohmann::json& d) {
               << "vocabulary    " << text(d.value("vocabulary", nlohmann::json())) << "\n"
               << "context       " << text(d["context"]) << "\n"
               << "rope base     " << text(d["rope_base"]) << "\n";
+    if (d.contains("rope_scaling"))
+        std::cout << "rope scaling  " << text(d["rope_scaling"]) << "\n";
     if (d.contains("parameters"))
         std::cout << "parameters    " << d["parameters"].get<std::uint64_t>() << " in "
                   << text(d["tensors"]) << " tensors " << d["tensor_types"].dump() << "\n";

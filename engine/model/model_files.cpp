@@ -5,6 +5,7 @@
 #include "engine/model/safetensors_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -180,6 +181,19 @@ nlohmann::json describeModel(const std::string& path) {
         out["runnable"] = settings.error.empty();
         if (!settings.error.empty())
             out["problem"] = settings.error;
+        // Rotary scaling changes every position's frequencies: worth a line of its own.
+        const RopeScaling& scaling = settings.config.ropeScaling;
+        const auto number = [](double v) {
+            return v == std::floor(v) && std::abs(v) < 1e15 ? std::to_string(std::int64_t(v))
+                                                            : nlohmann::json(v).dump();
+        };
+        if (!scaling.type.empty())
+            out["rope_scaling"] =
+                scaling.type + ", factor " + number(scaling.factor) +
+                (scaling.type == "llama3" ? ", original context " + number(scaling.originalContext)
+                                          : std::string());
+        else if (!settings.config.ropeDivisors.empty())
+            out["rope_scaling"] = "per-frequency divisors (rope_freqs)";
     }
     return out;
 }

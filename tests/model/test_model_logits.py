@@ -146,6 +146,9 @@ def llama3_rotary_scaling():
         folder = os.path.join(tmp, "llama3")
         model.save_pretrained(folder, safe_serialization=True)
         worst = float(np.abs(kwb_model_logits(folder, ids, "Llama 3 scaling") - expected).max())
+        info = subprocess.run([KWB, "model", "info", folder], capture_output=True, text=True).stdout
+        if "rope scaling  llama3, factor 8, original context 32" not in info:
+            raise SystemExit(f"FAIL: kwb model info does not name the rotary scaling:\n{info}")
     print(f"Llama 3 rotary scaling (random, original context 32, {len(ids)} positions): max difference "
           f"{worst:.2e}; the scaling moves the logits by {scaling_matters:.2e}")
     if worst > 1e-4:
