@@ -1,10 +1,12 @@
 """GPU values from another process stay on the GPU: they arrive whole in the receiver's own
 memory, and a sender's false word (an offset past its allocation, a handle that names nothing)
-is refused without upsetting the channel; small ones, through the socket, each keep their own bytes
-(GPU; exits 77, ctest's skip, without one)."""
+is refused without upsetting the channel; small ones, through the socket, each keep their own bytes;
+a strided value's contiguous copy stays allocated while the receiver copies it (GPU; exits 77,
+ctest's skip, without one)."""
 import socket
 import subprocess
 import sys
+import time
 import unittest
 
 import torch
@@ -41,6 +43,13 @@ channel.receive()
 # after another: each must arrive with its own bytes.
 channel.send({"case": "small"}, [torch.full((64, 1, 128), float(i), device="cuda") for i in range(4)],
              has_value=True, on_gpu=True)
+channel.receive()
+# A strided value is sent as a contiguous copy made for the send; its memory must stay this
+# value's while the receiver copies it, even when the sender allocates the same size at once.
+channel.send({"case": "strided"}, torch.arange(1 << 20, dtype=torch.float32, device="cuda").view(1024, 1024).t(),
+             has_value=True, on_gpu=True)
+scribbles = [torch.full((1024, 1024), -1.0, device="cuda") for _ in range(4)]
+torch.cuda.synchronize()
 channel.receive()
 """
 
@@ -83,6 +92,13 @@ class CudaIpcTest(unittest.TestCase):
         header, value = receiver.receive("cuda", on_gpu=True)
         self.assertEqual((header, receiver.last_value_path), ({"case": "small"}, "stream"))
         self.assertEqual([t.unique().tolist() for t in value], [[0.0], [1.0], [2.0], [3.0]])
+        receiver.send({"done": True})
+
+        time.sleep(1.0)  # the sender allocates and writes the same size meanwhile
+        header, value = receiver.receive("cuda", on_gpu=True)
+        self.assertEqual((header, receiver.last_value_path), ({"case": "strided"}, "gpu"))
+        expected = torch.arange(1 << 20, dtype=torch.float32, device="cuda").view(1024, 1024).t()
+        self.assertTrue(torch.equal(value, expected))
         receiver.send({"done": True})
         self.assertEqual(child.wait(timeout=60), 0)
 

@@ -36,6 +36,10 @@ class Channel:
         self.payload_limit = payload_limit
         # How the last value received came: "gpu", "memory file" or "stream" (None: no value).
         self.last_value_path = None
+        # The tensors whose device memory the last GPU value named: the receiver copies it after
+        # the frame has gone, so they stay allocated until this side sends again (a contiguous
+        # copy of a strided output is a temporary, and its block could be handed out again).
+        self._named_on_gpu = []
 
     def close(self) -> None:
         try:
@@ -54,8 +58,10 @@ class Channel:
             entries = cuda_ipc.export(tensors, sizes)
             if entries is not None:
                 header["cuda_ipc"] = entries
+                self._named_on_gpu = tensors
                 self._send_frame(header, [])
                 return
+        self._named_on_gpu = []
         if sum(sizes) >= shared_values.SHARED_MIN_BYTES:
             fd = shared_values.write(tensors, sizes)
             if fd is not None:
