@@ -37,8 +37,9 @@ class Channel:
         # How the last value received came: "gpu", "memory file" or "stream" (None: no value).
         self.last_value_path = None
         # The tensors whose device memory the last GPU value named: the receiver copies it after
-        # the frame has gone, so they stay allocated until this side sends again (a contiguous
-        # copy of a strided output is a temporary, and its block could be handed out again).
+        # the frame has gone, so they stay allocated until the other side speaks again, which it
+        # does only once it has its copy (a contiguous copy of a strided output is a temporary,
+        # and its block could be handed out again).
         self._named_on_gpu = []
 
     def close(self) -> None:
@@ -92,6 +93,7 @@ class Channel:
         """(header, value or None). ``on_gpu``: a GPU value may come as device memory to copy
         (only when this side asked for it; the value then lands on ``device``)."""
         start, fds = self._frame_start()
+        self._named_on_gpu = []
         try:
             return self._receive_rest(start, fds[0] if fds else None, device, on_gpu)
         finally:
