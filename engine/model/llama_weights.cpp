@@ -173,6 +173,9 @@ LlamaWeights fromGguf(const std::string& path, bool withValues) {
         out.error = problem;
         return out;
     }
+    // Only llama.cpp's llama converter interleaves the rotary halves; its qwen2 converter keeps
+    // Hugging Face's order (rotate-half rotary embeddings, like ours).
+    const bool interleaved = arch == "llama";
     for (const GgufTensorInfo& t : f.tensors()) {
         const std::string name = huggingFaceLlamaName(t.name);
         if (name.empty())
@@ -187,9 +190,6 @@ LlamaWeights fromGguf(const std::string& path, bool withValues) {
         for (auto d = t.dims.rbegin(); d != t.dims.rend(); ++d)
             w.shape.push_back(std::int64_t(*d));
         const std::size_t columns = t.dims.size() > 1 ? std::size_t(t.dims[0]) : 1;
-        // Only llama.cpp's llama converter interleaves the rotary halves; its qwen2 converter
-        // keeps Hugging Face's order (rotate-half rotary embeddings, like ours).
-        const bool interleaved = arch == "llama";
         if (interleaved && t.name.ends_with("attn_q.weight"))
             w.values = unpermuteRows(w.values, std::size_t(c.heads), columns);
         else if (interleaved && t.name.ends_with("attn_k.weight"))

@@ -43,7 +43,8 @@ struct LlamaConfig {
 };
 
 // The divisors `scaling` gives the frequencies base^(-2i / headDim); an empty list for none,
-// and `error` set for parameters no divisor follows from (a factor or wavelength under 1).
+// and `error` set for parameters no divisor follows from (a factor that is not a positive
+// number; llama3 without its original context or with low_freq_factor >= high_freq_factor).
 std::vector<double> ropeDivisorsFor(const RopeScaling& scaling, double base, int headDim,
                                     std::string& error);
 
