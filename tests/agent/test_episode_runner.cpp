@@ -106,6 +106,33 @@ protected:
         return requests.size() > n ? requests[n]["body"]["messages"].dump() : "";
     }
 
+    // The pruning tests' conversation: SKILL.md read (thousands of characters), model_new.py
+    // read, done, over a budget of 1000 tokens with the last turn kept whole. The server reports
+    // `firstUsage` and `secondUsage` with the two tool turns (null: nothing). Returns the
+    // episode's result and the messages of the third request.
+    std::pair<EpisodeRunResult, json> runOverThePruningBudget(const json& firstUsage,
+                                                              const json& secondUsage) {
+        json first = readSkill("c1");
+        json second = toolTurn("Next.", "c2", "Read", {{"file_path", "model_new.py"}});
+        if (!firstUsage.is_null())
+            first["usage"] = firstUsage;
+        if (!secondUsage.is_null())
+            second["usage"] = secondUsage;
+        auto provider = start({first, second, textTurn("Done.")});
+        EXPECT_TRUE(provider) << server_->startError();
+        if (!provider)
+            return {};
+        SteeringController steering;
+        EpisodeConfig c = config(workspace_);
+        c.contextTokenBudget = 1000;
+        c.pruning.keepRecentTurns = 1;
+        EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+        EpisodeRunResult result = runner.run();
+        const auto requests = server_->requests();
+        json messages = requests.size() > 2 ? requests.at(2)["body"]["messages"] : json::array();
+        return {std::move(result), std::move(messages)};
+    }
+
     // Waits until `predicate` holds (at most 30 s).
     template <typename Predicate>
     static bool waitFor(Predicate predicate) {
@@ -680,19 +707,9 @@ TEST_F(EpisodeRunnerTest, TheEpisodeCostFollowsTheModelsPrice) {
 }
 
 TEST_F(EpisodeRunnerTest, OldToolOutputsArePrunedOverTheBudget) {
-    json big = readSkill("c1");
-    json second = toolTurn("Next.", "c2", "Read", {{"file_path", "model_new.py"}});
-    second["usage"] = {{"input", 5000}, {"output", 10}};
-    auto provider = start({big, second, textTurn("Done.")});
-    ASSERT_TRUE(provider) << server_->startError();
-    SteeringController steering;
-    EpisodeConfig c = config(workspace_);
-    c.contextTokenBudget = 1000;
-    c.pruning.keepRecentTurns = 1;
-    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
-    const EpisodeRunResult result = runner.run();
+    const auto [result, messages] =
+        runOverThePruningBudget(nullptr, {{"input", 5000}, {"output", 10}});
     EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
-    const json messages = server_->requests().at(2)["body"]["messages"];
     ASSERT_GE(messages.size(), 6u);
     EXPECT_EQ(messages[0], server_->requests().at(0)["body"]["messages"][0]); // system kept
     const std::string pruned = messages[3]["content"];
@@ -710,20 +727,9 @@ TEST_F(EpisodeRunnerTest, OldToolOutputsArePrunedOverTheBudget) {
 TEST_F(EpisodeRunnerTest, AServerThatUnderReportsItsUsageIsPrunedForByTheText) {
     // The same conversation as above, but the server says each request held one token: the
     // text's own size (SKILL.md is thousands of characters) decides, and the old output goes.
-    json big = readSkill("c1");
-    big["usage"] = {{"input", 1}, {"output", 1}};
-    json second = toolTurn("Next.", "c2", "Read", {{"file_path", "model_new.py"}});
-    second["usage"] = {{"input", 1}, {"output", 1}};
-    auto provider = start({big, second, textTurn("Done.")});
-    ASSERT_TRUE(provider) << server_->startError();
-    SteeringController steering;
-    EpisodeConfig c = config(workspace_);
-    c.contextTokenBudget = 1000;
-    c.pruning.keepRecentTurns = 1;
-    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
-    const EpisodeRunResult result = runner.run();
+    const json oneToken = {{"input", 1}, {"output", 1}};
+    const auto [result, messages] = runOverThePruningBudget(oneToken, oneToken);
     EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
-    const json messages = server_->requests().at(2)["body"]["messages"];
     ASSERT_GE(messages.size(), 6u);
     EXPECT_TRUE(contains(messages[3]["content"].get<std::string>(), "[output of Read at step "))
         << messages[3]["content"];

@@ -38,6 +38,12 @@ _GGUF_LAYER_NAMES = {
     "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight"}
 
 
+def largest_difference(model, ids, expected) -> float:
+    """How far a transformers model's logits for ``ids`` are from ``expected``."""
+    with torch.no_grad():
+        return float(np.abs(model(torch.tensor([ids])).logits[0].numpy() - expected).max())
+
+
 def kwb_model_logits(path, ids, label):
     """kwb-model's logits for ``ids`` from the model at ``path``, [positions, vocabulary]."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,7 +106,7 @@ def qwen2_files():
         for layer in without_biases.model.layers:
             for projection in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
                 projection.bias.zero_()
-        biases_matter = float(np.abs(without_biases(torch.tensor([ids])).logits[0].numpy() - expected).max())
+    biases_matter = largest_difference(without_biases, ids, expected)
     if biases_matter < 1e-2:
         raise SystemExit(f"FAIL: the test's biases do not change the logits ({biases_matter})")
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,9 +114,8 @@ def qwen2_files():
         model.save_pretrained(folder, safe_serialization=True)
         gguf_path = os.path.join(tmp, "qwen2.gguf")
         write_qwen2_gguf(model, gguf_path, 1000000.0)
-        with torch.no_grad():
-            loaded = AutoModelForCausalLM.from_pretrained(tmp, gguf_file="qwen2.gguf", dtype=torch.float32)
-            layout = float(np.abs(loaded(torch.tensor([ids])).logits[0].numpy() - expected).max())
+        loaded = AutoModelForCausalLM.from_pretrained(tmp, gguf_file="qwen2.gguf", dtype=torch.float32)
+        layout = largest_difference(loaded, ids, expected)
         if layout > 1e-4:
             raise SystemExit(f"FAIL: transformers reads the test's qwen2 GGUF differently ({layout})")
         for label, path in (("Qwen2 folder", folder), ("qwen2 GGUF", gguf_path)):
@@ -139,7 +144,7 @@ def llama3_rotary_scaling():
     ids = torch.randint(0, 300, (120,)).tolist()
     with torch.no_grad():
         expected = model(torch.tensor([ids])).logits[0].numpy()
-        scaling_matters = float(np.abs(plain(torch.tensor([ids])).logits[0].numpy() - expected).max())
+    scaling_matters = largest_difference(plain, ids, expected)
     if scaling_matters < 1e-3:
         raise SystemExit(f"FAIL: the test's rotary scaling does not change the logits ({scaling_matters})")
     with tempfile.TemporaryDirectory() as tmp:
