@@ -3,10 +3,11 @@
 import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
-from .kwb_harness.result import json_safe, write_result
-from .kwb_harness.stages.runner import execute
+from .kwb_harness.result import json_safe, new_result, set_error, write_result
 
 WORKSPACE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -53,12 +54,48 @@ def request(stage: str, args, **extra) -> dict:
 
 
 def run(stage: str, data: dict, args) -> dict:
-    result = execute(stage, data, capture=False)
-    # Kept for a closer look (full compiler output, per-output errors, all timings).
-    write_result(os.path.join(WORKSPACE, "build", f"last_{stage}.json"), result)
+    """Runs one stage in a Python process of its own, as kwb does. Never in this one: verify and
+    profile fork the candidate's process before anything initialises CUDA, and a compile stage
+    run here first (compile_first) would have initialised it, leaving the fork unable to use the
+    GPU ("Cannot re-initialize CUDA in forked subprocess")."""
+    build = os.path.join(WORKSPACE, "build")
+    os.makedirs(build, exist_ok=True)
+    # The result is kept for a closer look (full compiler output, per-output errors, timings).
+    result_file = os.path.join(build, f"last_{stage}.json")
+    fd, request_file = tempfile.mkstemp(prefix=f"request-{stage}-", suffix=".json", dir=build)
+    with os.fdopen(fd, "w") as out:
+        json.dump(data, out)
+    try:
+        os.unlink(result_file)
+    except FileNotFoundError:
+        pass
+    sys.stdout.flush()
+    try:
+        code = subprocess.call([sys.executable, "-m", f"{__package__}.kwb_harness", stage, "--no-capture",
+                                "--request", request_file, "--result", result_file], cwd=WORKSPACE)
+    finally:
+        os.unlink(request_file)
+    result = _read_result(result_file)
+    if result is None:
+        result = new_result(stage)
+        set_error(result, "harness_failed", f"the {stage} stage wrote no result ({_exit_text(code)})")
+        write_result(result_file, result)
     if getattr(args, "json", False):
         print(json.dumps(json_safe(result), indent=2))
     return result
+
+
+def _read_result(path: str):
+    try:
+        with open(path, encoding="utf-8") as source:
+            result = json.load(source)
+    except (OSError, ValueError):
+        return None
+    return result if isinstance(result, dict) and "ok" in result else None
+
+
+def _exit_text(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
 
 
 def compile_first(args) -> tuple:

@@ -1,6 +1,6 @@
 """Runs one stage with output capture and turns every outcome into a result document.
 
-Used by ``python -m kwb_harness`` and, in-process, by the workspace's utils/ shims.
+Used by ``python -m kwb_harness`` (which the workspace's utils/ scripts run too, a process per stage).
 """
 
 import os
