@@ -119,7 +119,13 @@ def main() -> int:
                   f"{figure(row.get('profile_s'), 1)} | {figure(row.get('speedup_eager'))} | "
                   f"{figure(row.get('speedup_compile'))} |")
         anchor_rate = summary.get("evaluations_per_gpu_minute")
-        if rate and anchor_rate:
+        if summary["passed"] < summary["evaluated"]:
+            # A failed verification ends early and skips what a passing one times: its rate is
+            # not the anchor's, and a ratio against it would flatter kwb.
+            print()
+            print(f"**no ratio against the anchor**: {summary['evaluated'] - summary['passed']} of its "
+                  f"{summary['evaluated']} honest candidates failed (see the tails in the anchor's JSON)")
+        elif rate and anchor_rate:
             print()
             print(f"**kwb rollout / anchor, evaluations per GPU-minute: {rate / anchor_rate:.1f}x** "
                   f"(kwb: the rollout's whole wall, builds and baselines included; the anchor: its "
