@@ -15,7 +15,7 @@ import socket
 import sys
 import threading
 
-from ..errors import CANDIDATE_RUN, CRASHED, OUTPUT_MISMATCH, HarnessError
+from ..errors import CANDIDATE_RUN, CRASHED, INTERNAL, OUTPUT_MISMATCH, HarnessError
 from ..integrity.kernel_records import KernelRecords
 from . import process_tree
 from .channel import Channel, ChannelClosed, ProtocolError
@@ -142,11 +142,24 @@ def warm_before_fork() -> None:
     _warmed = True
 
 
+def refuse_forking_after_cuda() -> None:
+    """A process forked after CUDA was initialised cannot use the GPU ("Cannot re-initialize CUDA
+    in forked subprocess"), so an honest candidate would fail as if its own code had. That is how
+    the stage was started (a script that ran another stage in the same process first), never the
+    candidate's doing: the evaluator's failure, which scores nothing."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        raise HarnessError(INTERNAL, "CUDA was initialised in the judge's process before the candidate's "
+                                     "process was forked, so the candidate could not use the GPU; run each "
+                                     "stage in a process of its own (`python -m kwb_harness`)")
+
+
 class CandidateProcess:
     def __init__(self, payload_limit: int = 1 << 36, records_library: str = ""):
         """``records_library``: the injection library whose sealed kernel records the judge
         reads (GPU); none, and the census comes from the candidate's own process."""
         warm_before_fork()
+        refuse_forking_after_cuda()
         process_tree.become_judge()
         self.records = KernelRecords(records_library) if records_library else None
         judge_sock, host_sock = socket.socketpair()
