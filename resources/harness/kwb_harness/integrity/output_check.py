@@ -9,6 +9,12 @@ fails here. Which calls get checked is decided by the judge after they ran
 
 from .. import models
 from ..compare import compare
+from .precision_floor import PrecisionFloor
+
+# Checked calls whose float32 outputs are also held to float32's precision (each one runs the
+# reference again in float64). The checked calls are drawn after the calls ran, so the first
+# few are as unforeseeable as any.
+_PRECISION_CHECKS = 3
 
 
 class TimedOutputCheck:
@@ -17,12 +23,17 @@ class TimedOutputCheck:
         self._req = req
         self.checked = 0
         self.flag = None
+        self._floor = PrecisionFloor(ref_model, req.device)
 
     def check(self, output, inputs_snapshot: list) -> None:
         req = self._req
         expected = models.run_model(self._ref_model, inputs_snapshot, req.device, "reference", req.workspace)
         comparison = compare(output, expected, req.atol, req.rtol, req.dtype_tolerances)
         self.checked += 1
+        if comparison.ok and self.flag is None and self.checked <= _PRECISION_CHECKS:
+            self.flag = self._floor.flag_for(output, expected, inputs_snapshot)
+            if self.flag is not None:
+                print("flag [strict] precision_downgrade: " + self.flag["reason"])
         if not comparison.ok and self.flag is None:
             self.flag = {
                 "code": "stale_output",

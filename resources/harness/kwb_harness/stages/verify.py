@@ -17,6 +17,7 @@ from .. import models
 from ..compare import compare
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
 from ..integrity import alternate_shape, output_digest
+from ..integrity.precision_floor import PrecisionFloor
 from ..isolation import candidate_process
 from ..isolation.candidate_process import CandidateProcess
 from ..isolation.wire_values import Foreign
@@ -111,6 +112,7 @@ class _RemoteCandidate:
     def __init__(self, req, process: CandidateProcess, flags: _Flags):
         self.req, self.process, self.flags = req, process, flags
         self.last_stats = []
+        self.precision_checked = False
         # Where the checks' time goes (the stage's phase parts).
         self.seconds = {"candidate calls": 0.0, "fetch outputs": 0.0, "compare": 0.0}
 
@@ -157,6 +159,11 @@ class _RemoteCandidate:
         self.last_stats = comparison.stats
         if not comparison.ok:
             raise HarnessError(comparison.kind, comparison.message)
+        if not self.precision_checked:
+            # Once per stage: verify's calls are not timed, so precision lost on a later check would
+            # buy nothing; the profile stage holds its timed calls to the same floor.
+            self.precision_checked = True
+            self.flags.add(PrecisionFloor(case.ref_model, req.device).flag_for(output, case.expected, case.inputs))
 
         if determinism and outputs[1] is not None:
             # The same inputs again, on freshly poisoned memory, gave other bits: an answer that

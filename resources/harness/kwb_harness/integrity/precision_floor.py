@@ -1,0 +1,137 @@
+"""The precision a candidate computes in, measured on its outputs instead of read from its sources.
+
+The source checks find 16-bit types by name; a lookup table, integer quantisation or a truncated
+mantissa has no name, and CUDA Agent's tolerance (1e-2) lets such an answer pass as correct. So the
+judge also runs the reference in float64 and asks of every float32 output two things:
+- does it meet KernelBench's float32 tolerance (1e-4, what the external harness demands) against
+  the float64 answer; and if not,
+- is it much further from that answer than the reference's own float32 run is (a reference that
+  is itself far off, such as a convolution in TF32 or a sum with cancellation, allows as much)?
+Failing both is the strict ``precision_downgrade``: honest float32 arithmetic, fast-math
+intrinsics and another summation order stay within both; 16-bit arithmetic, tables and
+quantisation do not.
+"""
+
+import copy
+
+from .. import device as devices
+from ..values import flatten, map_tensors
+
+# KernelBench's tolerance for float32 outputs (get_tolerance_for_precision).
+FLOAT32_TOLERANCE = 1e-4
+# How many times the reference's own float32 error a candidate's may reach before it counts.
+NOISE_ALLOWANCE = 64.0
+# Elements per step of the float64 arithmetic on the CPU (bounded temporaries; see compare.py).
+_CPU_SLICE = 1 << 16
+
+
+def _errors(candidate, reference, precise) -> tuple:
+    """(largest candidate error, largest reference error, whether any element misses the
+    tolerance) of one float32 output against its float64 answer; non-finite elements are the
+    comparison's business and skipped here."""
+    import torch
+
+    c, r, p = candidate.reshape(-1), reference.reshape(-1), precise.reshape(-1)
+    step = c.numel() if c.is_cuda else _CPU_SLICE
+    worst_candidate = worst_reference = 0.0
+    misses = False
+    for start in range(0, c.numel(), max(1, step)):
+        cs = c[start:start + step].double()
+        rs = r[start:start + step].double()
+        ps = p[start:start + step].double()
+        finite = torch.isfinite(cs) & torch.isfinite(rs) & torch.isfinite(ps)
+        candidate_error = torch.where(finite, (cs - ps).abs(), 0.0)
+        reference_error = torch.where(finite, (rs - ps).abs(), 0.0)
+        worst_candidate = max(worst_candidate, float(candidate_error.max()))
+        worst_reference = max(worst_reference, float(reference_error.max()))
+        if not misses:
+            misses = bool((candidate_error > FLOAT32_TOLERANCE * (1.0 + ps.abs())).any())
+    return worst_candidate, worst_reference, misses
+
+
+def _reduced_precision_watch():
+    """A dispatch mode that notes the floating dtypes below float64 any operator produces: a
+    reference that casts to float32 or 16 bits inside itself has no float64 answer to give."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    class Watch(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.reduced = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            for value in tree_flatten(result)[0]:
+                if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != torch.float64:
+                    self.reduced.add(str(value.dtype).replace("torch.", ""))
+            return result
+
+    return Watch()
+
+
+class PrecisionFloor:
+    """The reference in float64 for one stage, made on first use."""
+
+    def __init__(self, ref_model, device: str):
+        self._ref_model = ref_model
+        self._device = device
+        self._precise_model = None
+        self.unavailable = ""  # why the task cannot run in float64, once it is known
+
+    def _precise_outputs(self, inputs) -> list | None:
+        import torch
+
+        if self.unavailable:
+            return None
+        try:
+            if self._precise_model is None:
+                self._precise_model = copy.deepcopy(self._ref_model).double()
+            doubled = map_tensors(inputs, lambda t: t.detach().double() if t.dtype == torch.float32
+                                  else t.detach().clone())
+            watch = _reduced_precision_watch()
+            default = torch.get_default_dtype()
+            torch.set_default_dtype(torch.float64)  # tensors the forward makes itself, too
+            try:
+                with torch.no_grad(), watch:
+                    output = self._precise_model(*doubled)
+                devices.synchronize(self._device)
+            finally:
+                torch.set_default_dtype(default)
+            if watch.reduced:
+                self.unavailable = "it computes in " + ", ".join(sorted(watch.reduced)) + " inside itself"
+        except Exception as exc:  # noqa: BLE001 - a task that cannot run in float64 is not checked
+            self.unavailable = f"{type(exc).__name__}: {exc}"
+        if self.unavailable:
+            print(f"precision floor: the reference has no float64 answer ({self.unavailable}); not checked")
+            return None
+        return flatten(output)
+
+    def flag_for(self, output, expected, inputs) -> dict | None:
+        """The strict flag when a float32 output of the candidate, already within the stage's
+        tolerance of ``expected`` (the reference's float32 run on ``inputs``), is computed in less
+        precision than float32; None otherwise."""
+        import torch
+
+        candidates, references = flatten(output), flatten(expected)
+        pairs = [(i, c, r) for i, (c, r) in enumerate(zip(candidates, references))
+                 if isinstance(c, torch.Tensor) and isinstance(r, torch.Tensor)
+                 and r.dtype == torch.float32 and c.dtype == r.dtype and c.shape == r.shape and r.numel()]
+        if not pairs:
+            return None
+        precise = self._precise_outputs(inputs)
+        if precise is None or len(precise) != len(references):
+            return None
+        for index, candidate, reference in pairs:
+            answer = precise[index]
+            if not isinstance(answer, torch.Tensor) or answer.shape != reference.shape:
+                continue
+            candidate_error, reference_error, misses = _errors(candidate, reference, answer)
+            if misses and candidate_error > NOISE_ALLOWANCE * reference_error:
+                return {"code": "precision_downgrade", "severity": "strict",
+                        "reason": f"output {index} (float32) is {candidate_error:.3g} from the float64 answer, "
+                                  f"beyond float32's tolerance ({FLOAT32_TOLERANCE:g}) and {NOISE_ALLOWANCE:g}x "
+                                  f"the reference's own float32 error ({reference_error:.3g}): it is computed "
+                                  "in less precision than float32 (a table, quantisation, 16-bit arithmetic)"}
+        return None

@@ -1,0 +1,97 @@
+"""The precision floor: float32 outputs held to float32's precision against a float64 reference."""
+import unittest
+
+import torch
+
+from kwb_harness.integrity.precision_floor import PrecisionFloor
+
+
+class ScaleSigmoid(torch.nn.Module):
+    """sigmoid(x * scale + y), the shape of bundled task 07."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(64))
+
+    def forward(self, x, y):
+        return torch.sigmoid(x * self.scale + y)
+
+
+class HalfInside(torch.nn.Module):
+    """A reference that itself computes in float16: its own float32 run is far from float64."""
+
+    def forward(self, x):
+        return torch.cumsum(x.half(), dim=1).to(x.dtype)
+
+
+class FloatOnly(torch.nn.Module):
+    def forward(self, x):
+        if x.dtype != torch.float32:
+            raise TypeError("float32 only")
+        return x * 2
+
+
+def lookup_table_sigmoid(z):
+    table = torch.sigmoid((torch.arange(258, dtype=torch.float32) + 0.5) / 16.0 - 8.0)
+    index = ((z + 8.0) * 16.0).clamp(0, 255).long()
+    return table[index]
+
+
+class PrecisionFloorTest(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+        self.model = ScaleSigmoid().eval()
+        self.inputs = [torch.randn(256, 64), torch.randn(256, 64)]
+        with torch.no_grad():
+            self.expected = self.model(*self.inputs)
+            self.z = self.inputs[0] * self.model.scale + self.inputs[1]
+
+    def floor(self, model=None):
+        return PrecisionFloor(model or self.model, "cpu")
+
+    def test_honest_float32_arithmetic_in_another_form_passes(self):
+        # 1 / (1 + exp(-z)) and tanh's form: other roundings, the same precision.
+        for output in (1.0 / (1.0 + torch.exp(-self.z)), 0.5 * (torch.tanh(0.5 * self.z) + 1.0)):
+            self.assertIsNone(self.floor().flag_for(output, self.expected, self.inputs))
+
+    def test_a_lookup_table_within_the_loose_tolerance_is_a_downgrade(self):
+        output = lookup_table_sigmoid(self.z)
+        self.assertLess(float((output - self.expected).abs().max()), 1e-2)  # CUDA Agent's check passes
+        flag = self.floor().flag_for(output, self.expected, self.inputs)
+        self.assertIsNotNone(flag)
+        self.assertEqual((flag["code"], flag["severity"]), ("precision_downgrade", "strict"))
+        self.assertIn("output 0 (float32)", flag["reason"])
+
+    def test_sixteen_bit_arithmetic_is_a_downgrade(self):
+        for dtype in (torch.float16, torch.bfloat16):
+            output = torch.sigmoid(self.z.to(dtype)).float()
+            self.assertIsNotNone(self.floor().flag_for(output, self.expected, self.inputs), dtype)
+
+    def test_a_reference_as_imprecise_as_the_candidate_allows_it(self):
+        model = HalfInside()
+        x = torch.rand(8, 512)
+        with torch.no_grad():
+            expected = model(x)
+        output = torch.cumsum(x.bfloat16().half(), dim=1).float()  # as far off as the reference
+        floor = PrecisionFloor(model, "cpu")
+        self.assertIsNone(floor.flag_for(output, expected, [x]))
+        self.assertIn("float16 inside itself", floor.unavailable)
+
+    def test_a_task_that_cannot_run_in_float64_is_not_checked(self):
+        model = FloatOnly()
+        x = torch.randn(16)
+        floor = PrecisionFloor(model, "cpu")
+        self.assertIsNone(floor.flag_for((x * 2).half().float() + 0.01, x * 2, [x]))
+        self.assertIn("float32 only", floor.unavailable)
+
+    def test_outputs_of_other_dtypes_are_left_to_their_own_tolerance(self):
+        output = lookup_table_sigmoid(self.z).double()
+        self.assertIsNone(self.floor().flag_for(output, self.expected.double(), self.inputs))
+
+    def test_the_reference_model_is_not_changed(self):
+        self.floor().flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs)
+        self.assertEqual(self.model.scale.dtype, torch.float32)
+
+
+if __name__ == "__main__":
+    unittest.main()
