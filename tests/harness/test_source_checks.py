@@ -100,6 +100,22 @@ class SourceChecksTest(unittest.TestCase):
         self.assertEqual(self.check(HONEST, "void f() { cudaStream_t s; cudaStreamCreate(&s); }\n")
                          .get("stream_creation"), "warning")
 
+    def test_threads_however_their_scope_is_spelled(self):
+        # An outside round's torch fallback ran on `std :: thread` joined inside the call.
+        for source in ("#include <future>\nvoid f() { std :: thread w([&] { g(); }); w.join(); }\n",
+                       "void f() { std\n  ::\n  async(g); }\n",
+                       "using namespace std;\nvoid f() { thread w([&] { g(); }); w.join(); }\n",
+                       "using std::thread;\nvoid f() { thread w(g, 1); w.join(); }\n",
+                       "using namespace std;\nvector<thread> pool;\n",
+                       "using namespace std;\nvoid f() { auto r = async(launch::async, g); }\n"):
+            self.assertEqual(self.check(HONEST, source).get("threading"), "strict", source)
+        # A kernel's variable called thread is not a thread, with or without `using namespace std`.
+        honest = ("using namespace std;\n__global__ void k(float* x) {\n"
+                  "    int thread = threadIdx.x;\n    x[thread] = max(x[thread], 0.0f);\n}\n")
+        self.assertIsNone(self.check(HONEST, honest).get("threading"))
+        self.assertIsNone(self.check(HONEST, "auto s = at :: cuda :: getCurrentCUDAStream();\n").get("torch_fallback"))
+        self.assertEqual(self.check(HONEST, "auto r = at :: cpu :: add(x, y);\n").get("torch_fallback"), "strict")
+
     def test_torch_kernels_called_past_the_dispatcher(self):
         for source in ("#include <ATen/CPUFunctions.h>\n", '#include "ATen/CUDAFunctions.h"\n',
                        "#include <ATen/ops/sigmoid_native.h>\n", "#include <ATen/ops/add_cuda_dispatch.h>\n",

@@ -62,6 +62,15 @@ _CPP_PATTERNS = [
      "precision_downgrade", None, "computes in reduced precision (fp16 / bf16 / tf32)"),
 ]
 _CPP_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# C++ lets space and line breaks stand between a scope and its name (`std :: thread`); the
+# patterns are written without, so the text loses them first.
+_CPP_SCOPE_SPACING = re.compile(r"\s*::\s*")
+# Thread types named without their scope, after `using namespace std;` or `using std::thread;`:
+# declared (`thread t(...)`, `thread{[&]{...}}`), held (`vector<thread>`) or std::async called.
+# A variable merely called `thread` (common in kernels) is none of these.
+_STD_IN_SCOPE = re.compile(r"\busing\s+(?:namespace\s+std\b|std::(?:thread|jthread|async)\b)")
+_BARE_THREAD = re.compile(r"(?<![\w:.>])j?thread\s*(?:\w+\s*)?[({]\s*(?:\[|&|\w+\s*[,)])"
+                          r"|(?<![\w:.>])j?thread\s+\w+\s*[({]|<\s*j?thread\s*>|(?<![\w:.>])async\s*\(")
 _CPP_INTEGER = re.compile(r"(?<![\w.])(\d+)(?:[uUlL]*)(?![\w.])")
 
 
@@ -342,7 +351,15 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
     """Findings in C++ / CUDA text; ``first_line`` is the line the text starts on in its file (a
     source embedded in a Python string)."""
     code = _CPP_COMMENTS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    # Line breaks inside `std ::\n thread` go too: a finding's line can then be a few lines early.
+    code = _CPP_SCOPE_SPACING.sub("::", code)
     flags = []
+    if _STD_IN_SCOPE.search(code):
+        match = _BARE_THREAD.search(code)
+        if match:
+            line = code.count("\n", 0, match.start()) + first_line
+            flags.append(_flag("threading", STRICT, "starts a thread named without its std:: scope: work could "
+                               f"finish after the timer stopped ('{match.group(0).strip()}')", f"{display}:{line}"))
     for pattern, flag_code, severity, reason in _CPP_PATTERNS:
         if flag_code == "precision_downgrade":
             if not task_is_fp32:
