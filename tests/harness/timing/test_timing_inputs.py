@@ -35,6 +35,35 @@ class InputPoolTest(unittest.TestCase):
         self.assertTrue(torch.equal(again[1], snapshots[0][1]), "integer inputs stay valid")
         self.assertFalse(torch.equal(first[0][0], first[1][0]), "sets differ from each other")
 
+    def test_a_reused_set_is_no_multiple_of_what_it_held(self):
+        # sigmoid(x * s + y) after a uniform rescale is sigmoid(F * z): a candidate read F off
+        # one element and answered from a copy of z. Each element must change by its own amount.
+        module = types.SimpleNamespace()
+        task = ReferenceTask(module, torch.nn.Identity, lambda: [torch.randn(300, 50)], lambda: [])
+        pool = InputPool(task, 1, "cpu", "", budget_bytes=1, salt=3)
+        first = pool.next()[0].clone()
+        for _ in range(len(pool)):
+            again = pool.next()[0]
+        ratio = again / first
+        self.assertGreater(float(ratio.max() - ratio.min()), 0.01)
+        self.assertTrue(bool(((ratio > 0.7) & (ratio < 1.0)).all()), "signs and ranges are kept")
+
+    def test_the_judges_copy_follows_the_candidates_pool(self):
+        pools = [InputPool(make_task(), 5, "cpu", "", budget_bytes=1 << 20, salt=11) for _ in range(2)]
+        for _ in range(3 * len(pools[0])):
+            factor = pools[0].draw_factor()
+            mine, copy = pools[0].next(factor), pools[1].next(factor)
+        self.assertTrue(all(torch.equal(a, b) for a, b in zip(mine, copy)))
+
+    def test_strided_inputs_are_rescaled_by_the_factor_alone(self):
+        module = types.SimpleNamespace()
+        task = ReferenceTask(module, torch.nn.Identity, lambda: [torch.randn(40, 30).t()], lambda: [])
+        pool = InputPool(task, 1, "cpu", "", budget_bytes=1, salt=3)
+        first = pool.next()[0].clone()
+        for _ in range(len(pool)):
+            again = pool.next(0.8)[0]
+        self.assertTrue(torch.allclose(again, first * 0.8))
+
 
 class AlternateShapeTest(unittest.TestCase):
     def test_batch_is_resized_and_restored(self):
