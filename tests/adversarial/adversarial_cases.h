@@ -179,6 +179,11 @@ inline std::vector<AdversarialCase> adversarialCases() {
         {"judge_stopper_resurrecting", "judge_disturbed", true, Where::Cpu, false, true},
         // The judge's threads moved to one CPU and given the lowest priority.
         {"judge_affinity", "judge_disturbed", true},
+        // A second outside round (2026-12-05, evening). sigmoid from a 256-entry table: 8 bits of
+        // precision in a float32 task, inside CUDA Agent's tolerance, no type named.
+        {"lookup_table_sigmoid", "precision_downgrade"},
+        // torch's operators on a joined thread spelled `std :: thread`, brought in by <future>.
+        {"threads_spaced_scope", "threading"},
         // The host's "guard this call" attribute, found through the call stack, set to False.
         {"host_guard_switched_off", "guard_evasion"},
         // The trusted clock's perf_counter replaced on its instance by one running 20% slow.
