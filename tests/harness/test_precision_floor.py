@@ -1,8 +1,10 @@
 """The precision floor: float32 outputs held to float32's precision against a float64 reference."""
 import unittest
+from unittest import mock
 
 import torch
 
+from kwb_harness.integrity import precision_floor
 from kwb_harness.integrity.precision_floor import PrecisionFloor
 
 
@@ -83,6 +85,12 @@ class PrecisionFloorTest(unittest.TestCase):
         floor = PrecisionFloor(model, "cpu")
         self.assertIsNone(floor.flag_for((x * 2).half().float() + 0.01, x * 2, [x]))
         self.assertIn("float32 only", floor.unavailable)
+
+    def test_inputs_too_large_for_a_float64_copy_are_not_measured(self):
+        with mock.patch.object(precision_floor, "_MAX_PRECISE_BYTES", 1000):
+            floor = self.floor()
+            self.assertIsNone(floor.flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs))
+        self.assertIn("too large", floor.unavailable)
 
     def test_outputs_of_other_dtypes_are_left_to_their_own_tolerance(self):
         output = lookup_table_sigmoid(self.z).double()
