@@ -107,8 +107,22 @@ class SourceChecksTest(unittest.TestCase):
                        "using namespace std;\nvoid f() { thread w([&] { g(); }); w.join(); }\n",
                        "using std::thread;\nvoid f() { thread w(g, 1); w.join(); }\n",
                        "using namespace std;\nvector<thread> pool;\n",
-                       "using namespace std;\nvoid f() { auto r = async(launch::async, g); }\n"):
+                       "using namespace std;\nvoid f() { auto r = async(launch::async, g); }\n",
+                       # A review found these spellings unseen: the global scope, an alias of
+                       # std, a braced temporary, a thread made from a qualified call.
+                       "using namespace ::std;\nvoid f() { thread w(g); w.join(); }\n",
+                       "namespace s = std;\nvoid f() { s::thread w(g); w.join(); }\n",
+                       "namespace s = ::std;\nusing namespace s;\nvoid f() { thread w(g); w.join(); }\n",
+                       "using namespace std;\nvoid f() { auto w = thread{g}; w.join(); }\n",
+                       "using namespace std;\nvoid f() { thread(std::move(g)).join(); }\n"):
             self.assertEqual(self.check(HONEST, source).get("threading"), "strict", source)
+        # Names that only start with thread, messages that mention it, and std's sub-namespaces
+        # brought in are not threads (each was a strict false finding).
+        for source in ("using namespace std;\nfloat thread_sum(float* a, int n);\n"
+                       "void f(float* a) { thread_sum(a, 8); }\n",
+                       "using namespace std;\nvoid f(int n) { TORCH_CHECK(n <= 1024, \"thread count (\", n, \")\"); }\n",
+                       "using namespace std::chrono;\nstruct thread { int x; };\nvoid f() { thread t{1}; }\n"):
+            self.assertIsNone(self.check(HONEST, source).get("threading"), source)
         # A kernel's variable called thread is not a thread, with or without `using namespace std`.
         honest = ("using namespace std;\n__global__ void k(float* x) {\n"
                   "    int thread = threadIdx.x;\n    x[thread] = max(x[thread], 0.0f);\n}\n")

@@ -65,12 +65,18 @@ _CPP_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 # C++ lets space and line breaks stand between a scope and its name (`std :: thread`); the
 # patterns are written without, so the text loses them first.
 _CPP_SCOPE_SPACING = re.compile(r"\s*::\s*")
-# Thread types named without their scope, after `using namespace std;` or `using std::thread;`:
+# Thread types named without their scope, after `using namespace std;` or `using std::thread;`
+# (the spacing above already gone, so `using namespace ::std;` reads `namespace::std`):
 # declared (`thread t(...)`, `thread{[&]{...}}`), held (`vector<thread>`) or std::async called.
-# A variable merely called `thread` (common in kernels) is none of these.
-_STD_IN_SCOPE = re.compile(r"\busing\s+(?:namespace\s+std\b|std::(?:thread|jthread|async)\b)")
-_BARE_THREAD = re.compile(r"(?<![\w:.>])j?thread\s*(?:\w+\s*)?[({]\s*(?:\[|&|\w+\s*[,)])"
-                          r"|(?<![\w:.>])j?thread\s+\w+\s*[({]|<\s*j?thread\s*>|(?<![\w:.>])async\s*\(")
+# A variable merely called `thread` (common in kernels), a helper whose name starts with it
+# (`thread_sum(...)`), a message that mentions it and `using namespace std::chrono;` are none of
+# these: string literals are blanked for this check, and the name must end where `thread` ends.
+_STD_IN_SCOPE = re.compile(r"\busing\s+namespace\s*(?:::)?std\s*;|\busing\s*(?:::)?std::(?:thread|jthread|async)\b")
+_BARE_THREAD = re.compile(r"(?<![\w:.>])j?thread\b\s*(?:\w+\s*)?[({]\s*(?:\[|&|[\w:]+\s*[,)}(])"
+                          r"|(?<![\w:.>])j?thread\b\s+\w+\s*[({]|<\s*j?thread\s*>|(?<![\w:.>])async\s*\(")
+# `namespace s = std;` makes `s::thread` std::thread.
+_STD_ALIAS = re.compile(r"\bnamespace\s+(\w+)\s*=\s*(?:::)?std\s*;")
+_CPP_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 _CPP_INTEGER = re.compile(r"(?<![\w.])(\d+)(?:[uUlL]*)(?![\w.])")
 
 
@@ -347,6 +353,19 @@ def _read_text(path: str):
     return data.decode("utf-8", errors="replace")
 
 
+def _thread_without_std_scope(code: str):
+    """The first thread type or std::async named through `using` or a namespace alias of std,
+    in comment-free text whose scopes are unspaced; None when there is none."""
+    code = _CPP_STRING.sub(lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', code)
+    for alias in set(_STD_ALIAS.findall(code)):
+        match = re.search(rf"(?<![\w:]){re.escape(alias)}::(?:thread|jthread|async)\b", code)
+        if match:
+            return match
+        if re.search(rf"\busing\s+namespace\s*{re.escape(alias)}\s*;", code):
+            return _BARE_THREAD.search(code)
+    return _BARE_THREAD.search(code) if _STD_IN_SCOPE.search(code) else None
+
+
 def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict, first_line: int = 1) -> list:
     """Findings in C++ / CUDA text; ``first_line`` is the line the text starts on in its file (a
     source embedded in a Python string)."""
@@ -354,12 +373,11 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
     # Line breaks inside `std ::\n thread` go too: a finding's line can then be a few lines early.
     code = _CPP_SCOPE_SPACING.sub("::", code)
     flags = []
-    if _STD_IN_SCOPE.search(code):
-        match = _BARE_THREAD.search(code)
-        if match:
-            line = code.count("\n", 0, match.start()) + first_line
-            flags.append(_flag("threading", STRICT, "starts a thread named without its std:: scope: work could "
-                               f"finish after the timer stopped ('{match.group(0).strip()}')", f"{display}:{line}"))
+    match = _thread_without_std_scope(code)
+    if match:
+        line = code.count("\n", 0, match.start()) + first_line
+        flags.append(_flag("threading", STRICT, "starts a thread named without its std:: scope: work could "
+                           f"finish after the timer stopped ('{match.group(0).strip()}')", f"{display}:{line}"))
     for pattern, flag_code, severity, reason in _CPP_PATTERNS:
         if flag_code == "precision_downgrade":
             if not task_is_fp32:
