@@ -55,15 +55,52 @@ class InputPoolTest(unittest.TestCase):
             mine, copy = pools[0].next(factor), pools[1].next(factor)
         self.assertTrue(all(torch.equal(a, b) for a, b in zip(mine, copy)))
 
-    def test_strided_inputs_are_rescaled_by_the_factor_alone(self):
+    def test_strided_inputs_change_by_element_too_and_the_copy_follows(self):
         module = types.SimpleNamespace()
-        task = ReferenceTask(module, torch.nn.Identity, lambda: [torch.randn(40, 30).t()], lambda: [])
-        pool = InputPool(task, 1, "cpu", "", budget_bytes=1, salt=3)
-        first = pool.next()[0].clone()
-        for _ in range(len(pool)):
-            again = pool.next(0.8)[0]
-        self.assertTrue(torch.allclose(again, first * 0.8))
+        task = ReferenceTask(module, torch.nn.Identity, lambda: [torch.randn(400, 300).t()], lambda: [])
+        pools = [InputPool(task, 1, "cpu", "", budget_bytes=1, salt=3) for _ in range(2)]
+        first = pools[0].next()[0].clone()
+        pools[1].next()
+        for _ in range(len(pools[0])):
+            again, copy = pools[0].next(0.8)[0], pools[1].next(0.8)[0]
+        self.assertFalse(again.is_contiguous())
+        self.assertTrue(torch.equal(again, copy))
+        ratio = again / first
+        self.assertGreater(float(ratio.max() - ratio.min()), 0.01)
 
+    def test_tensors_of_a_set_change_by_different_amounts_on_every_reuse(self):
+        # One pattern laid alike on x and y left x * s + y a multiple of its last value, the
+        # multiplier learnt from a few thousand elements (a review, 2026-12-05).
+        module = types.SimpleNamespace()
+        task = ReferenceTask(module, torch.nn.Identity,
+                             lambda: [torch.randn(70000) + 3.0, torch.randn(70000) + 3.0], lambda: [])
+        pool = InputPool(task, 1, "cpu", "", budget_bytes=1, salt=3)
+        count = len(pool)
+        x0, y0 = [t.clone() for t in pool.next()]
+        for _ in range(count):
+            x1, y1 = [t.clone() for t in pool.next()]
+        for _ in range(count):
+            x2, _ = pool.next()
+        self.assertGreater(float((x1 / x0 - y1 / y0).abs().max()), 0.01)
+        self.assertGreater(float((x2 / x1 - x1 / x0).abs().max()), 0.01, "the next reuse is laid differently")
+
+    def test_structure_an_honest_kernel_may_rely_on_is_kept(self):
+        def inputs():
+            a = torch.randn(64, 64)
+            return [(a + a.t()) / 2, torch.sort(torch.randn(8, 100), dim=-1).values,
+                    torch.full((5, 5), 2.0), torch.randn(64, 64)]
+
+        pool = InputPool(ReferenceTask(types.SimpleNamespace(), torch.nn.Identity, inputs, lambda: []),
+                         1, "cpu", "", budget_bytes=1, salt=3)
+        symmetric, ordered, constant, free = [t.clone() for t in pool.next()]
+        for _ in range(2 * len(pool)):
+            again = pool.next()
+        self.assertTrue(torch.equal(again[0], again[0].t()), "a symmetric matrix stays symmetric")
+        ratio = again[0] / symmetric
+        self.assertGreater(float(ratio.max() - ratio.min()), 0.01, "and is no multiple of its last value")
+        self.assertTrue(bool((again[1][:, 1:] >= again[1][:, :-1]).all()), "sorted rows stay sorted")
+        self.assertEqual(len(torch.unique(again[2])), 1, "a constant stays one value")
+        self.assertFalse(torch.equal(again[3], again[3].t()))
 
 class AlternateShapeTest(unittest.TestCase):
     def test_batch_is_resized_and_restored(self):
