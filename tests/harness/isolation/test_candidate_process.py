@@ -17,6 +17,14 @@ class ForkAfterCudaTest(unittest.TestCase):
         self.assertEqual(raised.exception.kind, INTERNAL)
         self.assertIn("CUDA was initialised in the judge's process", raised.exception.message)
 
+    def test_a_judge_forked_from_a_cuda_process_refuses_too(self):
+        # There torch reports CUDA uninitialised, and the GPU is still out of reach.
+        with mock.patch.object(torch.cuda, "is_initialized", return_value=False), \
+                mock.patch.object(torch.cuda, "_is_in_bad_fork", return_value=True):
+            with self.assertRaises(HarnessError) as raised:
+                candidate_process.CandidateProcess()
+        self.assertEqual(raised.exception.kind, INTERNAL)
+
     def test_a_judge_without_cuda_forks_and_stops_its_candidate(self):
         self.assertFalse(torch.cuda.is_initialized())
         process = candidate_process.CandidateProcess()

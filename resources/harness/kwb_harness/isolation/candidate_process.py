@@ -148,7 +148,10 @@ def refuse_forking_after_cuda() -> None:
     the stage was started (a script that ran another stage in the same process first), never the
     candidate's doing: the evaluator's failure, which scores nothing."""
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
+    # A judge itself forked from a process that had initialised CUDA reports it uninitialised,
+    # yet neither it nor its children can use the GPU: torch calls that a bad fork.
+    bad_fork = getattr(torch.cuda, "_is_in_bad_fork", lambda: False) if torch is not None else None
+    if torch is not None and (torch.cuda.is_initialized() or bad_fork()):
         raise HarnessError(INTERNAL, "CUDA was initialised in the judge's process before the candidate's "
                                      "process was forked, so the candidate could not use the GPU; run each "
                                      "stage in a process of its own (`python -m kwb_harness`)")
