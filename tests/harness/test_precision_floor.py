@@ -1,10 +1,11 @@
 """The precision floor: float32 outputs held to float32's precision against a float64 reference."""
+import types
 import unittest
 from unittest import mock
 
 import torch
 
-from kwb_harness.integrity import precision_floor
+from kwb_harness.integrity import output_check, precision_floor
 from kwb_harness.integrity.precision_floor import PrecisionFloor
 
 
@@ -91,6 +92,40 @@ class PrecisionFloorTest(unittest.TestCase):
             floor = self.floor()
             self.assertIsNone(floor.flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs))
         self.assertIn("too large", floor.unavailable)
+
+    def test_outputs_too_large_for_a_float64_copy_are_not_measured(self):
+        # Small inputs can make a large output (an outer product): its float64 answer counts.
+        class Outer(torch.nn.Module):
+            def forward(self, x, y):
+                return x[:, None] * y[None, :]
+
+        x, y = torch.randn(40), torch.randn(40)
+        expected = Outer()(x, y)
+        with mock.patch.object(precision_floor, "_MAX_PRECISE_BYTES", 4 * 40 * 8 + 100):
+            floor = PrecisionFloor(Outer(), "cpu")
+            self.assertIsNone(floor.flag_for(expected.half().float(), expected, [x, y]))
+        self.assertIn("outputs are too large", floor.unavailable)
+
+    def test_a_failure_in_the_judges_own_measurement_is_no_verdict(self):
+        floor = self.floor()
+        with mock.patch.object(precision_floor, "_errors", side_effect=RuntimeError("device mismatch")):
+            self.assertIsNone(floor.flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs))
+        # Out of memory for the float64 run skips that check only; the next one measures.
+        with mock.patch.object(ScaleSigmoid, "forward", side_effect=torch.OutOfMemoryError("short")):
+            fresh = self.floor()
+            self.assertIsNone(fresh.flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs))
+        self.assertEqual((fresh.skipped, fresh.unavailable), (1, ""))
+        self.assertIsNotNone(fresh.flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs))
+
+    def test_timed_calls_are_held_to_the_floor_when_the_judge_picks_them(self):
+        req = types.SimpleNamespace(device="cpu", workspace="", atol=1e-2, rtol=1e-2, dtype_tolerances={})
+        check = output_check.TimedOutputCheck(self.model, req)
+        table = lookup_table_sigmoid(self.z)
+        for _ in range(5):  # any number of calls in, it is the pick that decides
+            check.check(table, self.inputs)
+        self.assertIsNone(check.flag)
+        check.check(table, self.inputs, precise=True)
+        self.assertEqual(check.flag["code"], "precision_downgrade")
 
     def test_outputs_of_other_dtypes_are_left_to_their_own_tolerance(self):
         output = lookup_table_sigmoid(self.z).double()

@@ -11,11 +11,6 @@ from .. import models
 from ..compare import compare
 from .precision_floor import PrecisionFloor
 
-# Checked calls whose float32 outputs are also held to float32's precision (each one runs the
-# reference again in float64). The checked calls are drawn after the calls ran, so the first
-# few are as unforeseeable as any.
-_PRECISION_CHECKS = 3
-
 
 class TimedOutputCheck:
     def __init__(self, ref_model, req):
@@ -25,12 +20,16 @@ class TimedOutputCheck:
         self.flag = None
         self._floor = PrecisionFloor(ref_model, req.device)
 
-    def check(self, output, inputs_snapshot: list) -> None:
+    def check(self, output, inputs_snapshot: list, precise: bool = False) -> None:
+        """Compares one fetched output with the reference; with ``precise``, also holds it to
+        float32's precision (the reference run again in float64: one such check per batch, on a
+        call drawn after the batch ran, so a candidate that lowers its precision after the first
+        few calls, or in any round, is held to it as often as at the start)."""
         req = self._req
         expected = models.run_model(self._ref_model, inputs_snapshot, req.device, "reference", req.workspace)
         comparison = compare(output, expected, req.atol, req.rtol, req.dtype_tolerances)
         self.checked += 1
-        if comparison.ok and self.flag is None and self.checked <= _PRECISION_CHECKS:
+        if comparison.ok and self.flag is None and precise:
             self.flag = self._floor.flag_for(output, expected, inputs_snapshot)
             if self.flag is not None:
                 print("flag [strict] precision_downgrade: " + self.flag["reason"])

@@ -163,7 +163,9 @@ class _RemoteCandidate:
             # Once per stage: verify's calls are not timed, so precision lost on a later check would
             # buy nothing; the profile stage holds its timed calls to the same floor.
             self.precision_checked = True
-            self.flags.add(PrecisionFloor(case.ref_model, req.device).flag_for(output, case.expected, case.inputs))
+            floor = PrecisionFloor(case.ref_model, req.device)
+            self.flags.add(floor.flag_for(output, case.expected, case.inputs))
+            floor.release()
 
         if determinism and outputs[1] is not None:
             # The same inputs again, on freshly poisoned memory, gave other bits: an answer that
