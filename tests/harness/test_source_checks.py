@@ -130,6 +130,24 @@ class SourceChecksTest(unittest.TestCase):
         self.assertIsNone(self.check(HONEST, "auto s = at :: cuda :: getCurrentCUDAStream();\n").get("torch_fallback"))
         self.assertEqual(self.check(HONEST, "auto r = at :: cpu :: add(x, y);\n").get("torch_fallback"), "strict")
 
+    def test_processes_and_system_calls_by_any_door(self):
+        # Helpers made with clone() outlived the judge's stop (an outside round, 2026-12-05).
+        for source in ("void f() { clone(burn, stack, CLONE_VM | SIGCHLD, nullptr); }\n",
+                       "void f() { ::vfork(); }\n", "void f() { posix_spawnp(&p, \"sh\", 0, 0, a, e); }\n",
+                       "void f() { execve(\"/usr/bin/sleep\", a, e); }\n", "void f() { std::system(\"x\"); }\n",
+                       "void f() { FILE* p = popen(\"x\", \"r\"); }\n"):
+            self.assertEqual(self.check(HONEST, source).get("threading"), "strict", source)
+        for source in ("void* f() { return dlsym(RTLD_DEFAULT, \"clo\" \"ne\"); }\n",
+                       "void* f() { return dlopen(\"libc.so.6\", RTLD_NOW); }\n"):
+            self.assertEqual(self.check(HONEST, source).get("dynamic_code"), "strict", source)
+        # Tensors' copies and PTX are neither.
+        honest = ("at::Tensor f(const at::Tensor& x) { auto y = x.clone(); auto z = at::clone(x);\n"
+                  "  auto w = torch::clone(y); auto v = x->clone(); return y + z; }\n"
+                  "__device__ float g(float a) { float r; asm(\"ex2.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(a)); return r; }\n")
+        findings = self.check(HONEST, honest)
+        self.assertIsNone(findings.get("threading"))
+        self.assertIsNone(findings.get("dynamic_code"))
+
     def test_torch_kernels_called_past_the_dispatcher(self):
         for source in ("#include <ATen/CPUFunctions.h>\n", '#include "ATen/CUDAFunctions.h"\n',
                        "#include <ATen/ops/sigmoid_native.h>\n", "#include <ATen/ops/add_cuda_dispatch.h>\n",

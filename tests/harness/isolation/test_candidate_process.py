@@ -1,11 +1,15 @@
-"""The judge's fork of the candidate's process: what it refuses before forking."""
+"""The judge's fork of the candidate's process: what it refuses before forking, and how it stops
+everything the candidate started."""
+import os
+import signal
+import time
 import unittest
 from unittest import mock
 
 import torch
 
 from kwb_harness.errors import INTERNAL, HarnessError
-from kwb_harness.isolation import candidate_process
+from kwb_harness.isolation import candidate_process, process_tree
 
 
 class ForkAfterCudaTest(unittest.TestCase):
@@ -33,6 +37,38 @@ class ForkAfterCudaTest(unittest.TestCase):
         finally:
             process.stop()
         self.assertFalse(process.alive())
+
+
+def _chain(depth: int) -> None:
+    """A process that starts the next one a millisecond after it starts, ``depth`` deep, and
+    then spins: a tree that grows while it is being stopped."""
+    if depth > 0 and os.fork() == 0:
+        time.sleep(0.001)
+        _chain(depth - 1)
+    while True:
+        pass
+
+
+class StopTest(unittest.TestCase):
+    def test_processes_started_while_the_tree_is_stopped_are_stopped_too(self):
+        root = os.fork()
+        if root == 0:
+            try:
+                _chain(12)
+            finally:
+                os._exit(0)
+        try:
+            time.sleep(0.003)  # part of the chain is there, the rest comes while it is stopped
+            seen, running = process_tree.stop_until_still(
+                lambda: [root] + process_tree.descendants(root), patience_s=5.0)
+            tree = [root] + process_tree.descendants(root)
+            self.assertEqual(running, [])
+            self.assertGreater(len(tree), 1)
+            self.assertTrue(set(tree) <= set(seen))
+            self.assertEqual({process_tree.state(pid) for pid in tree}, {"T"})
+        finally:
+            process_tree.kill_tree(root)
+            os.waitpid(root, 0)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,17 @@ _DYNAMIC_CALLS = {"load_library"}
 _CPP_PATTERNS = [
     (re.compile(r"\bstd::(thread|jthread|async)\b|\bpthread_create\b|#\s*include\s*<thread>|\bfork\s*\("),
      "threading", STRICT, "starts a thread or process: work could finish after the timer stopped"),
+    # Processes by the C library's other doors (clone, vfork, spawn, exec, system): helpers made
+    # with clone() outlived the judge's stop and slowed its baselines (an outside round,
+    # 2026-12-05). `x.clone()` and `at::clone` are tensors' copies, not these.
+    (re.compile(r"(?<![\w.>:])(?:(?:std)?::)?(?:v?fork|clone3?|posix_spawnp?|exec[lv]p?e?|system|popen)\s*\("),
+     "threading", STRICT, "starts a process: work could compete with the baselines or finish after the timer stopped"),
+    # Functions looked up by name at run time run what no pattern here can read. System calls
+    # made directly (syscall(SYS_clone, ...), the instruction in asm) are left to the sandbox and
+    # to the judge's census of the candidate's processes (processes_started): the sandbox-escape
+    # table's candidates use them to test exactly those.
+    (re.compile(r"\bdl(?:open|mopen|sym|vsym)\b"),
+     "dynamic_code", STRICT, "looks functions up by name at run time: what it runs cannot be read from its sources"),
     (re.compile(r"\bExcludeDispatchKeyGuard\b|\bDispatchKey::Python\b"),
      "guard_evasion", STRICT, "excludes dispatch keys, which hides torch operators from the guard"),
     # ATen's per-backend entry points (at::cpu::sigmoid, at::cuda::add, at::native::..., the

@@ -23,6 +23,9 @@ from .channel import Channel, ChannelClosed, ProtocolError
 # Head and tail of the candidate's own output kept for the stage's log.
 _OUTPUT_HEAD = 16 * 1024
 _OUTPUT_TAIL = 48 * 1024
+# How long the judge keeps stopping the candidate's processes before it times without them all
+# stopped (and says so): a loaded two-core machine can take milliseconds to deliver a stop.
+_PAUSE_PATIENCE_S = 2.0
 
 
 class _OutputDrain:
@@ -186,6 +189,9 @@ class CandidateProcess:
         self._output = _OutputDrain(read_fd)
         self._status = None
         self._paused = False
+        # Processes of the candidate's besides its own (pid: name), found when it was paused.
+        self.started_processes = {}
+        self.pause_incomplete = ""
         self._on_gpu = None  # whether GPU outputs stay on the GPU: probed at the first fetch
         # The operator guard the judge asked this process to keep (start_for); its report must
         # say it kept it (reports.guard_flag). None: not asked, nothing to check.
@@ -320,9 +326,46 @@ class CandidateProcess:
         """Stops the candidate and everything it started (while the judge times the baselines:
         nothing of the candidate's may compete with them)."""
         if self._status is None and not self._paused:
-            for root in self._candidate_roots():
-                process_tree.signal_tree(root, signal.SIGSTOP)
             self._paused = True
+            self._stop_all()
+
+    def _stop_all(self) -> None:
+        """Stops every process of the candidate's until none runs (process_tree.stop_until_still:
+        a single list signalled in order let a helper that watched for the stop start burners
+        that ran beside the baselines, an outside round, 2026-12-05). Every process seen besides
+        the candidate's own is kept for the ``processes_started`` finding."""
+        seen, running = process_tree.stop_until_still(self._candidate_tree, _PAUSE_PATIENCE_S)
+        self._note_started(seen)
+        if running:
+            self.pause_incomplete = (f"{len(running)} of the candidate's processes still ran "
+                                     f"{_PAUSE_PATIENCE_S:g} s after the judge stopped them")
+
+    def _candidate_tree(self) -> list:
+        tree = []
+        for root in self._candidate_roots():
+            tree += [root] + process_tree.descendants(root)
+        return tree
+
+    def _note_started(self, tree: list) -> None:
+        for pid in tree:
+            if pid != self.pid and pid not in self.started_processes:
+                self.started_processes[pid] = process_tree.command_name(pid)
+
+    def processes_flag(self) -> dict | None:
+        """The strict finding when the candidate's process started other processes (alive while
+        the judge timed the baselines, or now, after the timed calls) or could not be stopped;
+        None otherwise."""
+        if self._status is None:
+            self._note_started(self._candidate_tree())
+        if not self.started_processes and not self.pause_incomplete:
+            return None
+        names = sorted(set(self.started_processes.values()))
+        reason = (f"the candidate's process started {len(self.started_processes)} other process(es) "
+                  f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}) that lived while the judge "
+                  "timed: work there can compete with the baselines or finish off the clock")
+        if self.pause_incomplete:
+            reason += "; " + self.pause_incomplete
+        return {"code": "processes_started", "severity": "strict", "reason": reason}
 
     def resume(self) -> None:
         if self._paused:

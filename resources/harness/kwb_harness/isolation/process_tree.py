@@ -9,6 +9,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
@@ -81,6 +82,56 @@ def _children_by_parent() -> dict:
         if len(fields) > 1:
             children.setdefault(int(fields[1]), []).append(int(entry))
     return children
+
+
+def state(pid: int) -> str:
+    """The process's state letter from /proc (R, S, D, T, t, Z, ...); "" when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return ""
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return fields[0].decode("ascii", "replace") if fields else ""
+
+
+def command_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as handle:
+            return handle.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return "?"
+
+
+# States of a process that no longer runs: stopped, traced, zombie, dead, or gone ("").
+_NOT_RUNNING = {"T", "t", "Z", "X", "x", ""}
+_QUIET_PASSES = 2
+
+
+def stop_until_still(list_tree, patience_s: float) -> tuple:
+    """SIGSTOP to every pid ``list_tree()`` returns, pass after pass, until a pass finds no new
+    pid and none still running, or ``patience_s`` runs out. One list, taken once and signalled in
+    order, misses what starts while it is signalled: a helper that watches for the stop starts
+    its workers then. Returns (every pid seen, the pids still running at the end)."""
+    stopped = set()
+    deadline = time.monotonic() + patience_s
+    quiet = 0
+    while True:
+        tree = list_tree()
+        fresh = [pid for pid in tree if pid not in stopped]
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+            stopped.add(pid)
+        running = [pid for pid in tree if state(pid) not in _NOT_RUNNING]
+        # Two quiet passes a millisecond apart: a fork the stop caught near its end can leave
+        # the child appearing in /proc just after its parent already shows as stopped.
+        quiet = quiet + 1 if not fresh and not running else 0
+        if quiet >= _QUIET_PASSES or time.monotonic() > deadline:
+            return sorted(stopped), running
+        time.sleep(0.001 if quiet else 0.0002)
 
 
 def signal_tree(pid: int, signum: int, include_root: bool = True) -> None:
