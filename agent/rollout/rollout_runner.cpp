@@ -202,6 +202,34 @@ RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std:
     return execute(runId, config, set.set, observer, stop, control);
 }
 
+fs::path runDirectory(const std::string& storePath, RunId run) {
+    const fs::path store = fs::absolute(fs::path(storePath));
+    return store.parent_path() / "runs" / store.filename() / ("run-" + std::to_string(run));
+}
+
+int reconcileInterruptedRuns(TrajectoryStore& store, const std::string& storePath) {
+    (void)store.closeAbandoned();
+    auto runs = store.listRuns();
+    if (!runs)
+        return 0;
+    int changed = 0;
+    for (const auto& run : runs.value()) {
+        if (run.status != "running")
+            continue;
+        const fs::path lockPath = runDirectory(storePath, run.id) / "run.lock";
+        std::error_code ec;
+        if (!fs::exists(lockPath, ec))
+            continue; // recorded by another layout or host: nothing here says it is dead
+        std::string error;
+        bool heldByOther = false;
+        // Taken and dropped at once: whoever executes the run holds it for as long as it lives.
+        if (ExclusiveFileLock::tryAcquire(lockPath.string(), &error, &heldByOther) &&
+            store.setRunStatus(run.id, "interrupted"))
+            ++changed;
+    }
+    return changed;
+}
+
 RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, const TaskSet& set,
                                       const Observer& observer, std::stop_token stop,
                                       RolloutControl* control) {
@@ -213,8 +241,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
         return out;
     }
     TrajectoryStore& store = *opened.value();
-    const fs::path runDir = fs::absolute(fs::path(storePath_)).parent_path() / "runs" /
-                            ("run-" + std::to_string(runId));
+    const fs::path runDir = runDirectory(storePath_, runId);
     std::error_code ec;
     fs::create_directories(runDir, ec);
     // One process at a time executes a run: two resuming it at once would both run its open

@@ -7,6 +7,7 @@
 #include "engine/evaluation/evaluator.h"
 #include "engine/tasks/task_set.h"
 
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -81,6 +82,17 @@ private:
 
     std::string storePath_;
 };
+
+// Where run `run` of the store at `storePath` keeps its lock, task snapshot and workspaces:
+// beside the store, in a folder named after the store's file, so that two stores in one folder
+// never share (or lock each other out of) their run 1.
+std::filesystem::path runDirectory(const std::string& storePath, RunId run);
+
+// Runs recorded as running whose executing process is gone (killed, crashed: nobody holds the
+// run's lock) become "interrupted", and their episodes' dead owners are closed as abandoned, so
+// that a store only read (runs list, metrics) tells the truth; `kwb rollout resume` continues
+// them. Returns how many runs changed.
+int reconcileInterruptedRuns(TrajectoryStore& store, const std::string& storePath);
 
 nlohmann::json rolloutSettingsToJson(const RolloutConfig& config);
 RolloutConfig rolloutSettingsFromJson(const nlohmann::json& settings);

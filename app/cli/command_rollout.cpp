@@ -181,8 +181,13 @@ void addRolloutCommands(CLI::App& app) {
     auto* runs = app.add_subcommand("runs", "List rollout runs and show their metrics");
     runs->require_subcommand(1);
     runs->add_option("--store", *store, "Trajectory store (default: the state folder)");
-    runs->add_subcommand("list", "Runs, newest first")->callback([store] {
-        for (const auto& r : orFail(openStoreOrExit(*store)->listRuns()))
+    auto* listing = runs->add_subcommand("list", "Runs, newest first");
+    // `kwb runs list --store X` as well as `kwb runs --store X list`, as `rollout resume` takes it.
+    listing->fallthrough();
+    listing->callback([store] {
+        auto s = openStoreOrExit(*store);
+        (void)agent::reconcileInterruptedRuns(*s, storePathOr(*store));
+        for (const auto& r : orFail(s->listRuns()))
             std::cout << r.id << "\t" << r.status << "\t" << r.settings.value("model", "") << "\t"
                       << r.settings.value("episodes_per_task", 1) << " per task\t" << r.taskSet
                       << "\t" << r.createdAt << "\n";
@@ -237,13 +242,14 @@ void addRolloutCommands(CLI::App& app) {
     });
 
     auto* metrics = runs->add_subcommand("metrics", "The paper's metrics of one run, by level");
+    metrics->fallthrough();
     auto run = std::make_shared<agent::RunId>(0);
     auto asJson = std::make_shared<bool>(false);
     metrics->add_option("run", *run, "Run id")->required();
     metrics->add_flag("--json", *asJson, "One JSON object: {\"overall\", \"by_level\"}");
     metrics->callback([store, run, asJson] {
         auto s = openStoreOrExit(*store);
-        (void)s->closeAbandoned();
+        (void)agent::reconcileInterruptedRuns(*s, storePathOr(*store));
         orFail(s->loadRun(*run));
         agent::EpisodeFilter filter;
         filter.runId = *run;

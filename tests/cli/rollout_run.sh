@@ -147,9 +147,13 @@ for _ in $(seq 600); do
 done
 kill -9 "$rollout_pid"; wait "$rollout_pid" 2>/dev/null || true
 [ "$settled" -ge 1 ] && [ "$settled" -lt 6 ] || { cat "$tmp/run2.out"; echo "FAIL: expected a run killed halfway (settled $settled)"; exit 1; }
+# Only read, the store already tells the truth: the killed run is interrupted, not running (and
+# --store may follow the subcommand).
+"$kwb" runs list --store "$tmp/store.db" | grep -q "^2	interrupted	" \
+    || { "$kwb" runs list --store "$tmp/store.db"; echo "FAIL: a killed run still listed as running"; exit 1; }
 # While another process holds the run (here a stand-in holding its lock), a resume is refused.
 "$python" -c 'import fcntl, sys, time; f = open(sys.argv[1], "a+"); fcntl.flock(f, fcntl.LOCK_EX); f.write("4242\n"); f.flush(); print("held", flush=True); time.sleep(60)' \
-    "$tmp/runs/run-2/run.lock" > "$tmp/holder.out" &
+    "$tmp/runs/store.db/run-2/run.lock" > "$tmp/holder.out" &
 holder_pid=$!
 for _ in $(seq 100); do grep -q held "$tmp/holder.out" && break; sleep 0.1; done
 if OPENAI_API_KEY=sk-test-rollout "$kwb" rollout resume 2 --store "$tmp/store.db" > "$tmp/contested.out" 2>&1; then

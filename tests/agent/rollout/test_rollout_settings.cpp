@@ -49,5 +49,15 @@ TEST(RolloutSettings, ARunStoredBeforeProfilesKeepsTheDefaultsItRanWith) {
     EXPECT_EQ(unknown.evaluation.evaluationProfile, EvaluationProfile::CudaAgent);
 }
 
+TEST(RolloutRunDirectory, TwoStoresInOneFolderNeverShareARunFolder) {
+    // Both stores' first run is run 1: one folder for both let their locks, task snapshots and
+    // workspaces collide (an outside test, 2026-12-05).
+    const auto a = runDirectory("/data/rollouts/a.db", 1);
+    const auto b = runDirectory("/data/rollouts/b.db", 1);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(a, std::filesystem::path("/data/rollouts/runs/a.db/run-1"));
+    EXPECT_NE(runDirectory("/data/rollouts/a.db", 2), a);
+}
+
 } // namespace
 } // namespace kwb::agent
