@@ -26,6 +26,16 @@ TokenUsage TokenUsage::clamped() const {
     return out;
 }
 
+TokenUsage TokenUsage::plausibleForOneReply(std::optional<std::int64_t> maxOutput) const {
+    TokenUsage out = clamped();
+    out.outputTokens = std::min(out.outputTokens, maxOutput ? std::max<std::int64_t>(*maxOutput, 0)
+                                                            : kMaxReplyOutput);
+    out.inputTokens = std::min(out.inputTokens, kMaxPrompt);
+    if (out.cachedInputTokens)
+        out.cachedInputTokens = std::min(*out.cachedInputTokens, out.inputTokens);
+    return out;
+}
+
 TokenUsage& TokenUsage::operator+=(const TokenUsage& other) {
     inputTokens = saturatingSum(inputTokens, other.inputTokens);
     outputTokens = saturatingSum(outputTokens, other.outputTokens);

@@ -24,6 +24,13 @@ struct TokenUsage {
     std::int64_t outputTokens = 0;
     std::optional<std::int64_t> cachedInputTokens; // prompt tokens read from a cache, if reported
 
+    // What one reply can have cost: output no more than the reply's own limit (`maxOutput`, or
+    // kMaxReplyOutput when none was asked for), input no more than kMaxPrompt. A server that
+    // said 10^12 output tokens for a line of text turned a run's cost into millions.
+    static constexpr std::int64_t kMaxReplyOutput = 1 << 21; // above any model's longest reply
+    static constexpr std::int64_t kMaxPrompt = 1 << 24;      // above any model's context
+    TokenUsage plausibleForOneReply(std::optional<std::int64_t> maxOutput) const;
+
     TokenUsage& operator+=(const TokenUsage& other);
     bool operator==(const TokenUsage&) const = default;
 };

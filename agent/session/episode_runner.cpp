@@ -574,6 +574,20 @@ struct EpisodeRunner::Impl {
 
             CompletionResult& result = outcome.result();
             if (result.usage) {
+                const TokenUsage plausible = result.usage->plausibleForOneReply(
+                    config.maxTokens ? std::optional<std::int64_t>(*config.maxTokens)
+                                     : std::nullopt);
+                if (!(plausible == *result.usage)) {
+                    json event = {{"kind", "implausible_usage"},
+                                  {"reported",
+                                   {{"input_tokens", result.usage->inputTokens},
+                                    {"output_tokens", result.usage->outputTokens}}},
+                                  {"kept",
+                                   {{"input_tokens", plausible.inputTokens},
+                                    {"output_tokens", plausible.outputTokens}}}};
+                    append(EventKind::Error, std::move(event));
+                    result.usage = plausible;
+                }
                 record.usage += *result.usage;
                 reportedTokens = result.usage->inputTokens + result.usage->outputTokens;
                 charsSinceReport = 0;

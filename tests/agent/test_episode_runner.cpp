@@ -735,6 +735,30 @@ TEST_F(EpisodeRunnerTest, AServerThatUnderReportsItsUsageIsPrunedForByTheText) {
         << messages[3]["content"];
 }
 
+TEST_F(EpisodeRunnerTest, AServerThatOverReportsItsUsageIsHeldToWhatOneReplyCanCost) {
+    json reply = textTurn("Done.");
+    reply["usage"] = {{"input", 2000}, {"output", 1'000'000'000'000}};
+    auto provider = start(json::array({reply}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.maxTokens = 4096;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    auto record = store_->loadEpisode(result.id);
+    ASSERT_TRUE(record) << record.error().message;
+    EXPECT_EQ(record.value().usage.outputTokens, 4096);
+    EXPECT_EQ(record.value().usage.inputTokens, 2000);
+    int noted = 0;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::Error && e.payload.value("kind", "") == "implausible_usage") {
+            ++noted;
+            EXPECT_EQ(e.payload["reported"]["output_tokens"], 1'000'000'000'000);
+        }
+    EXPECT_EQ(noted, 1);
+}
+
 TEST_F(EpisodeRunnerTest, AContextOverflowPrunesAndAsksAgain) {
     json first = readSkill("c1");
     first["usage"] = {{"input", 6000}, {"output", 10}};

@@ -96,3 +96,22 @@ TEST_F(ModelPrices, aMalformedFileChangesNothing) {
     EXPECT_EQ(loadPriceOverrides((dir_ / "none.json").string(), &missing), 0);
     EXPECT_NE(missing.find("cannot read"), std::string::npos) << missing;
 }
+
+TEST(TokenUsagePlausibility, OneReplyCostsNoMoreThanItsLimitAllows) {
+    // A server said 10^12 output tokens for one line of text: the run's cost read $8,000,000.
+    TokenUsage reported;
+    reported.inputTokens = 1'000'000'000'000;
+    reported.outputTokens = 1'000'000'000'000;
+    reported.cachedInputTokens = 1'000'000'000'000;
+    const TokenUsage unlimited = reported.plausibleForOneReply(std::nullopt);
+    EXPECT_EQ(unlimited.outputTokens, TokenUsage::kMaxReplyOutput);
+    EXPECT_EQ(unlimited.inputTokens, TokenUsage::kMaxPrompt);
+    EXPECT_EQ(unlimited.cachedInputTokens, TokenUsage::kMaxPrompt);
+    EXPECT_EQ(reported.plausibleForOneReply(4096).outputTokens, 4096);
+    // Honest counts pass unchanged, including hidden reasoning beyond the visible text.
+    TokenUsage honest;
+    honest.inputTokens = 120'000;
+    honest.outputTokens = 30'000;
+    EXPECT_EQ(honest.plausibleForOneReply(std::nullopt), honest);
+    EXPECT_EQ(honest.plausibleForOneReply(32'000), honest);
+}
