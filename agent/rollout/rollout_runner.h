@@ -24,7 +24,9 @@ struct RolloutConfig {
     int concurrency = 1;
     int maxTurns = 200;
     // An episode that ends in an infrastructure error (the model server, the evaluator) is run
-    // again this many times; the failed attempts stay in the store, outside the metrics.
+    // again this many times; the failed attempts stay in the store, outside the scored metrics
+    // (pass rate, speed-ups, rewards) but inside what the run spent (turns, tokens, cost per
+    // episode).
     int infrastructureRetries = 2;
     ProviderSettings provider; // its key is read from the environment, never stored
     bool logprobs = false;     // keep the sampled tokens' log-probabilities (and ids)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `kwb rollout` end to end against the scripted LLM server, CPU mode: 3 tasks x 2 episodes at
 # concurrency 2 complete, an episode that hit an infrastructure error is run again and stays
-# outside the metrics; `kwb runs list` and `kwb runs metrics` report the run. Then a second run
+# outside the scored metrics (its turns, tokens and cost count as spent); `kwb runs list` and `kwb runs metrics` report the run. Then a second run
 # is killed with SIGKILL after its first settled episode and resumed: every (task, sample) ends
 # with exactly one settled episode, none lost, none twice.
 #   rollout_run.sh KWB PYTHON REPO
