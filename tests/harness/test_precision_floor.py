@@ -115,7 +115,10 @@ class PrecisionFloorTest(unittest.TestCase):
             fresh = self.floor()
             self.assertIsNone(fresh.flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs))
         self.assertEqual((fresh.skipped, fresh.unavailable), (1, ""))
+        self.assertEqual(fresh.unmeasured_flag()["code"], "precision_unmeasured")  # a warning, said
         self.assertIsNotNone(fresh.flag_for(lookup_table_sigmoid(self.z), self.expected, self.inputs))
+        self.assertEqual(fresh.evidence(), {"measured": 1, "skipped": 1, "unavailable": ""})
+        self.assertIsNone(fresh.unmeasured_flag())
 
     def test_timed_calls_are_held_to_the_floor_when_the_judge_picks_them(self):
         req = types.SimpleNamespace(device="cpu", workspace="", atol=1e-2, rtol=1e-2, dtype_tolerances={})

@@ -18,7 +18,7 @@ class TimedOutputCheck:
         self._req = req
         self.checked = 0
         self.flag = None
-        self._floor = PrecisionFloor(ref_model, req.device)
+        self.floor = PrecisionFloor(ref_model, req.device)
 
     def check(self, output, inputs_snapshot: list, precise: bool = False) -> None:
         """Compares one fetched output with the reference; with ``precise``, also holds it to
@@ -30,7 +30,7 @@ class TimedOutputCheck:
         comparison = compare(output, expected, req.atol, req.rtol, req.dtype_tolerances)
         self.checked += 1
         if comparison.ok and self.flag is None and precise:
-            self.flag = self._floor.flag_for(output, expected, inputs_snapshot)
+            self.flag = self.floor.flag_for(output, expected, inputs_snapshot)
             if self.flag is not None:
                 print("flag [strict] precision_downgrade: " + self.flag["reason"])
         if not comparison.ok and self.flag is None:

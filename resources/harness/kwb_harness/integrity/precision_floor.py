@@ -182,6 +182,20 @@ class PrecisionFloor:
                                   "order than the reference's"}
         return None
 
+    def evidence(self) -> dict:
+        """How often the floor was applied, for the record."""
+        return {"measured": self.measured, "skipped": self.skipped, "unavailable": self.unavailable}
+
+    def unmeasured_flag(self) -> dict | None:
+        """A warning when every check this stage meant to make was skipped for want of memory
+        (the candidate's process shares the device and can hold it): the floor did not apply."""
+        if self.measured or not self.skipped:
+            return None
+        return {"code": "precision_unmeasured", "severity": "warning",
+                "reason": f"the float64 reference could not run in any of {self.skipped} precision check(s) "
+                          "(out of memory on a device the candidate's process shares): its precision was "
+                          "not measured"}
+
     def release(self) -> None:
         """Lets the float64 model go (the stage has no further check)."""
         self._precise_model = None

@@ -262,6 +262,8 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
         _add_flag(result, gpu_monitor.drift_flag(gpu_before, gpu_after))
         if with_candidate:
             result["integrity"]["timed_outputs_checked"] = remote.outputs.checked
+            result["integrity"]["precision_floor"] = remote.outputs.floor.evidence()
+            _add_flag(result, remote.outputs.floor.unmeasured_flag())
             result["integrity"]["external_timing"] = remote.external.evidence()
             if remote.external.flag() is not None:  # what each batch left unexplained, for the reader
                 for line in remote.external.batch_lines():
