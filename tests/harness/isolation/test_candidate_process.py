@@ -39,6 +39,32 @@ class ForkAfterCudaTest(unittest.TestCase):
         self.assertFalse(process.alive())
 
 
+class OrphanTest(unittest.TestCase):
+    def test_the_judges_own_later_children_are_not_taken_for_the_candidates(self):
+        import subprocess
+
+        process = candidate_process.CandidateProcess()
+        own = escaped = None
+        try:
+            for _ in range(200):  # the candidate's process makes its session as it starts
+                if process_tree.session(process.pid) == process.pid:
+                    break
+                time.sleep(0.01)
+            self.assertEqual(process_tree.session(process.pid), process.pid)
+            process._judge_children_before_import = set(process_tree.children(os.getpid()))
+            # A compiler the judge starts for a baseline stays in the judge's session; a process
+            # of the candidate's that ended up the judge's child is in another one.
+            own = subprocess.Popen(["sleep", "30"])
+            escaped = subprocess.Popen(["sleep", "30"], start_new_session=True)
+            self.assertEqual(process._orphans(), [escaped.pid])
+        finally:
+            for child in (own, escaped):
+                if child is not None:
+                    child.kill()
+                    child.wait()
+            process.stop()
+
+
 def _chain(depth: int) -> None:
     """A process that starts the next one a millisecond after it starts, ``depth`` deep, and
     then spins: a tree that grows while it is being stopped."""

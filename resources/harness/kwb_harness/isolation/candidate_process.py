@@ -98,6 +98,13 @@ def _child_body(host_sock: socket.socket, output_fd: int, records) -> int:
     # Orphans of what the candidate starts stay below this process, where stop() finds them.
     # A candidate can undo it; the judge then finds them among its own children instead.
     process_tree.become_subreaper()
+    # A session of its own: whatever the candidate starts is in it or in a newer one, never in
+    # the judge's, so the judge tells the candidate's escaped processes from its own children
+    # (torch.compile's workers, a compiler) by session (CandidateProcess._orphans).
+    try:
+        os.setsid()
+    except OSError:
+        pass
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     # sys.stdout and sys.stderr stay the objects they are: they write to descriptors 1 and 2,
@@ -313,11 +320,16 @@ class CandidateProcess:
     # -- control ---------------------------------------------------------------------------
 
     def _orphans(self) -> list:
-        """Children of the judge the candidate left behind (reparented to the judge)."""
+        """Children of the judge the candidate left behind (reparented to the judge, or made its
+        children with clone(CLONE_PARENT)): new since the import and outside the judge's session,
+        which no process of the candidate's can join; the judge's own later children (a
+        compiler torch.compile starts for a baseline) are in it."""
         if self._judge_children_before_import is None:
             return []
+        session = process_tree.session(os.getpid())
         return [pid for pid in process_tree.children(os.getpid())
-                if pid != self.pid and pid not in self._judge_children_before_import]
+                if pid != self.pid and pid not in self._judge_children_before_import
+                and process_tree.session(pid) != session]
 
     def _candidate_roots(self) -> list:
         return [self.pid] + self._orphans()

@@ -95,6 +95,17 @@ def state(pid: int) -> str:
     return fields[0].decode("ascii", "replace") if fields else ""
 
 
+def session(pid: int) -> int:
+    """The process's session id from /proc; -1 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return -1
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return int(fields[3]) if len(fields) > 3 else -1
+
+
 def command_name(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/comm", "rb") as handle:
