@@ -4,20 +4,32 @@
 
 namespace kwb {
 namespace {
-std::string fromEnvironmentOr(const char* variable, const std::string& fallbackUnderHome) {
-    if (const char* value = std::getenv(variable); value && *value)
+std::string variable(const char* name) {
+    const char* value = std::getenv(name);
+    return value && *value ? value : "";
+}
+
+// `override` when set; else `xdg` (the XDG base-directory variable, taken only when absolute, as
+// the specification asks) with `underXdg` appended; else `underHome` below $HOME.
+std::string resolve(const char* override, const char* xdg, const std::string& underXdg,
+                    const std::string& underHome) {
+    if (std::string value = variable(override); !value.empty())
         return value;
-    const char* home = std::getenv("HOME");
-    return std::string(home && *home ? home : "/tmp") + "/" + fallbackUnderHome;
+    if (std::string base = variable(xdg); !base.empty() && base.front() == '/')
+        return base + "/" + underXdg;
+    const std::string home = variable("HOME");
+    return (home.empty() ? std::string("/tmp") : home) + "/" + underHome;
 }
 } // namespace
 
 std::string cacheDirectory() {
-    return fromEnvironmentOr("KWB_CACHE_DIR", ".cache/kernel-workbench");
+    return resolve("KWB_CACHE_DIR", "XDG_CACHE_HOME", "kernel-workbench",
+                   ".cache/kernel-workbench");
 }
 
 std::string stateDirectory() {
-    return fromEnvironmentOr("KWB_STATE_DIR", ".local/share/kernel-workbench/state");
+    return resolve("KWB_STATE_DIR", "XDG_DATA_HOME", "kernel-workbench/state",
+                   ".local/share/kernel-workbench/state");
 }
 
 } // namespace kwb
