@@ -1,5 +1,6 @@
 #include "agent/rollout/run_snapshot.h"
 
+#include "agent/rollout/rollout_runner.h"
 #include "agent/store/store_reader.h"
 
 #include <algorithm>
@@ -15,6 +16,8 @@ RunListSnapshot readRunList(const std::string& storePath) {
             out.error = opened.error;
         return out;
     }
+    // A run whose process died reads as interrupted here too, not running forever.
+    (void)reconcileInterruptedRuns(*opened.store, storePath);
     auto listed = opened.store->listRuns();
     if (!listed)
         out.error = listed.error().message;
