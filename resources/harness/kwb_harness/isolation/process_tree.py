@@ -63,6 +63,18 @@ def descendants(root: int) -> list:
     return found
 
 
+def _stat_fields(pid) -> list:
+    """The fields of /proc/PID/stat after the command name (state, ppid, pgrp, session, ...);
+    empty when the process is gone. The name may contain spaces and parentheses, so the fields
+    are those after the last ')'."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return []
+    return stat[stat.rfind(b")") + 2:].split()
+
+
 def _children_by_parent() -> dict:
     children = {}
     try:
@@ -72,13 +84,7 @@ def _children_by_parent() -> dict:
     for entry in entries:
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses; fields follow the last ')'.
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = _stat_fields(entry)
         if len(fields) > 1:
             children.setdefault(int(fields[1]), []).append(int(entry))
     return children
@@ -86,23 +92,13 @@ def _children_by_parent() -> dict:
 
 def state(pid: int) -> str:
     """The process's state letter from /proc (R, S, D, T, t, Z, ...); "" when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return ""
-    fields = stat[stat.rfind(b")") + 2:].split()
+    fields = _stat_fields(pid)
     return fields[0].decode("ascii", "replace") if fields else ""
 
 
 def session(pid: int) -> int:
     """The process's session id from /proc; -1 when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-    except OSError:
-        return -1
-    fields = stat[stat.rfind(b")") + 2:].split()
+    fields = _stat_fields(pid)
     return int(fields[3]) if len(fields) > 3 else -1
 
 
