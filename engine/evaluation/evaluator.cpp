@@ -7,6 +7,7 @@
 #include "engine/evaluation/gpu_lanes.h"
 #include "engine/evaluation/harness_stage.h"
 #include "engine/evaluation/json_field.h"
+#include "engine/workspace/scratch_folders.h"
 #include "engine/evaluation/static_checks.h"
 #include "engine/evaluation/warm_worker.h"
 #include "engine/process/folder_containment.h"
@@ -23,10 +24,12 @@
 #include "engine/workspace/workspace.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 #include <unistd.h>
@@ -122,17 +125,39 @@ RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions
              : warmWorkerWanted(options) && standbyWanted(options) ? sessionSeed()
                                                                    : freshSeed();
     c.cacheDirectory = cacheDirectory();
-    // The runs of one workspace share a parent of their own: a warm worker's server may write
-    // the parent of every scratch folder it serves, and a candidate in it must not reach
-    // another workspace's requests and results.
     c.workspaceRunsDirectory =
-        (fs::path(c.cacheDirectory) / "runs" /
-         ("ws-" + sha256Hex(target.workspace + "\n" + target.candidatePath).substr(0, 16)))
-            .string();
+        workspaceRunsFolder(c.cacheDirectory, target.workspace, target.candidatePath).string();
     c.scratchDirectory = (fs::path(c.workspaceRunsDirectory) / uniqueRunId()).string();
     r.seed = c.seed;
     r.environment.pythonPath = python;
     return c;
+}
+
+// Removes the runs folders of workspaces idle for days, at most once an hour in a process: the
+// look is one stat per workspace ever evaluated here.
+void sweepIdleWorkspaceRunsNowAndThen(const std::string& cacheDirectory) {
+    static std::atomic<std::int64_t> nextSweep{0};
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    std::int64_t due = nextSweep.load();
+    if (now < due || !nextSweep.compare_exchange_strong(due, now + 3600))
+        return;
+    removeIdleWorkspaceRuns(fs::path(cacheDirectory) / "runs", workspaceRunsIdleTime());
+}
+
+// This evaluation's scratch folder, held until the evaluation ends, with what earlier
+// evaluations of the workspace left behind them removed first (a candidate may write anything
+// into its runs folder, its HOME). nullopt with `problem` saying why it cannot be made.
+std::optional<ScratchFolder> claimScratchFolder(RunContext& c, std::string& problem) {
+    std::optional<ScratchFolder> folder = ScratchFolder::claim(
+        c.workspaceRunsDirectory, fs::path(c.scratchDirectory).filename().string(), &problem);
+    if (!folder)
+        return folder;
+    c.scratchDirectory = folder->path();
+    folder->tidyWorkspaceRuns(keptScratchCacheBudget());
+    sweepIdleWorkspaceRunsNowAndThen(c.cacheDirectory);
+    return folder;
 }
 
 // CUDA only where the driver sees a GPU and the caller did not ask for the CPU. Returns the
@@ -724,13 +749,11 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     r.workspace = target.workspace;
     r.referencePath = target.referencePath;
     r.candidatePath = target.candidatePath;
-    std::string scratch;
+    std::optional<ScratchFolder> scratch;
     bool verifyRan = false;
     const RunContext* context = nullptr;
     auto finish = [&]() {
-        std::error_code ec;
-        if (!scratch.empty())
-            fs::remove_all(scratch, ec);
+        scratch.reset();
         // Nothing of this evaluation is timed any more: the warm worker may prepare the next
         // evaluation's verify and profile while the user edits.
         if (verifyRan && context && warmWorkerWanted(options) && standbyWanted(options))
@@ -781,7 +804,6 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
             ? (fs::path(target.workspace) / "build").string()
             : (fs::path(c.cacheDirectory) / "pairs" / sha256Hex(target.candidatePath).substr(0, 24))
                   .string();
-    scratch = c.scratchDirectory;
 
     // Inputs that cannot be evaluated at all.
     StageRecord setup{"workspace", StageStatus::Passed, 0.0, "ok", ""};
@@ -793,6 +815,10 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         fail(r, kind, summary);
         return finish();
     };
+    std::string scratchProblem;
+    scratch = claimScratchFolder(c, scratchProblem);
+    if (!scratch)
+        return setupFailed("internal", scratchProblem);
     for (const auto& [label, path] :
          {std::pair{"reference", target.referencePath}, {"candidate", target.candidatePath}})
         if (!fs::is_regular_file(path))
@@ -1087,6 +1113,12 @@ EvaluationResult Evaluator::baseline(const std::string& taskPath,
                       options, python_, r);
     c.buildDirectory = (fs::path(c.cacheDirectory) / "baseline-build").string();
     chooseDevice(options, c, r);
+    std::string scratchProblem;
+    std::optional<ScratchFolder> scratch = claimScratchFolder(c, scratchProblem);
+    if (!scratch) {
+        fail(r, "internal", scratchProblem);
+        return r;
+    }
     if (!fs::is_regular_file(r.referencePath)) {
         fail(r, "missing_file", "task file not found: " + taskPath);
         return r;
@@ -1113,8 +1145,6 @@ EvaluationResult Evaluator::baseline(const std::string& taskPath,
     r.totalSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     r.rewardReason = "baseline only";
-    std::error_code ec;
-    fs::remove_all(c.scratchDirectory, ec);
     return r;
 }
 

@@ -5,6 +5,7 @@
 #include "adversarial_cases.h"
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/evaluation/baseline_cache.h"
+#include "engine/workspace/scratch_folders.h"
 #include "engine/process/process_table.h"
 #include "engine/system/user_directories.h"
 
@@ -108,6 +109,28 @@ void expectNoProbeFiles(const AdversarialCase& c, const fs::path& ws) {
                                << ::testing::PrintToString(found);
 }
 
+// What a candidate leaves in its workspace's runs folder (its HOME: escape_disk's files, a
+// stray request) goes when the workspace is evaluated next: this claim tidies as an evaluation
+// does, and then only the caches kept between evaluations may be there.
+void expectRunsFolderTidied(const AdversarialCase& c, const EvaluationResult& r) {
+    const fs::path runs = workspaceRunsFolder(cacheDirectory(), r.workspace, r.candidatePath);
+    std::string error;
+    std::optional<ScratchFolder> tidying = ScratchFolder::claim(runs, "adversarial-tidy", &error);
+    ASSERT_TRUE(tidying.has_value()) << error;
+    const ScratchTidy tidy = tidying->tidyWorkspaceRuns(keptScratchCacheBudget());
+    EXPECT_TRUE(tidy.complete) << c.name << ": part of its runs folder could not be removed";
+    if (!tidy.removed.empty())
+        std::cout << "[adversarial] " << c.name << " left " << tidy.removed.size()
+                  << " entries in its runs folder (" << (tidy.bytesFreed >> 20)
+                  << " MiB), removed by the next evaluation's tidy\n";
+    for (const auto& entry : fs::directory_iterator(runs)) {
+        const std::string name = entry.path().filename().string();
+        EXPECT_TRUE(name == "adversarial-tidy" ||
+                    (isKeptScratchCache(name) && entry.is_directory() && !entry.is_symlink()))
+            << c.name << " left " << name << " in its runs folder after a tidy";
+    }
+}
+
 class AdversarialSuite : public EvaluationTest {
 protected:
     void SetUp() override {
@@ -148,6 +171,7 @@ protected:
         expectVerdict(c, first, "");
         expectNothingLeftBehind(c);
         expectNoProbeFiles(c, ws);
+        expectRunsFolderTidied(c, first);
         if (c.timesBaselines)
             expectBaselinesNotKept(first, options);
         if (!warmWorkerForced() || (!c.expected.empty() && !c.needsProfile))
@@ -168,6 +192,7 @@ protected:
         expectVerdict(c, again, ", standby");
         expectNothingLeftBehind(c);
         expectNoProbeFiles(c, ws);
+        expectRunsFolderTidied(c, again);
     }
 
     // Baselines timed beside a candidate that broke a strict rule (it may have slowed the judge

@@ -1,0 +1,176 @@
+#include "engine/system/tree_removal.h"
+
+#include <cerrno>
+#include <dirent.h>
+#include <fcntl.h>
+#include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace kwb {
+namespace {
+
+// Descriptors held at once stay near this (one per level walked).
+constexpr int kMaxDepth = 40;
+
+bool isDotOrDotDot(std::string_view name) {
+    return name == "." || name == "..";
+}
+
+class TreeWalker {
+public:
+    TreeWalker(int rootFd, bool remove) : rootFd_(rootFd), remove_(remove) {
+        struct stat st {};
+        if (::fstat(rootFd, &st) == 0)
+            device_ = st.st_dev;
+        else
+            sweep_.complete = false;
+    }
+
+    TreeSweep walk(const std::string& name) {
+        visit(rootFd_, name, 0);
+        // Subtrees moved up beside the tree because they lay too deep: each is a tree of its
+        // own now, walked from the top again.
+        while (!deferred_.empty()) {
+            const std::string next = deferred_.back();
+            deferred_.pop_back();
+            visit(rootFd_, next, 0);
+        }
+        return sweep_;
+    }
+
+private:
+    void account(const struct stat& st) {
+        sweep_.bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;
+        ++sweep_.entries;
+    }
+
+    void unlinkEntry(int parentFd, const char* name, int flags) {
+        if (::unlinkat(parentFd, name, flags) != 0 && errno != ENOENT)
+            sweep_.complete = false;
+    }
+
+    // Opens a folder of the tree for reading, making it readable and writable first when its
+    // owner (the tree's writer, which is us) took that away. The mode is changed through the
+    // descriptor of what was opened without following a link, never by name.
+    int openFolder(int parentFd, const char* name) {
+        int fd = ::openat(parentFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 || errno != EACCES || !remove_)
+            return fd;
+        const int handle = ::openat(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (handle < 0)
+            return -1;
+        const std::string viaProc = "/proc/self/fd/" + std::to_string(handle);
+        const bool changed = ::chmod(viaProc.c_str(), S_IRWXU) == 0;
+        ::close(handle);
+        if (!changed)
+            return -1;
+        return ::openat(parentFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+
+    void visit(int parentFd, const std::string& name, int depth) {
+        struct stat st {};
+        if (::fstatat(parentFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno != ENOENT)
+                sweep_.complete = false;
+            return;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            account(st);
+            if (remove_)
+                unlinkEntry(parentFd, name.c_str(), 0);
+            return;
+        }
+        if (st.st_dev != device_) { // a mount point: not ours to walk
+            sweep_.complete = false;
+            return;
+        }
+        if (depth >= kMaxDepth) {
+            moveUp(parentFd, name);
+            return;
+        }
+        const int fd = openFolder(parentFd, name.c_str());
+        if (fd < 0) {
+            if (errno != ENOENT)
+                sweep_.complete = false;
+            return;
+        }
+        struct stat opened {};
+        if (::fstat(fd, &opened) != 0 || opened.st_ino != st.st_ino || opened.st_dev != st.st_dev) {
+            // Swapped between the look and the open: look again from the name.
+            ::close(fd);
+            visit(parentFd, name, depth + 1);
+            return;
+        }
+        if (remove_ && (opened.st_mode & S_IRWXU) != S_IRWXU)
+            (void)!::fchmod(fd, S_IRWXU);
+        DIR* folder = ::fdopendir(fd);
+        if (!folder) {
+            ::close(fd);
+            sweep_.complete = false;
+            return;
+        }
+        // Names first, then the visits: removing while readdir runs may skip entries.
+        std::vector<std::string> children;
+        while (const dirent* entry = ::readdir(folder))
+            if (!isDotOrDotDot(entry->d_name))
+                children.emplace_back(entry->d_name);
+        for (const auto& child : children)
+            visit(::dirfd(folder), child, depth + 1);
+        ::closedir(folder);
+        account(st);
+        if (remove_)
+            unlinkEntry(parentFd, name.c_str(), AT_REMOVEDIR);
+    }
+
+    // A folder this deep is renamed into the root's folder (same file system, so a rename) and
+    // walked from there later; a measurement cannot move anything and counts it as unreached.
+    void moveUp(int parentFd, const std::string& name) {
+        if (!remove_) {
+            sweep_.complete = false;
+            return;
+        }
+        const std::string moved =
+            ".kwb-deep-" + std::to_string(::getpid()) + "-" + std::to_string(movedCount_++);
+        if (::renameat(parentFd, name.c_str(), rootFd_, moved.c_str()) == 0)
+            deferred_.push_back(moved);
+        else
+            sweep_.complete = false;
+    }
+
+    int rootFd_;
+    bool remove_;
+    dev_t device_ = 0;
+    TreeSweep sweep_;
+    std::vector<std::string> deferred_;
+    unsigned long movedCount_ = 0;
+};
+
+} // namespace
+
+TreeSweep removeTreeAt(int parentFd, const std::string& name) {
+    return TreeWalker(parentFd, true).walk(name);
+}
+
+TreeSweep measureTreeAt(int parentFd, const std::string& name) {
+    return TreeWalker(parentFd, false).walk(name);
+}
+
+TreeSweep removeTree(const std::filesystem::path& path) {
+    const std::filesystem::path normal = path.lexically_normal();
+    std::filesystem::path parent = normal.parent_path();
+    if (parent.empty())
+        parent = ".";
+    const std::string name = normal.filename().string();
+    if (name.empty() || isDotOrDotDot(name))
+        return TreeSweep{0, 0, false};
+    const int parentFd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (parentFd < 0)
+        return TreeSweep{0, 0, errno == ENOENT};
+    TreeSweep sweep = removeTreeAt(parentFd, name);
+    ::close(parentFd);
+    return sweep;
+}
+
+} // namespace kwb

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace kwb {
+
+// What a removal or a measurement of a folder tree met.
+struct TreeSweep {
+    std::uint64_t bytes = 0; // disk blocks of what was removed (or measured), in bytes
+    std::size_t entries = 0; // files, links and folders
+    bool complete = true;    // false: something stayed (or was out of reach of a measurement)
+};
+
+// Removes `name` inside the folder open as `parentFd`, whatever it is: a file, a link, a tree.
+// Written for trees an untrusted process wrote (a candidate's scratch folders): a link is
+// removed, never followed; nothing on another file system is entered; a folder swapped for a
+// link while the removal runs is seen by its descriptor, not its name. Any depth, with a few
+// dozen descriptors open: subtrees too deep to walk in place are moved up beside `name` first.
+// std::filesystem::remove_all walks by path names, which such a swap can redirect.
+TreeSweep removeTreeAt(int parentFd, const std::string& name);
+
+// removeTreeAt for a path (its parent is opened as it is now).
+TreeSweep removeTree(const std::filesystem::path& path);
+
+// The disk space of `name` inside `parentFd`, walked as removeTreeAt walks it. `complete` is
+// false when part of the tree was out of reach (too deep, unreadable, another file system).
+TreeSweep measureTreeAt(int parentFd, const std::string& name);
+
+} // namespace kwb

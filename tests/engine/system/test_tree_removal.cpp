@@ -1,0 +1,113 @@
+#include "engine/system/tree_removal.h"
+
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace kwb;
+namespace fs = std::filesystem;
+
+namespace {
+
+class TreeRemovalTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        root_ = fs::temp_directory_path() /
+                ("kwb-tree-removal-" + std::to_string(::getpid()) + "-" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(root_);
+        fs::create_directories(root_);
+    }
+    void TearDown() override { fs::remove_all(root_); }
+
+    static void write(const fs::path& path, std::size_t bytes) {
+        fs::create_directories(path.parent_path());
+        std::ofstream(path) << std::string(bytes, 'x');
+    }
+
+    fs::path root_;
+};
+
+} // namespace
+
+TEST_F(TreeRemovalTest, RemovesANestedTreeAndCountsWhatItHeld) {
+    write(root_ / "tree/a.bin", 64 * 1024);
+    write(root_ / "tree/sub/b.bin", 64 * 1024);
+    fs::create_directories(root_ / "tree/empty");
+
+    const TreeSweep sweep = removeTree(root_ / "tree");
+    EXPECT_TRUE(sweep.complete);
+    EXPECT_FALSE(fs::exists(root_ / "tree"));
+    EXPECT_GE(sweep.bytes, 128u * 1024);
+    EXPECT_EQ(sweep.entries, 5u); // two files, three folders
+    EXPECT_TRUE(fs::exists(root_));
+}
+
+TEST_F(TreeRemovalTest, LinksAreRemovedAndWhatTheyPointAtStays) {
+    write(root_ / "outside/keep.txt", 10);
+    fs::create_directories(root_ / "tree");
+    fs::create_directory_symlink(root_ / "outside", root_ / "tree/to-folder");
+    fs::create_symlink(root_ / "outside/keep.txt", root_ / "tree/to-file");
+    fs::create_directory_symlink(root_ / "outside", root_ / "link-itself");
+
+    EXPECT_TRUE(removeTree(root_ / "tree").complete);
+    EXPECT_TRUE(removeTree(root_ / "link-itself").complete);
+    EXPECT_FALSE(fs::exists(root_ / "tree"));
+    EXPECT_FALSE(fs::is_symlink(root_ / "link-itself"));
+    EXPECT_TRUE(fs::is_regular_file(root_ / "outside/keep.txt"));
+}
+
+TEST_F(TreeRemovalTest, ATreeDeeperThanTheDescriptorsItMayHoldIsRemovedWhole) {
+    fs::path deep = root_ / "tree";
+    for (int level = 0; level < 300; ++level)
+        deep /= "d";
+    // Made level by level from a descriptor: the whole path is longer than some calls take.
+    int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(fd, 0);
+    for (const char* name : {"tree"}) {
+        ASSERT_EQ(::mkdirat(fd, name, 0755), 0);
+        const int next = ::openat(fd, name, O_RDONLY | O_DIRECTORY);
+        ::close(fd);
+        fd = next;
+    }
+    for (int level = 0; level < 300; ++level) {
+        ASSERT_EQ(::mkdirat(fd, "d", 0755), 0);
+        const int next = ::openat(fd, "d", O_RDONLY | O_DIRECTORY);
+        ::close(fd);
+        fd = next;
+        ASSERT_GE(fd, 0);
+    }
+    const int file = ::openat(fd, "bottom.txt", O_WRONLY | O_CREAT, 0644);
+    ASSERT_GE(file, 0);
+    ::close(file);
+    ::close(fd);
+
+    const int rootFd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY);
+    const TreeSweep measured = measureTreeAt(rootFd, "tree");
+    EXPECT_FALSE(measured.complete) << "a measurement cannot reach the bottom in place";
+    const TreeSweep removed = removeTreeAt(rootFd, "tree");
+    ::close(rootFd);
+    EXPECT_TRUE(removed.complete);
+    EXPECT_EQ(removed.entries, 302u); // 301 folders and the file
+    EXPECT_TRUE(fs::is_empty(root_)) << "nothing moved up was left behind";
+}
+
+TEST_F(TreeRemovalTest, FoldersItsOwnerClosedAreOpenedAgainAndRemoved) {
+    write(root_ / "tree/locked/inside.txt", 10);
+    fs::permissions(root_ / "tree/locked", fs::perms::none);
+    const TreeSweep sweep = removeTree(root_ / "tree");
+    EXPECT_TRUE(sweep.complete);
+    EXPECT_FALSE(fs::exists(root_ / "tree"));
+}
+
+TEST_F(TreeRemovalTest, AMissingNameIsNothingToDoAndAFileIsRemoved) {
+    EXPECT_TRUE(removeTree(root_ / "absent").complete);
+    EXPECT_EQ(removeTree(root_ / "absent").entries, 0u);
+    write(root_ / "file.txt", 10);
+    const TreeSweep sweep = removeTree(root_ / "file.txt");
+    EXPECT_EQ(sweep.entries, 1u);
+    EXPECT_FALSE(fs::exists(root_ / "file.txt"));
+}
