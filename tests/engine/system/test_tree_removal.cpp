@@ -1,8 +1,8 @@
 #include "engine/system/tree_removal.h"
+#include "tests/test_files.h"
 
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,21 +14,13 @@ namespace {
 
 class TreeRemovalTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        root_ = fs::temp_directory_path() /
-                ("kwb-tree-removal-" + std::to_string(::getpid()) + "-" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(root_);
-        fs::create_directories(root_);
-    }
-    void TearDown() override { fs::remove_all(root_); }
+    test::ScopedTestFolder folder_{std::string("tree-removal-") +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name()};
+    const fs::path root_ = folder_.path();
 
     static void write(const fs::path& path, std::size_t bytes) {
-        fs::create_directories(path.parent_path());
-        std::ofstream(path) << std::string(bytes, 'x');
+        test::writeText(path, std::string(bytes, 'x'));
     }
-
-    fs::path root_;
 };
 
 } // namespace

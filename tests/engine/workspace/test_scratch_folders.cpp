@@ -1,10 +1,11 @@
 #include "engine/workspace/scratch_folders.h"
+#include "tests/test_files.h"
 
 #include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <gtest/gtest.h>
+#include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,25 +16,20 @@ namespace {
 
 class ScratchFoldersTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        runs_ = fs::temp_directory_path() /
-                ("kwb-scratch-" + std::to_string(::getpid()) + "-" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name()) /
-                "runs";
-        fs::remove_all(runs_.parent_path());
-        workspace_ = runs_ / "ws-0123456789abcdef";
-    }
-    void TearDown() override { fs::remove_all(runs_.parent_path()); }
+    test::ScopedTestFolder folder_{std::string("scratch-") +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name()};
+    const fs::path runs_ = folder_.path() / "runs";
+    fs::path workspace_ = runs_ / "ws-0123456789abcdef";
 
     static void write(const fs::path& path, std::size_t bytes) {
-        fs::create_directories(path.parent_path());
-        std::ofstream(path) << std::string(bytes, 'x');
+        test::writeText(path, std::string(bytes, 'x'));
     }
 
     ScratchFolder claim(const std::string& id) {
         std::string error;
         std::optional<ScratchFolder> folder = ScratchFolder::claim(workspace_, id, &error);
-        EXPECT_TRUE(folder.has_value()) << error;
+        if (!folder)
+            throw std::runtime_error("no scratch folder: " + error); // gtest fails the test
         return std::move(*folder);
     }
 
@@ -46,9 +42,6 @@ protected:
                                           {std::time(nullptr) - 10 * 24 * 3600, 0}};
         ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
     }
-
-    fs::path runs_;
-    fs::path workspace_;
 };
 
 } // namespace
@@ -74,7 +67,7 @@ TEST_F(ScratchFoldersTest, ATidyRemovesWhatNoEvaluationHoldsAndKeepsTheCaches) {
     write(workspace_ / "run-dead/harness-result.json", 10); // an evaluation that died
     write(workspace_ / "escape-disk-1.bin", 4096);          // a candidate's leftovers
     write(workspace_ / "sub/deep/file", 10);
-    fs::create_directory_symlink(runs_.parent_path(), workspace_ / "link-out");
+    fs::create_directory_symlink(folder_.path(), workspace_ / "link-out");
     write(workspace_ / "torch_extensions/ext/ext.so", 1000);
     write(workspace_ / "tmp/torchinductor_root/pch.gch", 1000);
     write(workspace_ / ".triton/cache/k.cubin", 1000);
@@ -94,7 +87,7 @@ TEST_F(ScratchFoldersTest, ATidyRemovesWhatNoEvaluationHoldsAndKeepsTheCaches) {
     EXPECT_TRUE(fs::is_regular_file(workspace_ / "torch_extensions/ext/ext.so"));
     EXPECT_TRUE(fs::is_regular_file(workspace_ / "tmp/torchinductor_root/pch.gch"));
     EXPECT_TRUE(fs::is_regular_file(workspace_ / ".triton/cache/k.cubin"));
-    EXPECT_TRUE(fs::exists(runs_.parent_path())) << "the link out was not followed";
+    EXPECT_TRUE(fs::exists(folder_.path())) << "the link out was not followed";
 }
 
 TEST_F(ScratchFoldersTest, CachesOverTheirBudgetAreEmptiedOnlyWhenNoOtherEvaluationRuns) {
