@@ -7,7 +7,6 @@
 #include "engine/evaluation/gpu_lanes.h"
 #include "engine/evaluation/harness_stage.h"
 #include "engine/evaluation/json_field.h"
-#include "engine/workspace/scratch_folders.h"
 #include "engine/evaluation/static_checks.h"
 #include "engine/evaluation/warm_worker.h"
 #include "engine/process/folder_containment.h"
@@ -21,6 +20,7 @@
 #include "engine/system/utc_timestamp.h"
 #include "engine/timeline/injection_library.h"
 #include "engine/workspace/contained_files.h"
+#include "engine/workspace/scratch_folders.h"
 #include "engine/workspace/workspace.h"
 
 #include <algorithm>
@@ -72,12 +72,6 @@ std::uint64_t sessionSeed() {
     return seed;
 }
 
-std::string uniqueRunId() {
-    std::random_device device;
-    return std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
-           std::to_string(device());
-}
-
 // Where the verdict-deciding context of one evaluation lives while it runs.
 struct RunContext {
     EvaluationTarget target;
@@ -127,14 +121,15 @@ RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions
     c.cacheDirectory = cacheDirectory();
     c.workspaceRunsDirectory =
         workspaceRunsFolder(c.cacheDirectory, target.workspace, target.candidatePath).string();
-    c.scratchDirectory = (fs::path(c.workspaceRunsDirectory) / uniqueRunId()).string();
+    c.scratchDirectory = (fs::path(c.workspaceRunsDirectory) / newScratchFolderName()).string();
     r.seed = c.seed;
     r.environment.pythonPath = python;
     return c;
 }
 
-// Removes the runs folders of workspaces idle for days, at most once an hour in a process: the
-// look is one stat per workspace ever evaluated here.
+// Removes the runs folders of workspaces idle for days, at most once an hour in a process and
+// on a thread of its own: the first sweep on a machine may have gigabytes to remove, and no
+// evaluation waits for it (it takes only folders no evaluation holds).
 void sweepIdleWorkspaceRunsNowAndThen(const std::string& cacheDirectory) {
     static std::atomic<std::int64_t> nextSweep{0};
     const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -143,19 +138,22 @@ void sweepIdleWorkspaceRunsNowAndThen(const std::string& cacheDirectory) {
     std::int64_t due = nextSweep.load();
     if (now < due || !nextSweep.compare_exchange_strong(due, now + 3600))
         return;
-    removeIdleWorkspaceRuns(fs::path(cacheDirectory) / "runs", workspaceRunsIdleTime());
+    std::thread([runs = fs::path(cacheDirectory) / "runs", idle = workspaceRunsIdleTime()] {
+        removeIdleWorkspaceRuns(runs, idle);
+    }).detach();
 }
 
-// This evaluation's scratch folder, held until the evaluation ends, with what earlier
-// evaluations of the workspace left behind them removed first (a candidate may write anything
-// into its runs folder, its HOME). nullopt with `problem` saying why it cannot be made.
+// This evaluation's scratch folder, held until the evaluation ends. Claiming it tidies the
+// workspace's runs folder: a candidate may write anything there (it is a warm-worker stage's
+// HOME), and what earlier evaluations left goes before this one starts. nullopt with `problem`
+// saying why it cannot be made.
 std::optional<ScratchFolder> claimScratchFolder(RunContext& c, std::string& problem) {
     std::optional<ScratchFolder> folder = ScratchFolder::claim(
-        c.workspaceRunsDirectory, fs::path(c.scratchDirectory).filename().string(), &problem);
+        c.workspaceRunsDirectory, fs::path(c.scratchDirectory).filename().string(),
+        keptScratchCacheBudget(), nullptr, &problem);
     if (!folder)
         return folder;
     c.scratchDirectory = folder->path();
-    folder->tidyWorkspaceRuns(keptScratchCacheBudget());
     sweepIdleWorkspaceRunsNowAndThen(c.cacheDirectory);
     return folder;
 }

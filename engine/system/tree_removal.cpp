@@ -1,6 +1,8 @@
 #include "engine/system/tree_removal.h"
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
 #include <string_view>
@@ -14,6 +16,20 @@ namespace {
 // Descriptors held at once stay near this (one per level walked).
 constexpr int kMaxDepth = 40;
 
+// Names for subtrees moved up, unique across the walkers of this process.
+std::atomic<unsigned long> movedCount{0};
+
+// The mount a descriptor lies on: st_dev alone would call a btrfs subvolume another file system
+// and leave it behind for ever.
+bool mountIdOf(int fd, std::uint64_t& id) {
+    struct statx sx {};
+    if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) != 0 ||
+        !(sx.stx_mask & STATX_MNT_ID))
+        return false;
+    id = sx.stx_mnt_id;
+    return true;
+}
+
 bool isDotOrDotDot(std::string_view name) {
     return name == "." || name == "..";
 }
@@ -26,6 +42,7 @@ public:
             device_ = st.st_dev;
         else
             sweep_.complete = false;
+        hasMountId_ = mountIdOf(rootFd, mountId_);
     }
 
     TreeSweep walk(const std::string& name) {
@@ -46,9 +63,20 @@ private:
         ++sweep_.entries;
     }
 
-    void unlinkEntry(int parentFd, const char* name, int flags) {
-        if (::unlinkat(parentFd, name, flags) != 0 && errno != ENOENT)
+    // Counted once it is gone (a measurement counts what it saw).
+    void unlinkEntry(int parentFd, const char* name, int flags, const struct stat& st) {
+        if (::unlinkat(parentFd, name, flags) == 0)
+            account(st);
+        else if (errno != ENOENT)
             sweep_.complete = false;
+    }
+
+    // Whether an opened folder lies on the root's mount: another mount is not ours to walk.
+    bool onRootMount(int fd, const struct stat& st) const {
+        std::uint64_t id = 0;
+        if (hasMountId_ && mountIdOf(fd, id))
+            return id == mountId_;
+        return st.st_dev == device_;
     }
 
     // Opens a folder of the tree for reading, making it readable and writable first when its
@@ -77,13 +105,10 @@ private:
             return;
         }
         if (!S_ISDIR(st.st_mode)) {
-            account(st);
             if (remove_)
-                unlinkEntry(parentFd, name.c_str(), 0);
-            return;
-        }
-        if (st.st_dev != device_) { // a mount point: not ours to walk
-            sweep_.complete = false;
+                unlinkEntry(parentFd, name.c_str(), 0, st);
+            else
+                account(st);
             return;
         }
         if (depth >= kMaxDepth) {
@@ -103,6 +128,11 @@ private:
             visit(parentFd, name, depth + 1);
             return;
         }
+        if (!onRootMount(fd, opened)) { // a mount point: not ours to walk
+            ::close(fd);
+            sweep_.complete = false;
+            return;
+        }
         if (remove_ && (opened.st_mode & S_IRWXU) != S_IRWXU)
             (void)!::fchmod(fd, S_IRWXU);
         DIR* folder = ::fdopendir(fd);
@@ -119,9 +149,10 @@ private:
         for (const auto& child : children)
             visit(::dirfd(folder), child, depth + 1);
         ::closedir(folder);
-        account(st);
         if (remove_)
-            unlinkEntry(parentFd, name.c_str(), AT_REMOVEDIR);
+            unlinkEntry(parentFd, name.c_str(), AT_REMOVEDIR, st);
+        else
+            account(st);
     }
 
     // A folder this deep is renamed into the root's folder (same file system, so a rename) and
@@ -131,12 +162,18 @@ private:
             sweep_.complete = false;
             return;
         }
-        const std::string moved =
-            ".kwb-deep-" + std::to_string(::getpid()) + "-" + std::to_string(movedCount_++);
-        if (::renameat(parentFd, name.c_str(), rootFd_, moved.c_str()) == 0)
-            deferred_.push_back(moved);
-        else
-            sweep_.complete = false;
+        for (int attempt = 0; attempt < 4; ++attempt) {
+            const std::string moved =
+                ".kwb-deep-" + std::to_string(::getpid()) + "-" + std::to_string(movedCount++);
+            if (::renameat2(parentFd, name.c_str(), rootFd_, moved.c_str(), RENAME_NOREPLACE) ==
+                0) {
+                deferred_.push_back(moved);
+                return;
+            }
+            if (errno != EEXIST)
+                break;
+        }
+        sweep_.complete = false;
     }
 
     int rootFd_;
@@ -144,7 +181,8 @@ private:
     dev_t device_ = 0;
     TreeSweep sweep_;
     std::vector<std::string> deferred_;
-    unsigned long movedCount_ = 0;
+    std::uint64_t mountId_ = 0;
+    bool hasMountId_ = false;
 };
 
 } // namespace
@@ -158,7 +196,9 @@ TreeSweep measureTreeAt(int parentFd, const std::string& name) {
 }
 
 TreeSweep removeTree(const std::filesystem::path& path) {
-    const std::filesystem::path normal = path.lexically_normal();
+    std::filesystem::path normal = path.lexically_normal();
+    if (!normal.has_filename()) // "folder/" names the folder
+        normal = normal.parent_path();
     std::filesystem::path parent = normal.parent_path();
     if (parent.empty())
         parent = ".";

@@ -22,7 +22,8 @@ struct TreeSweep {
 // std::filesystem::remove_all walks by path names, which such a swap can redirect.
 TreeSweep removeTreeAt(int parentFd, const std::string& name);
 
-// removeTreeAt for a path (its parent is opened as it is now).
+// removeTreeAt for a path. The parent is opened by its path, following links on the way there:
+// for paths kwb chose, not for a name inside a tree an untrusted process writes.
 TreeSweep removeTree(const std::filesystem::path& path);
 
 // The disk space of `name` inside `parentFd`, walked as removeTreeAt walks it. `complete` is

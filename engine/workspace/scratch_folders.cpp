@@ -3,13 +3,18 @@
 #include "engine/system/content_hash.h"
 #include "engine/system/tree_removal.h"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <random>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
@@ -22,6 +27,14 @@ namespace kwb {
 namespace {
 
 constexpr int kFolderFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// How long a claim waits for a lock another process holds exclusively. kwb holds one only while
+// it renames a tidy's entries aside; a holder past this is no evaluation (a leftover process of
+// a candidate's), and the evaluation says so instead of waiting for ever.
+constexpr std::chrono::seconds kLockPatience{60};
+
+// Names for entries renamed aside before their removal, unique in this process.
+std::atomic<unsigned long> trashCount{0};
 
 // The names in the folder open as `fd`, "." and ".." left out.
 std::vector<std::string> namesIn(int fd) {
@@ -48,17 +61,54 @@ bool sameFile(const struct stat& a, const struct stat& b) {
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-// The folder `name` inside `parentFd`, opened and locked exclusively without waiting; -1 when
-// it is no folder or someone holds it.
+// Opens a folder (never through a link), first giving its owner back the rights a candidate
+// took away (`chmod 000` on its HOME or on a folder in it); the mode is changed through a handle
+// to what was found, not by name.
+int openFolderRepairing(int parentFd, const char* name) {
+    const int fd = ::openat(parentFd, name, kFolderFlags);
+    if (fd >= 0 || errno != EACCES)
+        return fd;
+    const int handle = ::openat(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (handle < 0) {
+        errno = EACCES;
+        return -1;
+    }
+    const std::string viaProc = "/proc/self/fd/" + std::to_string(handle);
+    const bool repaired = ::chmod(viaProc.c_str(), S_IRWXU) == 0;
+    ::close(handle);
+    if (!repaired) {
+        errno = EACCES;
+        return -1;
+    }
+    return ::openat(parentFd, name, kFolderFlags);
+}
+
+// The folder `name` inside `parentFd`, opened and locked exclusively without waiting; -1 with
+// errno EWOULDBLOCK when someone holds it, another errno when it cannot be opened.
 int lockedFolder(int parentFd, const std::string& name) {
-    const int fd = ::openat(parentFd, name.c_str(), kFolderFlags);
+    const int fd = openFolderRepairing(parentFd, name.c_str());
     if (fd < 0)
         return -1;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int why = errno;
         ::close(fd);
+        errno = why;
         return -1;
     }
     return fd;
+}
+
+bool waitForLock(int fd, int operation, std::chrono::seconds patience) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (true) {
+        if (::flock(fd, operation | LOCK_NB) == 0)
+            return true;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return false;
+        if (std::chrono::steady_clock::now() >= deadline)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
 }
 
 void addRemoval(ScratchTidy& tidy, const std::string& name, const TreeSweep& sweep) {
@@ -67,27 +117,109 @@ void addRemoval(ScratchTidy& tidy, const std::string& name, const TreeSweep& swe
     tidy.complete = tidy.complete && sweep.complete;
 }
 
-// Takes a shared lock on the folder, waiting for a sweep that holds it exclusively for a
-// moment. A holder that never lets go (nothing of kwb's does) is waited out for a few seconds:
-// the folder is then used unlocked rather than the evaluation refused.
-void lockShared(int fd) {
-    for (int attempt = 0; attempt < 200; ++attempt) {
-        if (::flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK)
-            return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+// An entry renamed aside, to be removed once the runs folder is shared again.
+struct Trash {
+    std::string name;     // its name now
+    std::string original; // the name it had, for the report
+};
+
+// Renames `name` aside (fast, whatever it holds); false when it cannot be.
+bool moveToTrash(int fd, const std::string& name, std::vector<Trash>& trash) {
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        const std::string aside =
+            ".kwb-trash-" + std::to_string(::getpid()) + "-" + std::to_string(trashCount++);
+        if (::renameat2(fd, name.c_str(), fd, aside.c_str(), RENAME_NOREPLACE) == 0) {
+            trash.push_back({aside, name});
+            return true;
+        }
+        if (errno != EEXIST)
+            return false;
+    }
+    return false;
+}
+
+// The runs folder with no evaluation in it (held exclusively): every entry but the kept caches
+// is renamed aside, and the kept caches too when over budget (each then made again, empty).
+// Renames only: the removal itself happens after the lock is shared again, so that no other
+// evaluation waits for it.
+void setAsideUnheld(int fd, const ScratchCacheBudget& budget, ScratchTidy& tidy,
+                    std::vector<Trash>& trash) {
+    std::vector<std::string> kept;
+    for (const auto& name : namesIn(fd)) {
+        struct stat st {};
+        if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode) && isKeptScratchCache(name)) {
+            kept.push_back(name);
+            continue;
+        }
+        if (!moveToTrash(fd, name, trash))
+            addRemoval(tidy, name, removeTreeAt(fd, name));
+    }
+    std::uint64_t bytes = 0, entries = 0;
+    bool measured = true;
+    for (const auto& name : kept) {
+        const TreeSweep size = measureTreeAt(fd, name);
+        bytes += size.bytes;
+        entries += size.entries;
+        measured = measured && size.complete;
+    }
+    if (bytes <= budget.bytes && entries <= budget.entries && measured)
+        return;
+    for (const auto& name : kept) {
+        if (!moveToTrash(fd, name, trash)) {
+            tidy.complete = false;
+            continue;
+        }
+        // Made again at once: a warm worker's standby child keeps `tmp` as its TMPDIR.
+        ::mkdirat(fd, name.c_str(), name == "tmp" ? S_IRWXU : 0755);
+    }
+    tidy.cachesCleared = true;
+}
+
+// The runs folder shared with other evaluations, whose stages may use anything in it: only
+// the scratch folders of evaluations that ended go.
+void removeEndedScratchFolders(int fd, ScratchTidy& tidy) {
+    for (const auto& name : namesIn(fd)) {
+        if (!isScratchFolderName(name))
+            continue;
+        const int held = lockedFolder(fd, name);
+        if (held < 0) {
+            if (errno != EWOULDBLOCK && errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+                tidy.complete = false;
+            continue;
+        }
+        addRemoval(tidy, name, removeTreeAt(fd, name));
+        ::close(held);
     }
 }
 
-std::uint64_t environmentNumber(const char* name, std::uint64_t fallback) {
+void removeTrash(int fd, const std::vector<Trash>& trash, ScratchTidy& tidy) {
+    for (const auto& t : trash)
+        addRemoval(tidy, t.original, removeTreeAt(fd, t.name));
+}
+
+// Whether the folder open as `fd` is still the one at `path` (a sweep may have removed it while
+// the claim waited for its lock).
+bool stillNamed(int fd, const fs::path& path) {
+    struct stat opened {
+    }, named{};
+    return ::fstat(fd, &opened) == 0 && ::lstat(path.c_str(), &named) == 0 &&
+           sameFile(opened, named);
+}
+
+std::uint64_t environmentNumber(const char* name, std::uint64_t fallback, std::uint64_t most) {
     const char* text = std::getenv(name);
     if (!text || !*text)
         return fallback;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long value = std::strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || text[0] == '-')
+    const std::string_view digits = text;
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (error == std::errc::result_out_of_range)
+        return most;
+    if (error != std::errc() || end != digits.data() + digits.size())
         return fallback;
-    return value;
+    return std::min(value, most);
 }
 
 } // namespace
@@ -96,6 +228,34 @@ fs::path workspaceRunsFolder(const fs::path& cacheDirectory, const std::string& 
                              const std::string& candidatePath) {
     return cacheDirectory / "runs" /
            ("ws-" + sha256Hex(workspace + "\n" + candidatePath).substr(0, 16));
+}
+
+std::string newScratchFolderName() {
+    static thread_local std::mt19937_64 random{std::random_device{}()};
+    return std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
+           std::to_string(random() >> 1);
+}
+
+bool isScratchFolderName(std::string_view name) {
+    // <digits>-<digits>, and a claim's "-<attempt>" when the first name was taken.
+    int groups = 0;
+    std::size_t i = 0;
+    while (i < name.size()) {
+        const std::size_t start = i;
+        while (i < name.size() && name[i] >= '0' && name[i] <= '9')
+            ++i;
+        if (i == start)
+            return false;
+        ++groups;
+        if (i == name.size())
+            break;
+        if (name[i] != '-')
+            return false;
+        ++i;
+        if (i == name.size())
+            return false;
+    }
+    return groups == 2 || groups == 3;
 }
 
 bool isKeptScratchCache(std::string_view name) {
@@ -108,47 +268,70 @@ bool isKeptScratchCache(std::string_view name) {
 }
 
 std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
-                                                  const std::string& runId, std::string* error) {
+                                                  const std::string& runId,
+                                                  const ScratchCacheBudget& budget,
+                                                  ScratchTidy* tidyOut, std::string* error) {
     auto failWith = [&](const std::string& why) -> std::optional<ScratchFolder> {
         if (error)
             *error = why;
         return std::nullopt;
     };
-    // Each step can meet a sweep or a tidy of another process that removes what it looks at; a
-    // few rounds end every such race (each round starts from the path again).
+    // A sweep of another process may remove the runs folder between two steps; a few rounds end
+    // every such race (each round starts from the path again).
     for (int attempt = 0; attempt < 8; ++attempt) {
         std::error_code ec;
         fs::create_directories(workspaceRuns, ec);
         ScratchFolder folder;
-        folder.parentFd_ = ::open(workspaceRuns.c_str(), kFolderFlags);
+        folder.parentFd_ = openFolderRepairing(AT_FDCWD, workspaceRuns.c_str());
         if (folder.parentFd_ < 0) {
             if (errno == ENOENT)
                 continue;
             return failWith("cannot open " + workspaceRuns.string() + ": " + std::strerror(errno));
         }
-        lockShared(folder.parentFd_);
-        struct stat opened {
-        }, named{};
-        if (::fstat(folder.parentFd_, &opened) != 0 ||
-            ::lstat(workspaceRuns.c_str(), &named) != 0 || !sameFile(opened, named))
-            continue; // removed by a sweep while we waited for its lock
-        folder.name_ = attempt == 0 ? runId : runId + "-" + std::to_string(attempt);
-        if (::mkdirat(folder.parentFd_, folder.name_.c_str(), 0755) != 0) {
-            if (errno == EEXIST)
-                continue;
+        ScratchTidy tidy;
+        tidy.alone = ::flock(folder.parentFd_, LOCK_EX | LOCK_NB) == 0;
+        if (!tidy.alone && !waitForLock(folder.parentFd_, LOCK_SH, kLockPatience))
+            return failWith(workspaceRuns.string() + " stayed locked by another process for " +
+                            std::to_string(kLockPatience.count()) + " s");
+        if (!stillNamed(folder.parentFd_, workspaceRuns))
+            continue;
+        std::vector<Trash> trash;
+        if (tidy.alone)
+            setAsideUnheld(folder.parentFd_, budget, tidy, trash);
+        else
+            removeEndedScratchFolders(folder.parentFd_, tidy);
+
+        // Made and locked under a name no tidy takes for a scratch folder, then renamed: a
+        // tidy of another evaluation never finds it unlocked.
+        const std::string making =
+            ".kwb-new-" + std::to_string(::getpid()) + "-" + std::to_string(trashCount++);
+        int made = ::mkdirat(folder.parentFd_, making.c_str(), 0755);
+        if (made != 0 && errno == EACCES && ::fchmod(folder.parentFd_, S_IRWXU) == 0)
+            made = ::mkdirat(folder.parentFd_, making.c_str(), 0755); // `chmod 500 $HOME`
+        if (made != 0)
             return failWith("cannot create a scratch folder in " + workspaceRuns.string() + ": " +
                             std::strerror(errno));
-        }
-        folder.folderFd_ = lockedFolder(folder.parentFd_, folder.name_);
+        folder.folderFd_ = lockedFolder(folder.parentFd_, making);
         if (folder.folderFd_ < 0)
-            continue; // a tidy of another evaluation took it between mkdir and lock
-        struct stat mine {
-        }, listed{};
-        if (::fstat(folder.folderFd_, &mine) != 0 ||
-            ::fstatat(folder.parentFd_, folder.name_.c_str(), &listed, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !sameFile(mine, listed))
-            continue; // ... and removed it before our lock
+            return failWith("cannot lock a new scratch folder in " + workspaceRuns.string() + ": " +
+                            std::strerror(errno));
+        folder.name_ = runId;
+        for (int n = 1; ::renameat2(folder.parentFd_, making.c_str(), folder.parentFd_,
+                                    folder.name_.c_str(), RENAME_NOREPLACE) != 0;
+             ++n) {
+            if (errno != EEXIST || n > 8) {
+                removeTreeAt(folder.parentFd_, making);
+                return failWith("cannot name the scratch folder " +
+                                (workspaceRuns / runId).string() + ": " + std::strerror(errno));
+            }
+            folder.name_ = runId + "-" + std::to_string(n);
+        }
+        if (tidy.alone && !waitForLock(folder.parentFd_, LOCK_SH, kLockPatience))
+            return failWith("cannot share the lock on " + workspaceRuns.string() + " again");
+        removeTrash(folder.parentFd_, trash, tidy);
         folder.path_ = (workspaceRuns / folder.name_).string();
+        if (tidyOut)
+            *tidyOut = std::move(tidy);
         return folder;
     }
     return failWith("cannot claim a scratch folder in " + workspaceRuns.string() +
@@ -157,7 +340,7 @@ std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
 
 ScratchFolder::ScratchFolder(ScratchFolder&& other) noexcept
     : parentFd_(std::exchange(other.parentFd_, -1)), folderFd_(std::exchange(other.folderFd_, -1)),
-      name_(std::move(other.name_)), path_(std::move(other.path_)) {}
+      name_(std::move(other.name_)), path_(std::exchange(other.path_, std::string())) {}
 
 ScratchFolder& ScratchFolder::operator=(ScratchFolder&& other) noexcept {
     if (this != &other) {
@@ -165,7 +348,7 @@ ScratchFolder& ScratchFolder::operator=(ScratchFolder&& other) noexcept {
         parentFd_ = std::exchange(other.parentFd_, -1);
         folderFd_ = std::exchange(other.folderFd_, -1);
         name_ = std::move(other.name_);
-        path_ = std::move(other.path_);
+        path_ = std::exchange(other.path_, std::string());
     }
     return *this;
 }
@@ -175,69 +358,21 @@ ScratchFolder::~ScratchFolder() {
 }
 
 void ScratchFolder::release() {
-    // Removed while still locked, so that no tidy of another evaluation walks it meanwhile.
-    if (folderFd_ >= 0 && parentFd_ >= 0)
-        removeTreeAt(parentFd_, name_);
+    // Removed while still locked, and only while the name is still the folder this evaluation
+    // made (it lies in a folder candidates write).
+    if (folderFd_ >= 0 && parentFd_ >= 0) {
+        struct stat mine {
+        }, listed{};
+        if (::fstat(folderFd_, &mine) == 0 &&
+            ::fstatat(parentFd_, name_.c_str(), &listed, AT_SYMLINK_NOFOLLOW) == 0 &&
+            sameFile(mine, listed))
+            removeTreeAt(parentFd_, name_);
+    }
     if (folderFd_ >= 0)
         ::close(folderFd_);
     if (parentFd_ >= 0)
         ::close(parentFd_);
     folderFd_ = parentFd_ = -1;
-}
-
-ScratchTidy ScratchFolder::tidyWorkspaceRuns(std::uint64_t keptCacheBytes) const {
-    ScratchTidy tidy;
-    if (parentFd_ < 0)
-        return tidy;
-    std::vector<std::string> kept;
-    for (const auto& name : namesIn(parentFd_)) {
-        if (name == name_)
-            continue;
-        struct stat st {};
-        if (::fstatat(parentFd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode) && isKeptScratchCache(name)) {
-            kept.push_back(name);
-            continue;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            addRemoval(tidy, name, removeTreeAt(parentFd_, name));
-            continue;
-        }
-        // A folder: another evaluation's scratch folder while that evaluation holds it.
-        const int held = lockedFolder(parentFd_, name);
-        if (held < 0)
-            continue;
-        addRemoval(tidy, name, removeTreeAt(parentFd_, name));
-        ::close(held);
-    }
-
-    std::uint64_t keptBytes = 0;
-    bool measured = true;
-    for (const auto& name : kept) {
-        const TreeSweep size = measureTreeAt(parentFd_, name);
-        keptBytes += size.bytes;
-        measured = measured && size.complete;
-    }
-    if (keptBytes <= keptCacheBytes && measured)
-        return tidy;
-    // Over budget (or partly out of reach): emptied only while no other evaluation of this
-    // workspace runs, since one may be reading a cache. Emptied, not removed: a warm worker's
-    // standby child keeps `tmp` as its TMPDIR.
-    if (::flock(parentFd_, LOCK_EX | LOCK_NB) == 0) {
-        for (const auto& name : kept) {
-            const int cache = ::openat(parentFd_, name.c_str(), kFolderFlags);
-            if (cache < 0)
-                continue;
-            for (const auto& entry : namesIn(cache))
-                addRemoval(tidy, name + "/" + entry, removeTreeAt(cache, entry));
-            ::close(cache);
-        }
-        tidy.cachesCleared = true;
-    }
-    // Back to shared (a failed upgrade may have dropped the shared lock too).
-    lockShared(parentFd_);
-    return tidy;
 }
 
 ScratchTidy removeIdleWorkspaceRuns(const fs::path& runsRoot, std::chrono::seconds idleFor) {
@@ -257,8 +392,9 @@ ScratchTidy removeIdleWorkspaceRuns(const fs::path& runsRoot, std::chrono::secon
             addRemoval(tidy, name, removeTreeAt(root, name));
             continue;
         }
-        // A folder's time changes whenever an evaluation adds or removes its scratch folder.
-        if (now - st.st_mtime < idleFor.count())
+        // The change time moves whenever an evaluation adds or removes its scratch folder, and
+        // unlike the modification time no process can set it back.
+        if (now - st.st_ctime < idleFor.count())
             continue;
         const int held = lockedFolder(root, name);
         if (held < 0)
@@ -270,12 +406,14 @@ ScratchTidy removeIdleWorkspaceRuns(const fs::path& runsRoot, std::chrono::secon
     return tidy;
 }
 
-std::uint64_t keptScratchCacheBudget() {
-    return environmentNumber("KWB_RUNS_CACHE_MIB", 1024) << 20;
+ScratchCacheBudget keptScratchCacheBudget() {
+    ScratchCacheBudget budget;
+    budget.bytes = environmentNumber("KWB_RUNS_CACHE_MIB", 1024, 1ULL << 24) << 20;
+    return budget;
 }
 
 std::chrono::seconds workspaceRunsIdleTime() {
-    return std::chrono::hours(environmentNumber("KWB_RUNS_IDLE_HOURS", 72));
+    return std::chrono::hours(environmentNumber("KWB_RUNS_IDLE_HOURS", 72, 24 * 365 * 10));
 }
 
 } // namespace kwb

@@ -5,9 +5,9 @@
 #include "adversarial_cases.h"
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/evaluation/baseline_cache.h"
-#include "engine/workspace/scratch_folders.h"
 #include "engine/process/process_table.h"
 #include "engine/system/user_directories.h"
+#include "engine/workspace/scratch_folders.h"
 
 #include <algorithm>
 #include <chrono>
@@ -109,25 +109,28 @@ void expectNoProbeFiles(const AdversarialCase& c, const fs::path& ws) {
                                << ::testing::PrintToString(found);
 }
 
-// What a candidate leaves in its workspace's runs folder (its HOME: escape_disk's files, a
-// stray request) goes when the workspace is evaluated next: this claim tidies as an evaluation
-// does, and then only the caches kept between evaluations may be there.
+// What a candidate leaves in its workspace's runs folder (its HOME under a warm worker:
+// escape_disk's files, a stray request) goes when the workspace is evaluated next. This claim
+// is the one the next evaluation makes; after it, only the kept caches may be there.
 void expectRunsFolderTidied(const AdversarialCase& c, const EvaluationResult& r) {
     const fs::path runs = workspaceRunsFolder(cacheDirectory(), r.workspace, r.candidatePath);
+    ScratchTidy tidy;
     std::string error;
-    std::optional<ScratchFolder> tidying = ScratchFolder::claim(runs, "adversarial-tidy", &error);
-    ASSERT_TRUE(tidying.has_value()) << error;
-    const ScratchTidy tidy = tidying->tidyWorkspaceRuns(keptScratchCacheBudget());
+    std::optional<ScratchFolder> next =
+        ScratchFolder::claim(runs, newScratchFolderName(), keptScratchCacheBudget(), &tidy, &error);
+    ASSERT_TRUE(next.has_value()) << error;
+    EXPECT_TRUE(tidy.alone) << c.name << ": no evaluation of the workspace runs now";
     EXPECT_TRUE(tidy.complete) << c.name << ": part of its runs folder could not be removed";
     if (!tidy.removed.empty())
         std::cout << "[adversarial] " << c.name << " left " << tidy.removed.size()
                   << " entries in its runs folder (" << (tidy.bytesFreed >> 20)
-                  << " MiB), removed by the next evaluation's tidy\n";
+                  << " MiB), removed by the next evaluation's claim\n";
+    const std::string mine = fs::path(next->path()).filename().string();
     for (const auto& entry : fs::directory_iterator(runs)) {
         const std::string name = entry.path().filename().string();
-        EXPECT_TRUE(name == "adversarial-tidy" ||
+        EXPECT_TRUE(name == mine ||
                     (isKeptScratchCache(name) && entry.is_directory() && !entry.is_symlink()))
-            << c.name << " left " << name << " in its runs folder after a tidy";
+            << c.name << " left " << name << " in its runs folder after the next claim";
     }
 }
 

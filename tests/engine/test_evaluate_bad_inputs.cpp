@@ -1,5 +1,8 @@
 // Bad input must give a clear failure record, never a crash, and the next evaluation must work.
+#include "engine/system/user_directories.h"
+#include "engine/workspace/scratch_folders.h"
 #include "evaluation_fixture.h"
+#include "tests/test_files.h"
 
 using namespace kwb;
 using namespace kwb::test;
@@ -204,6 +207,28 @@ TEST_F(EvaluationTest, MissingPythonIsAClearFailure) {
     EXPECT_EQ(r.reward, -1);
     EXPECT_EQ(r.failureKind, "python_missing") << describe(r);
     EXPECT_NE(r.failureMessage.find("/nonexistent/python3"), std::string::npos) << r.failureMessage;
+}
+
+// The runs folder is tidied when the evaluation claims its scratch folder, before any stage:
+// even an evaluation that cannot start a Python removes what a candidate left there.
+TEST_F(EvaluationTest, WhatACandidateLeftInItsRunsFolderGoesAtTheNextEvaluation) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
+    const EvaluationTarget target = EvaluationTarget::forWorkspace(ws.string());
+    const fs::path runs =
+        workspaceRunsFolder(cacheDirectory(), target.workspace, target.candidatePath);
+    writeText(runs / "escape-disk-1.bin", std::string(4096, 'x'));
+    writeText(runs / "12-34/harness-request.json", "{}");
+    writeText(runs / "torch_extensions/ext/ext.so", "kept");
+    Evaluator broken("/nonexistent/python3");
+    EvaluationResult r = broken.evaluate(target, cpuOptions());
+    EXPECT_EQ(r.failureKind, "python_missing") << describe(r);
+    EXPECT_FALSE(fs::exists(runs / "escape-disk-1.bin"));
+    EXPECT_FALSE(fs::exists(runs / "12-34"));
+    EXPECT_TRUE(fs::is_regular_file(runs / "torch_extensions/ext/ext.so"));
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(runs))
+        ++entries;
+    EXPECT_EQ(entries, 1u) << "the evaluation's own scratch folder went with it";
 }
 
 TEST_F(EvaluationTest, KernelBenchPairWithLoadInline) {

@@ -1,5 +1,6 @@
 #include "engine/system/tree_removal.h"
 #include "tests/test_files.h"
+#include "tests/unprivileged_child.h"
 
 #include <fcntl.h>
 #include <filesystem>
@@ -88,16 +89,26 @@ TEST_F(TreeRemovalTest, ATreeDeeperThanTheDescriptorsItMayHoldIsRemovedWhole) {
 }
 
 TEST_F(TreeRemovalTest, FoldersItsOwnerClosedAreOpenedAgainAndRemoved) {
-    write(root_ / "tree/locked/inside.txt", 10);
-    fs::permissions(root_ / "tree/locked", fs::perms::none);
-    const TreeSweep sweep = removeTree(root_ / "tree");
-    EXPECT_TRUE(sweep.complete);
-    EXPECT_FALSE(fs::exists(root_ / "tree"));
+    write(root_ / "tree/locked/inner/inside.txt", 10);
+    const fs::path root = root_;
+    const int status = test::runAsUnprivileged(root_, [root]() {
+        if (::chmod((root / "tree/locked/inner").c_str(), 0) != 0 ||
+            ::chmod((root / "tree/locked").c_str(), 0) != 0)
+            return 10;
+        const TreeSweep sweep = removeTree(root / "tree");
+        if (!sweep.complete)
+            return 11;
+        return ::access((root / "tree").c_str(), F_OK) == 0 ? 12 : 0;
+    });
+    EXPECT_EQ(status, 0) << "10: chmod failed, 11: incomplete, 12: the tree stayed";
 }
 
 TEST_F(TreeRemovalTest, AMissingNameIsNothingToDoAndAFileIsRemoved) {
     EXPECT_TRUE(removeTree(root_ / "absent").complete);
     EXPECT_EQ(removeTree(root_ / "absent").entries, 0u);
+    fs::create_directories(root_ / "trailing/sub");
+    EXPECT_TRUE(removeTree(root_.string() + "/trailing/").complete) << "a trailing slash";
+    EXPECT_FALSE(fs::exists(root_ / "trailing"));
     write(root_ / "file.txt", 10);
     const TreeSweep sweep = removeTree(root_ / "file.txt");
     EXPECT_EQ(sweep.entries, 1u);
