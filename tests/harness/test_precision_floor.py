@@ -65,6 +65,40 @@ class PrecisionFloorTest(unittest.TestCase):
         self.assertEqual((flag["code"], flag["severity"]), ("precision_downgrade", "strict"))
         self.assertIn("output 0 (float32)", flag["reason"])
 
+    def test_fast_math_tanh_is_a_warning_where_the_build_imposes_fast_math(self):
+        # tanh.approx.f32, what tanhf becomes under --use_fast_math: 2^-11 relative error.
+        model = torch.nn.Tanh()
+        x = torch.randn(256, 64) * 2
+        with torch.no_grad():
+            expected = model(x)
+        approx = expected * (1 - 2.0 ** -11)
+        flag = PrecisionFloor(model, "cpu", fast_math=True).flag_for(approx, expected, [x])
+        self.assertIsNotNone(flag)
+        self.assertEqual((flag["code"], flag["severity"]), ("precision_reduced", "warning"))
+        self.assertIn("tanh.approx", flag["reason"])
+        # Built without fast math (the CPU build), the same error is a downgrade.
+        flag = PrecisionFloor(model, "cpu", fast_math=False).flag_for(approx, expected, [x])
+        self.assertEqual((flag["code"], flag["severity"]), ("precision_downgrade", "strict"))
+        # The device decides by default: every CUDA build is a fast-math build.
+        self.assertFalse(PrecisionFloor(model, "cpu")._fast_math)
+        self.assertTrue(PrecisionFloor(model, "cuda")._fast_math)
+
+    def test_a_table_stays_a_downgrade_with_fast_math(self):
+        output = lookup_table_sigmoid(self.z)
+        flag = PrecisionFloor(self.model, "cpu", fast_math=True).flag_for(output, self.expected, self.inputs)
+        self.assertEqual((flag["code"], flag["severity"]), ("precision_downgrade", "strict"))
+
+    def test_a_fast_math_warning_does_not_end_the_timed_checks(self):
+        req = types.SimpleNamespace(device="cpu", workspace="", atol=1e-2, rtol=1e-2, dtype_tolerances={})
+        check = output_check.TimedOutputCheck(self.model, req)
+        check.floor = PrecisionFloor(self.model, "cpu", fast_math=True)
+        check.check(self.expected * (1 + 2.0 ** -11), self.inputs, precise=True)
+        self.assertEqual(check.precision_warning["code"], "precision_reduced")
+        self.assertIsNone(check.flag)
+        check.check(lookup_table_sigmoid(self.z), self.inputs, precise=True)
+        self.assertEqual(check.flag["code"], "precision_downgrade")
+        self.assertEqual(check.precision_warning["code"], "precision_reduced")
+
     def test_sixteen_bit_arithmetic_is_a_downgrade(self):
         for dtype in (torch.float16, torch.bfloat16):
             output = torch.sigmoid(self.z.to(dtype)).float()

@@ -17,7 +17,8 @@ class TimedOutputCheck:
         self._ref_model = ref_model
         self._req = req
         self.checked = 0
-        self.flag = None
+        self.flag = None  # the first strict finding
+        self.precision_warning = None  # precision_reduced, which does not end the checking
         self.floor = PrecisionFloor(ref_model, req.device)
 
     def check(self, output, inputs_snapshot: list, precise: bool = False) -> None:
@@ -30,9 +31,12 @@ class TimedOutputCheck:
         comparison = compare(output, expected, req.atol, req.rtol, req.dtype_tolerances)
         self.checked += 1
         if comparison.ok and self.flag is None and precise:
-            self.flag = self.floor.flag_for(output, expected, inputs_snapshot)
-            if self.flag is not None:
-                print("flag [strict] precision_downgrade: " + self.flag["reason"])
+            found = self.floor.flag_for(output, expected, inputs_snapshot)
+            if found is not None and found["severity"] == "strict":
+                self.flag = found
+                print("flag [strict] precision_downgrade: " + found["reason"])
+            elif found is not None and self.precision_warning is None:
+                self.precision_warning = found
         if not comparison.ok and self.flag is None:
             self.flag = {
                 "code": "stale_output",

@@ -268,7 +268,8 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
             if remote.external.flag() is not None:  # what each batch left unexplained, for the reader
                 for line in remote.external.batch_lines():
                     print(line)
-            for flag in (remote.outputs.flag, remote.external.flag(), process.processes_flag()):
+            for flag in (remote.outputs.flag, remote.outputs.precision_warning, remote.external.flag(),
+                         process.processes_flag()):
                 _add_flag(result, flag)
             _examine_candidate(ref_model, remote, inputs, req, clock, timings, result)
             phases.mark("kernel census and memory floor")
