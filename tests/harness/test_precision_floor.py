@@ -154,6 +154,16 @@ class PrecisionFloorTest(unittest.TestCase):
         self.assertEqual(fresh.evidence(), {"measured": 1, "skipped": 1, "unavailable": ""})
         self.assertIsNone(fresh.unmeasured_flag())
 
+    def test_a_librarys_allocation_failure_skips_one_check_only(self):
+        floor = self.floor()
+        output = lookup_table_sigmoid(self.z)
+        failure = RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
+        with mock.patch.object(floor, "_precise_model", mock.Mock(side_effect=failure)):
+            self.assertIsNone(floor.flag_for(output, self.expected, self.inputs))
+        self.assertEqual(floor.evidence(), {"measured": 0, "skipped": 1, "unavailable": ""})
+        # The next check measures again.
+        self.assertEqual(floor.flag_for(output, self.expected, self.inputs)["code"], "precision_downgrade")
+
     def test_timed_calls_are_held_to_the_floor_when_the_judge_picks_them(self):
         req = types.SimpleNamespace(device="cpu", workspace="", atol=1e-2, rtol=1e-2, dtype_tolerances={})
         check = output_check.TimedOutputCheck(self.model, req)

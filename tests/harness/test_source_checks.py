@@ -64,6 +64,24 @@ class SourceChecksTest(unittest.TestCase):
         flags = self.check(HONEST, '#include "../build/kwb_kernels/half_math.ptx"\n__global__ void k(const float* x) {}\n')
         self.assertEqual(flags.get("unchecked_include"), "strict")
 
+    def test_counters_and_timeline_outputs_are_not_read_but_an_include_of_one_is_strict(self):
+        # `kwb eval --counters` and `--timeline` leave ncu's binary report, its CSV pages (kernel
+        # names such as at::native:: among them) and the timeline's records in build/.
+        self.write("build/counters/2026-12-05T21-00-00Z/counters.ncu-rep", b"\0NCU\x01", binary=True)
+        self.write("build/counters/2026-12-05T21-00-00Z/details.csv",
+                   '"ID","Kernel Name"\n"0","void at::native::vectorized_elementwise_kernel"\n')
+        self.write("build/counters/2026-12-05T21-00-00Z/raw.csv", "x" * (3 << 20))
+        self.write("build/timelines/2026-12-05T21-00-00Z-profile.kwbtl.jsonl", '{"kind": "kernel"}\n' * 200000)
+        self.assertEqual(self.check(HONEST, "__global__ void k(const float* x) {}\n"), {})
+        # Other files there are read, as everywhere.
+        self.write("build/counters/2026-12-05T21-00-00Z/helper.py", "import threading\n")
+        self.assertIn("build/counters/2026-12-05T21-00-00Z/helper.py", str(check_sources(
+            os.path.join(self.dir, "model_new.py"), self.dir, TASK, FP32_INPUTS)))
+        os.remove(os.path.join(self.dir, "build", "counters", "2026-12-05T21-00-00Z", "helper.py"))
+        flags = self.check(HONEST, '#include "../build/counters/2026-12-05T21-00-00Z/details.csv"\n'
+                                   '__global__ void k(const float* x) {}\n')
+        self.assertEqual(flags.get("unchecked_include"), "strict")
+
     def test_an_include_into_the_version_control_folder_is_strict(self):
         flags = self.check(HONEST, '#include "../.git/fp16.h"\n__global__ void k(const float* x) {}\n')
         self.assertEqual(flags.get("unchecked_include"), "strict")
@@ -147,6 +165,24 @@ class SourceChecksTest(unittest.TestCase):
         findings = self.check(HONEST, honest)
         self.assertIsNone(findings.get("threading"))
         self.assertIsNone(findings.get("dynamic_code"))
+
+    def test_call_names_inside_literals_are_text_not_calls(self):
+        # Messages and PTX in strings name no call (a GPU review, 2026-12-05).
+        honest = ('void f(int major) {\n'
+                  '  TORCH_CHECK(major >= 9, "unsupported system (sm_", major, "0)");\n'
+                  '  printf("popen(%d) execv( clone( dlopen fork(", major);\n'
+                  '  const char* ptx = R"ptx(call system(x); std::thread t(g);)ptx";\n'
+                  "  char quote = '\"'; char paren = '(';\n"
+                  '}\n')
+        findings = self.check(HONEST, honest)
+        self.assertIsNone(findings.get("threading"), findings)
+        self.assertIsNone(findings.get("dynamic_code"), findings)
+        # A character literal holding a quote opens no string that could hide a real call.
+        hidden = "void f() { char q = '\"'; system(\"sleep 9\"); char r = '\"'; }\n"
+        self.assertEqual(self.check(HONEST, hidden).get("threading"), "strict")
+        # A real call after a raw string is still found, on its own line.
+        after_raw = 'const char* s = R"(\n"\n)";\nvoid* g() { return dlopen("libcuda.so.1", 0); }\n'
+        self.assertEqual(self.check(HONEST, after_raw).get("dynamic_code"), "strict")
 
     def test_torch_kernels_called_past_the_dispatcher(self):
         for source in ("#include <ATen/CPUFunctions.h>\n", '#include "ATen/CUDAFunctions.h"\n',

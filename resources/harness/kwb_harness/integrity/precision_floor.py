@@ -90,6 +90,13 @@ def _reduced_precision_watch():
     return Watch()
 
 
+def _out_of_device_memory(exc: Exception) -> bool:
+    """A library's allocation failure (cuBLAS's CUBLAS_STATUS_ALLOC_FAILED, cuDNN's, a CUDA
+    "out of memory"), which torch raises as a plain RuntimeError: short this time, not unable."""
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("ALLOC_FAILED" in text or "out of memory" in text.lower())
+
+
 class PrecisionFloor:
     """The reference in float64 for one stage, made on first use."""
 
@@ -141,6 +148,11 @@ class PrecisionFloor:
             _release(self._device)
             return None
         except Exception as exc:  # noqa: BLE001 - a task that cannot run in float64 is not checked
+            if _out_of_device_memory(exc):  # cuBLAS / cuDNN say it in a RuntimeError of their own
+                self.skipped += 1
+                print(f"precision floor: this check skipped (the float64 run ran out of memory: {exc})")
+                _release(self._device)
+                return None
             self.unavailable = f"{type(exc).__name__}: {exc}"
         if self.unavailable:
             print(f"precision floor: the reference has no float64 answer ({self.unavailable}); not checked")

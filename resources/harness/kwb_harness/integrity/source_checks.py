@@ -87,7 +87,13 @@ _BARE_THREAD = re.compile(r"(?<![\w:.>])j?thread\b\s*(?:\w+\s*)?[({]\s*(?:\[|&|[
                           r"|(?<![\w:.>])j?thread\b\s+\w+\s*[({]|<\s*j?thread\s*>|(?<![\w:.>])async\s*\(")
 # `namespace s = std;` makes `s::thread` std::thread.
 _STD_ALIAS = re.compile(r"\bnamespace\s+(\w+)\s*=\s*(?:::)?std\s*;")
-_CPP_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+# Literals, leftmost first: a raw string, a character literal (so that '"' opens no string), a
+# string. Blanked where a pattern names calls, which text in a literal does not make.
+_CPP_LITERAL = re.compile(r'R"([^()\\\s]{0,16})\((?:.|\n)*?\)\1"'
+                          r"|'(?:\\.|[^'\\\n])'"
+                          r'|"(?:\\.|[^"\\\n])*"')
+# The patterns that look for calls (threads, processes, look-ups by name) read literal-free text.
+_CALL_PATTERN_CODES = {"threading", "dynamic_code"}
 _CPP_INTEGER = re.compile(r"(?<![\w.])(\d+)(?:[uUlL]*)(?![\w.])")
 
 
@@ -297,12 +303,26 @@ def _fast_path_output(parts: list) -> bool:
     return len(parts) == 3 and tuple(parts[:2]) == _FAST_PATH_FOLDER and parts[2].endswith(_FAST_PATH_SUFFIXES)
 
 
+# What `kwb eval --counters` and `--timeline` write into the workspace's build folder
+# (engine/evaluation/ncu_collection.cpp, evaluator.cpp's prepareTimeline): Nsight Compute's
+# report (binary) and its CSV pages in build/counters/<time>/, the timeline's records in
+# build/timelines/. Only these names there: anything else in those folders is read.
+_COUNTERS_OUTPUTS = {"counters.ncu-rep", "details.csv", "raw.csv"}
+_TIMELINE_SUFFIX = "-profile.kwbtl.jsonl"
+
+
+def _measurement_output(parts: list) -> bool:
+    if len(parts) == 4 and tuple(parts[:2]) == ("build", "counters"):
+        return parts[3] in _COUNTERS_OUTPUTS
+    return len(parts) == 3 and tuple(parts[:2]) == ("build", "timelines") and parts[2].endswith(_TIMELINE_SUFFIX)
+
+
 def _generated(display: str) -> bool:
     parts = display.split(os.sep)
     name = parts[-1]
     if parts[0] == "build" and (name in _BUILD_OUTPUTS or name.endswith(_BUILD_OUTPUT_SUFFIXES)):
         return True
-    if _fast_path_output(parts):
+    if _fast_path_output(parts) or _measurement_output(parts):
         return True
     return display == os.path.join(".kwb", "workspace.json") or \
         (len(parts) > 1 and parts[-2] == "__pycache__" and name.endswith(".pyc"))
@@ -364,10 +384,19 @@ def _read_text(path: str):
     return data.decode("utf-8", errors="replace")
 
 
+def _blank_literals(code: str) -> str:
+    """The text with every string and character literal's content replaced by spaces (line
+    breaks kept, so that findings keep their line numbers)."""
+    def blank(match):
+        text = match.group(0)
+        return text[0] + "".join(c if c == "\n" else " " for c in text[1:-1]) + text[-1]
+
+    return _CPP_LITERAL.sub(blank, code)
+
+
 def _thread_without_std_scope(code: str):
     """The first thread type or std::async named through `using` or a namespace alias of std,
-    in comment-free text whose scopes are unspaced; None when there is none."""
-    code = _CPP_STRING.sub(lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', code)
+    in comment- and literal-free text whose scopes are unspaced; None when there is none."""
     for alias in set(_STD_ALIAS.findall(code)):
         match = re.search(rf"(?<![\w:]){re.escape(alias)}::(?:thread|jthread|async)\b", code)
         if match:
@@ -384,7 +413,8 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
     # Line breaks inside `std ::\n thread` go too: a finding's line can then be a few lines early.
     code = _CPP_SCOPE_SPACING.sub("::", code)
     flags = []
-    match = _thread_without_std_scope(code)
+    literal_free = _blank_literals(code)
+    match = _thread_without_std_scope(literal_free)
     if match:
         line = code.count("\n", 0, match.start()) + first_line
         flags.append(_flag("threading", STRICT, "starts a thread named without its std:: scope: work could "
@@ -394,9 +424,10 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
             if not task_is_fp32:
                 continue
             severity = STRICT
-        match = pattern.search(code)
+        searched = literal_free if flag_code in _CALL_PATTERN_CODES else code
+        match = pattern.search(searched)
         if match:
-            line = code.count("\n", 0, match.start()) + first_line
+            line = searched.count("\n", 0, match.start()) + first_line
             flags.append(_flag(flag_code, severity, f"{reason} ('{match.group(0).strip()}')", f"{display}:{line}"))
     for target in _INCLUDE.findall(code):
         parts = target.replace("\\", "/").split("/")
@@ -404,11 +435,11 @@ def _check_cpp(text: str, display: str, task_is_fp32: bool, shape_literals: dict
             flags.append(_flag("unchecked_include", STRICT,
                                f"#include \"{target}\" reads from a folder the source checks do not read",
                                display))
-        elif any(_fast_path_output(parts[i:]) for i in range(len(parts))):
-            # The fast path's outputs are skipped as the engine's; text put there is not.
+        elif any(_fast_path_output(parts[i:]) or _measurement_output(parts[i:]) for i in range(len(parts))):
+            # The engine's outputs are skipped; text put under their names is not.
             flags.append(_flag("unchecked_include", STRICT,
-                               f"#include \"{target}\" reads a fast-path build output, which the source checks "
-                               "do not read", display))
+                               f"#include \"{target}\" reads a build output of the engine's (fast path, "
+                               "counters, timeline), which the source checks do not read", display))
     if shape_literals is None:
         return flags
     for match in _CPP_INTEGER.finditer(code):

@@ -327,9 +327,11 @@ class CandidateProcess:
         if self._judge_children_before_import is None:
             return []
         session = process_tree.session(os.getpid())
+        # A child that ended between the list and the look has no session to read (-1): gone,
+        # not the candidate's.
         return [pid for pid in process_tree.children(os.getpid())
                 if pid != self.pid and pid not in self._judge_children_before_import
-                and process_tree.session(pid) != session]
+                and process_tree.session(pid) not in (session, -1)]
 
     def _candidate_roots(self) -> list:
         return [self.pid] + self._orphans()
@@ -360,8 +362,11 @@ class CandidateProcess:
 
     def _note_started(self, tree: list) -> None:
         for pid in tree:
-            if pid != self.pid and pid not in self.started_processes:
-                self.started_processes[pid] = process_tree.command_name(pid)
+            # A zombie (a grandchild whose parent went first, adopted by the candidate's process,
+            # a subreaper, and not yet reaped) runs nothing any more; a process gone is no finding.
+            if pid == self.pid or pid in self.started_processes or process_tree.state(pid) in ("", "Z", "X"):
+                continue
+            self.started_processes[pid] = process_tree.command_name(pid)
 
     def processes_flag(self) -> dict | None:
         """The strict finding when the candidate's process started other processes (alive while
