@@ -22,6 +22,22 @@ using nlohmann::json;
 namespace kwb {
 namespace {
 
+// What one stage may take, watched over the server's whole tree. The process limit is the
+// server's to enforce on each stage child (its standby children count against no stage). Disk
+// is watched as the file systems' free space, and when that shrinks past the budget, the growth
+// of the folders the stage child may write (its confinement: the stage's folders and the
+// scratch folders' parent, its HOME and TMPDIR) decides: another writer on the same disk (a
+// concurrent evaluation, a training run's checkpoints) is not blamed on this stage.
+TreeBudget stageBudget(const HarnessStageSpec& spec, const WarmWorkerPlan& plan) {
+    TreeBudget budget = treeBudgetFor(spec.sandbox);
+    budget.maxProcesses = 0;
+    budget.diskPaths.clear();
+    for (const auto& path : plan.confinement.value("writable", json::array()))
+        if (path.is_string())
+            budget.diskPaths.push_back(path.get<std::string>());
+    return budget;
+}
+
 constexpr auto kStartTimeout = std::chrono::seconds(180);
 constexpr auto kReplyGrace = std::chrono::seconds(30);
 constexpr std::size_t kLogKeepBytes = 128 * 1024;
@@ -66,17 +82,10 @@ struct WarmWorkerPool::Worker {
 // does not within a few seconds is ended (`cancelledHard`).
 std::optional<std::string>
 WarmWorkerPool::awaitReply(Worker& worker, long long id, std::chrono::milliseconds timeout,
-                           const SandboxPolicy& policy, std::string& limitExceeded,
+                           const TreeBudget& budget, std::string& limitExceeded,
                            std::stop_token stop, bool& cancelSent, bool& cancelledHard) {
     std::optional<std::chrono::steady_clock::time_point> cancelDeadline;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    // The process limit is the server's to enforce on each stage child (its standby children
-    // count against no stage); memory and disk are watched over the server's whole tree.
-    TreeBudget budget = treeBudgetFor(policy);
-    budget.maxProcesses = 0;
-    // Its stage children write where the server's sandbox lets them (the scratch folders' parent),
-    // not only into the stage's own folders: the file systems' free space decides, as before.
-    budget.attributeDiskToTree = false;
     TreeWatchdog watchdog(worker.process.pid(), budget);
     while (true) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -309,8 +318,8 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     std::string limitExceeded;
     bool cancelSent = false, cancelledHard = false;
     if (worker->process.writeLine(message.dump()))
-        line = awaitReply(*worker, id, spec.timeout + kReplyGrace, spec.sandbox, limitExceeded,
-                          spec.stop, cancelSent, cancelledHard);
+        line = awaitReply(*worker, id, spec.timeout + kReplyGrace, stageBudget(spec, plan),
+                          limitExceeded, spec.stop, cancelSent, cancelledHard);
     if (cancelledHard || !limitExceeded.empty()) {
         // The stage's tree took more memory or disk than an evaluation may, or the server did
         // not answer a cancel: the server, whose tree the stage is part of, goes with it (the

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/evaluation/harness_stage.h"
+#include "engine/process/tree_budget.h"
 
 #include <chrono>
 #include <cstddef>
@@ -61,7 +62,7 @@ private:
                     bool& started, std::stop_token stop);
     static std::optional<std::string> awaitReply(Worker& worker, long long id,
                                                  std::chrono::milliseconds timeout,
-                                                 const SandboxPolicy& policy,
+                                                 const TreeBudget& budget,
                                                  std::string& limitExceeded, std::stop_token stop,
                                                  bool& cancelSent, bool& cancelledHard);
 

@@ -7,8 +7,12 @@
 #include "engine/system/user_directories.h"
 #include "tests/engine/evaluation_fixture.h"
 
+#include <atomic>
+#include <fstream>
 #include <latch>
 #include <random>
+#include <thread>
+#include <unistd.h>
 
 namespace kwb::test {
 namespace {
@@ -67,6 +71,52 @@ TEST_F(WarmWorkerTest, AStopEndsTheRunningStageChildAndTheServerKeepsServing) {
     const EvaluationResult next = evaluateWorkspace(ws, options);
     EXPECT_TRUE(next.correct) << describe(next);
     EXPECT_EQ(started() - before, 1);
+}
+
+// The disk budget under a warm worker: the server's whole tree is watched, yet another process
+// filling the same disk (a concurrent evaluation, a training run's checkpoints) is not this
+// stage's doing; writing into its own HOME is.
+TEST_F(WarmWorkerTest, AnotherWriterOnTheSameDiskIsNotBlamedOnTheStage) {
+    EvaluationOptions options = warmOptions();
+    options.diskLimitBytes = 96ULL << 20;
+    const fs::path ws = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        time.sleep(1.5)\n" + std::string(kHonestForward), "import time\n"));
+    const fs::path filler =
+        fs::path(cacheDirectory()) / ("kwb-test-filler-" + std::to_string(::getpid()));
+    std::atomic<bool> verifying{false};
+    std::jthread writer([&](std::stop_token done) {
+        while (!verifying && !done.stop_requested())
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the stage's watch began
+        std::ofstream out(filler, std::ios::binary);
+        const std::string chunk(8 << 20, 'x');
+        for (int i = 0; i < 32 && !done.stop_requested(); ++i) { // 256 MiB, on the disk at once
+            out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+            out.flush();
+            ::sync();
+        }
+    });
+    const EvaluationResult r = evaluator_.evaluate(
+        EvaluationTarget::forWorkspace(ws.string()), options,
+        [&](const std::string& stage) { verifying = verifying || stage == "verify"; });
+    writer.request_stop();
+    writer.join();
+    std::error_code ec;
+    fs::remove(filler, ec);
+    EXPECT_TRUE(r.correct) << describe(r);
+    EXPECT_NE(r.failureKind, "resource_limit") << describe(r);
+
+    // The same budget against a candidate that writes into its HOME (the runs folder).
+    const fs::path flooder = makePythonWorkspace(
+        kTinyTask,
+        tinyCandidate("        open(os.path.join(os.environ['HOME'], 'flood.bin'), 'wb')"
+                      ".write(b'x' * (256 << 20)); time.sleep(2.0)\n" +
+                          std::string(kHonestForward),
+                      "import os, time\n"),
+        "flooder");
+    const EvaluationResult flooded = evaluateWorkspace(flooder, options);
+    EXPECT_EQ(flooded.failureKind, "resource_limit") << describe(flooded);
 }
 
 TEST_F(WarmWorkerTest, TamperingDiesWithItsChild) {
