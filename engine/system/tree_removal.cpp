@@ -165,8 +165,7 @@ private:
         for (int attempt = 0; attempt < 4; ++attempt) {
             const std::string moved =
                 ".kwb-deep-" + std::to_string(::getpid()) + "-" + std::to_string(movedCount++);
-            if (::renameat2(parentFd, name.c_str(), rootFd_, moved.c_str(), RENAME_NOREPLACE) ==
-                0) {
+            if (renameWithoutReplacing(parentFd, name.c_str(), rootFd_, moved.c_str())) {
                 deferred_.push_back(moved);
                 return;
             }
@@ -186,6 +185,19 @@ private:
 };
 
 } // namespace
+
+bool renameWithoutReplacing(int fromFd, const char* from, int toFd, const char* to) {
+    if (::renameat2(fromFd, from, toFd, to, RENAME_NOREPLACE) == 0)
+        return true;
+    if (errno != EINVAL && errno != ENOSYS)
+        return false;
+    struct stat st {};
+    if (::fstatat(toFd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        errno = EEXIST;
+        return false;
+    }
+    return ::renameat(fromFd, from, toFd, to) == 0;
+}
 
 TreeSweep removeTreeAt(int parentFd, const std::string& name) {
     return TreeWalker(parentFd, true).walk(name);

@@ -22,6 +22,11 @@ struct TreeSweep {
 // std::filesystem::remove_all walks by path names, which such a swap can redirect.
 TreeSweep removeTreeAt(int parentFd, const std::string& name);
 
+// renameat2(..., RENAME_NOREPLACE), and where the file system does not offer it (NFS, older
+// kernels: EINVAL, ENOSYS) a look for `to` and a plain rename: false with errno EEXIST when
+// `to` exists. Names kwb draws itself are unique enough for the look's race not to matter.
+bool renameWithoutReplacing(int fromFd, const char* from, int toFd, const char* to);
+
 // removeTreeAt for a path. The parent is opened by its path, following links on the way there:
 // for paths kwb chose, not for a name inside a tree an untrusted process writes.
 TreeSweep removeTree(const std::filesystem::path& path);

@@ -128,7 +128,7 @@ bool moveToTrash(int fd, const std::string& name, std::vector<Trash>& trash) {
     for (int attempt = 0; attempt < 4; ++attempt) {
         const std::string aside =
             ".kwb-trash-" + std::to_string(::getpid()) + "-" + std::to_string(trashCount++);
-        if (::renameat2(fd, name.c_str(), fd, aside.c_str(), RENAME_NOREPLACE) == 0) {
+        if (renameWithoutReplacing(fd, name.c_str(), fd, aside.c_str())) {
             trash.push_back({aside, name});
             return true;
         }
@@ -290,7 +290,10 @@ std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
         }
         ScratchTidy tidy;
         tidy.alone = ::flock(folder.parentFd_, LOCK_EX | LOCK_NB) == 0;
-        if (!tidy.alone && !waitForLock(folder.parentFd_, LOCK_SH, kLockPatience))
+        // A file system without flock (ENOLCK, EOPNOTSUPP: some network mounts) says nothing of
+        // who else is here: the folder is used without locks and without a tidy.
+        const bool locking = tidy.alone || errno == EWOULDBLOCK || errno == EINTR;
+        if (!tidy.alone && locking && !waitForLock(folder.parentFd_, LOCK_SH, kLockPatience))
             return failWith(workspaceRuns.string() + " stayed locked by another process for " +
                             std::to_string(kLockPatience.count()) + " s");
         if (!stillNamed(folder.parentFd_, workspaceRuns))
@@ -298,7 +301,7 @@ std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
         std::vector<Trash> trash;
         if (tidy.alone)
             setAsideUnheld(folder.parentFd_, budget, tidy, trash);
-        else
+        else if (locking)
             removeEndedScratchFolders(folder.parentFd_, tidy);
 
         // Made and locked under a name no tidy takes for a scratch folder, then renamed: a
@@ -311,13 +314,14 @@ std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
         if (made != 0)
             return failWith("cannot create a scratch folder in " + workspaceRuns.string() + ": " +
                             std::strerror(errno));
-        folder.folderFd_ = lockedFolder(folder.parentFd_, making);
+        folder.folderFd_ = locking ? lockedFolder(folder.parentFd_, making)
+                                   : openFolderRepairing(folder.parentFd_, making.c_str());
         if (folder.folderFd_ < 0)
             return failWith("cannot lock a new scratch folder in " + workspaceRuns.string() + ": " +
                             std::strerror(errno));
         folder.name_ = runId;
-        for (int n = 1; ::renameat2(folder.parentFd_, making.c_str(), folder.parentFd_,
-                                    folder.name_.c_str(), RENAME_NOREPLACE) != 0;
+        for (int n = 1; !renameWithoutReplacing(folder.parentFd_, making.c_str(), folder.parentFd_,
+                                                folder.name_.c_str());
              ++n) {
             if (errno != EEXIST || n > 8) {
                 removeTreeAt(folder.parentFd_, making);

@@ -114,3 +114,17 @@ TEST_F(TreeRemovalTest, AMissingNameIsNothingToDoAndAFileIsRemoved) {
     EXPECT_EQ(sweep.entries, 1u);
     EXPECT_FALSE(fs::exists(root_ / "file.txt"));
 }
+
+TEST_F(TreeRemovalTest, ARenameNeverReplacesWhatIsThere) {
+    write(root_ / "a/file", 10);
+    write(root_ / "taken/file", 10);
+    const int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(fd, 0);
+    EXPECT_FALSE(renameWithoutReplacing(fd, "a", fd, "taken"));
+    EXPECT_EQ(errno, EEXIST);
+    EXPECT_TRUE(fs::is_regular_file(root_ / "a/file"));
+    EXPECT_TRUE(renameWithoutReplacing(fd, "a", fd, "free"));
+    ::close(fd);
+    EXPECT_TRUE(fs::is_regular_file(root_ / "free/file"));
+    EXPECT_FALSE(fs::exists(root_ / "a"));
+}
