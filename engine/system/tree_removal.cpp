@@ -16,8 +16,10 @@ namespace {
 // Descriptors held at once stay near this (one per level walked).
 constexpr int kMaxDepth = 40;
 
-// Names for subtrees moved up, unique across the walkers of this process.
-std::atomic<unsigned long> movedCount{0};
+constexpr int kFolderFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+// The counter behind uniqueLocalName.
+std::atomic<unsigned long> localNameCount{0};
 
 // The mount a descriptor lies on: st_dev alone would call a btrfs subvolume another file system
 // and leave it behind for ever.
@@ -79,24 +81,6 @@ private:
         return st.st_dev == device_;
     }
 
-    // Opens a folder of the tree for reading, making it readable and writable first when its
-    // owner (the tree's writer, which is us) took that away. The mode is changed through the
-    // descriptor of what was opened without following a link, never by name.
-    int openFolder(int parentFd, const char* name) {
-        int fd = ::openat(parentFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0 || errno != EACCES || !remove_)
-            return fd;
-        const int handle = ::openat(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (handle < 0)
-            return -1;
-        const std::string viaProc = "/proc/self/fd/" + std::to_string(handle);
-        const bool changed = ::chmod(viaProc.c_str(), S_IRWXU) == 0;
-        ::close(handle);
-        if (!changed)
-            return -1;
-        return ::openat(parentFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    }
-
     void visit(int parentFd, const std::string& name, int depth) {
         struct stat st {};
         if (::fstatat(parentFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -115,7 +99,8 @@ private:
             moveUp(parentFd, name);
             return;
         }
-        const int fd = openFolder(parentFd, name.c_str());
+        const int fd = remove_ ? openFolderRestoringAccess(parentFd, name.c_str())
+                               : ::openat(parentFd, name.c_str(), kFolderFlags);
         if (fd < 0) {
             if (errno != ENOENT)
                 sweep_.complete = false;
@@ -135,20 +120,10 @@ private:
         }
         if (remove_ && (opened.st_mode & S_IRWXU) != S_IRWXU)
             (void)!::fchmod(fd, S_IRWXU);
-        DIR* folder = ::fdopendir(fd);
-        if (!folder) {
-            ::close(fd);
-            sweep_.complete = false;
-            return;
-        }
         // Names first, then the visits: removing while readdir runs may skip entries.
-        std::vector<std::string> children;
-        while (const dirent* entry = ::readdir(folder))
-            if (!isDotOrDotDot(entry->d_name))
-                children.emplace_back(entry->d_name);
-        for (const auto& child : children)
-            visit(::dirfd(folder), child, depth + 1);
-        ::closedir(folder);
+        for (const auto& child : folderEntries(fd))
+            visit(fd, child, depth + 1);
+        ::close(fd);
         if (remove_)
             unlinkEntry(parentFd, name.c_str(), AT_REMOVEDIR, st);
         else
@@ -162,15 +137,9 @@ private:
             sweep_.complete = false;
             return;
         }
-        for (int attempt = 0; attempt < 4; ++attempt) {
-            const std::string moved =
-                ".kwb-deep-" + std::to_string(::getpid()) + "-" + std::to_string(movedCount++);
-            if (renameWithoutReplacing(parentFd, name.c_str(), rootFd_, moved.c_str())) {
-                deferred_.push_back(moved);
-                return;
-            }
-            if (errno != EEXIST)
-                break;
+        if (auto moved = renameAside(parentFd, name, rootFd_, ".kwb-deep-")) {
+            deferred_.push_back(*moved);
+            return;
         }
         sweep_.complete = false;
     }
@@ -185,6 +154,60 @@ private:
 };
 
 } // namespace
+
+int openFolderRestoringAccess(int parentFd, const char* name) {
+    const int fd = ::openat(parentFd, name, kFolderFlags);
+    if (fd >= 0 || errno != EACCES)
+        return fd;
+    const int handle = ::openat(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (handle < 0) {
+        errno = EACCES;
+        return -1;
+    }
+    const std::string viaProc = "/proc/self/fd/" + std::to_string(handle);
+    const bool restored = ::chmod(viaProc.c_str(), S_IRWXU) == 0;
+    ::close(handle);
+    if (!restored) {
+        errno = EACCES;
+        return -1;
+    }
+    return ::openat(parentFd, name, kFolderFlags);
+}
+
+std::vector<std::string> folderEntries(int fd) {
+    std::vector<std::string> names;
+    const int copy = ::dup(fd); // fdopendir takes the descriptor it is given
+    if (copy < 0)
+        return names;
+    DIR* folder = ::fdopendir(copy);
+    if (!folder) {
+        ::close(copy);
+        return names;
+    }
+    ::rewinddir(folder); // the copy shares the original's position
+    while (const dirent* entry = ::readdir(folder))
+        if (!isDotOrDotDot(entry->d_name))
+            names.emplace_back(entry->d_name);
+    ::closedir(folder);
+    return names;
+}
+
+std::string uniqueLocalName(std::string_view prefix) {
+    return std::string(prefix) + std::to_string(::getpid()) + "-" +
+           std::to_string(localNameCount++);
+}
+
+std::optional<std::string> renameAside(int fromFd, const std::string& name, int toFd,
+                                       std::string_view prefix) {
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        std::string aside = uniqueLocalName(prefix);
+        if (renameWithoutReplacing(fromFd, name.c_str(), toFd, aside.c_str()))
+            return aside;
+        if (errno != EEXIST)
+            break; // EEXIST: a name another process drew (pids of other namespaces)
+    }
+    return std::nullopt;
+}
 
 bool renameWithoutReplacing(int fromFd, const char* from, int toFd, const char* to) {
     if (::renameat2(fromFd, from, toFd, to, RENAME_NOREPLACE) == 0)

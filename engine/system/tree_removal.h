@@ -3,7 +3,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace kwb {
 
@@ -26,6 +29,22 @@ TreeSweep removeTreeAt(int parentFd, const std::string& name);
 // kernels: EINVAL, ENOSYS) a look for `to` and a plain rename: false with errno EEXIST when
 // `to` exists. Names kwb draws itself are unique enough for the look's race not to matter.
 bool renameWithoutReplacing(int fromFd, const char* from, int toFd, const char* to);
+
+// Opens the folder `name` inside `parentFd` for reading, never through a link. When its owner
+// (us: the tree's writer runs as our user) took the rights away (`chmod 000`), they are given
+// back first, through a handle to what was found, not by name. -1 with errno set otherwise.
+int openFolderRestoringAccess(int parentFd, const char* name);
+
+// The names in the folder open as `fd` ("." and ".." left out); `fd` stays open and usable.
+std::vector<std::string> folderEntries(int fd);
+
+// Renames `name` in `fromFd` to <prefix><pid>-<n> in `toFd`, a name no other walker or claim of
+// this process draws; the new name, or nullopt (errno set) when it cannot be renamed.
+std::optional<std::string> renameAside(int fromFd, const std::string& name, int toFd,
+                                       std::string_view prefix);
+
+// <prefix><pid>-<n>: a name unique among those this process draws.
+std::string uniqueLocalName(std::string_view prefix);
 
 // removeTreeAt for a path. The parent is opened by its path, following links on the way there:
 // for paths kwb chose, not for a name inside a tree an untrusted process writes.

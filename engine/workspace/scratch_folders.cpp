@@ -5,14 +5,11 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <dirent.h>
 #include <fcntl.h>
 #include <random>
 #include <sys/file.h>
@@ -33,60 +30,14 @@ constexpr int kFolderFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 // a candidate's), and the evaluation says so instead of waiting for ever.
 constexpr std::chrono::seconds kLockPatience{60};
 
-// Names for entries renamed aside before their removal, unique in this process.
-std::atomic<unsigned long> trashCount{0};
-
-// The names in the folder open as `fd`, "." and ".." left out.
-std::vector<std::string> namesIn(int fd) {
-    std::vector<std::string> names;
-    const int copy = ::dup(fd);
-    if (copy < 0)
-        return names;
-    DIR* folder = ::fdopendir(copy);
-    if (!folder) {
-        ::close(copy);
-        return names;
-    }
-    ::rewinddir(folder);
-    while (const dirent* entry = ::readdir(folder)) {
-        const std::string_view name = entry->d_name;
-        if (name != "." && name != "..")
-            names.emplace_back(name);
-    }
-    ::closedir(folder);
-    return names;
-}
-
 bool sameFile(const struct stat& a, const struct stat& b) {
     return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-// Opens a folder (never through a link), first giving its owner back the rights a candidate
-// took away (`chmod 000` on its HOME or on a folder in it); the mode is changed through a handle
-// to what was found, not by name.
-int openFolderRepairing(int parentFd, const char* name) {
-    const int fd = ::openat(parentFd, name, kFolderFlags);
-    if (fd >= 0 || errno != EACCES)
-        return fd;
-    const int handle = ::openat(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (handle < 0) {
-        errno = EACCES;
-        return -1;
-    }
-    const std::string viaProc = "/proc/self/fd/" + std::to_string(handle);
-    const bool repaired = ::chmod(viaProc.c_str(), S_IRWXU) == 0;
-    ::close(handle);
-    if (!repaired) {
-        errno = EACCES;
-        return -1;
-    }
-    return ::openat(parentFd, name, kFolderFlags);
 }
 
 // The folder `name` inside `parentFd`, opened and locked exclusively without waiting; -1 with
 // errno EWOULDBLOCK when someone holds it, another errno when it cannot be opened.
 int lockedFolder(int parentFd, const std::string& name) {
-    const int fd = openFolderRepairing(parentFd, name.c_str());
+    const int fd = openFolderRestoringAccess(parentFd, name.c_str());
     if (fd < 0)
         return -1;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -125,17 +76,10 @@ struct Trash {
 
 // Renames `name` aside (fast, whatever it holds); false when it cannot be.
 bool moveToTrash(int fd, const std::string& name, std::vector<Trash>& trash) {
-    for (int attempt = 0; attempt < 4; ++attempt) {
-        const std::string aside =
-            ".kwb-trash-" + std::to_string(::getpid()) + "-" + std::to_string(trashCount++);
-        if (renameWithoutReplacing(fd, name.c_str(), fd, aside.c_str())) {
-            trash.push_back({aside, name});
-            return true;
-        }
-        if (errno != EEXIST)
-            return false;
-    }
-    return false;
+    std::optional<std::string> aside = renameAside(fd, name, fd, ".kwb-trash-");
+    if (aside)
+        trash.push_back({*aside, name});
+    return aside.has_value();
 }
 
 // The runs folder with no evaluation in it (held exclusively): every entry but the kept caches
@@ -145,7 +89,7 @@ bool moveToTrash(int fd, const std::string& name, std::vector<Trash>& trash) {
 void setAsideUnheld(int fd, const ScratchCacheBudget& budget, ScratchTidy& tidy,
                     std::vector<Trash>& trash) {
     std::vector<std::string> kept;
-    for (const auto& name : namesIn(fd)) {
+    for (const auto& name : folderEntries(fd)) {
         struct stat st {};
         if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
@@ -180,7 +124,7 @@ void setAsideUnheld(int fd, const ScratchCacheBudget& budget, ScratchTidy& tidy,
 // The runs folder shared with other evaluations, whose stages may use anything in it: only
 // the scratch folders of evaluations that ended go.
 void removeEndedScratchFolders(int fd, ScratchTidy& tidy) {
-    for (const auto& name : namesIn(fd)) {
+    for (const auto& name : folderEntries(fd)) {
         if (!isScratchFolderName(name))
             continue;
         const int held = lockedFolder(fd, name);
@@ -282,7 +226,7 @@ std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
         std::error_code ec;
         fs::create_directories(workspaceRuns, ec);
         ScratchFolder folder;
-        folder.parentFd_ = openFolderRepairing(AT_FDCWD, workspaceRuns.c_str());
+        folder.parentFd_ = openFolderRestoringAccess(AT_FDCWD, workspaceRuns.c_str());
         if (folder.parentFd_ < 0) {
             if (errno == ENOENT)
                 continue;
@@ -306,8 +250,7 @@ std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
 
         // Made and locked under a name no tidy takes for a scratch folder, then renamed: a
         // tidy of another evaluation never finds it unlocked.
-        const std::string making =
-            ".kwb-new-" + std::to_string(::getpid()) + "-" + std::to_string(trashCount++);
+        const std::string making = uniqueLocalName(".kwb-new-");
         int made = ::mkdirat(folder.parentFd_, making.c_str(), 0755);
         if (made != 0 && errno == EACCES && ::fchmod(folder.parentFd_, S_IRWXU) == 0)
             made = ::mkdirat(folder.parentFd_, making.c_str(), 0755); // `chmod 500 $HOME`
@@ -315,7 +258,7 @@ std::optional<ScratchFolder> ScratchFolder::claim(const fs::path& workspaceRuns,
             return failWith("cannot create a scratch folder in " + workspaceRuns.string() + ": " +
                             std::strerror(errno));
         folder.folderFd_ = locking ? lockedFolder(folder.parentFd_, making)
-                                   : openFolderRepairing(folder.parentFd_, making.c_str());
+                                   : openFolderRestoringAccess(folder.parentFd_, making.c_str());
         if (folder.folderFd_ < 0)
             return failWith("cannot lock a new scratch folder in " + workspaceRuns.string() + ": " +
                             std::strerror(errno));
@@ -385,7 +328,7 @@ ScratchTidy removeIdleWorkspaceRuns(const fs::path& runsRoot, std::chrono::secon
     if (root < 0)
         return tidy;
     const std::time_t now = std::time(nullptr);
-    for (const auto& name : namesIn(root)) {
+    for (const auto& name : folderEntries(root)) {
         const bool leftover = name.rfind(".kwb-deep-", 0) == 0; // an interrupted removal's
         if (name.rfind("ws-", 0) != 0 && !leftover)
             continue;
