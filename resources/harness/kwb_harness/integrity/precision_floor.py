@@ -200,22 +200,21 @@ class PrecisionFloor:
             candidate_error, reference_error, misses = _errors(candidate, reference, answer)
             if not misses or candidate_error <= NOISE_ALLOWANCE * reference_error:
                 continue
+            distance = (f"output {index} (float32) is {candidate_error:.3g} x (1 + |answer|) from the float64 "
+                        f"answer, beyond float32's tolerance ({FLOAT32_TOLERANCE:g}, which KernelBench would "
+                        "reject)")
             if self._fast_math and candidate_error <= FAST_MATH_ENVELOPE:
                 reduced = reduced or {
                     "code": "precision_reduced", "severity": "warning",
-                    "reason": f"output {index} (float32) is {candidate_error:.3g} x (1 + |answer|) from the "
-                              f"float64 answer, beyond float32's tolerance ({FLOAT32_TOLERANCE:g}, which "
-                              "KernelBench would reject) but within the error of the fast-math intrinsics the "
-                              f"CUDA build uses ({FAST_MATH_ENVELOPE:.3g}; tanhf becomes tanh.approx.f32 under "
+                    "reason": f"{distance} but within the error of the fast-math intrinsics the CUDA build "
+                              f"uses ({FAST_MATH_ENVELOPE:.3g}; tanhf becomes tanh.approx.f32 under "
                               "--use_fast_math, as in CUDA Agent's compile): not scored down"}
                 continue
             return {"code": "precision_downgrade", "severity": "strict",
-                        "reason": f"output {index} (float32) is {candidate_error:.3g} x (1 + |answer|) from the "
-                                  f"float64 answer, beyond float32's tolerance ({FLOAT32_TOLERANCE:g}, which "
-                                  f"KernelBench would reject too) and {NOISE_ALLOWANCE:g}x the reference's own "
-                                  f"float32 error ({reference_error:.3g}): it is computed in less precision than "
-                                  "float32 (a table, quantisation, 16-bit arithmetic) or in a far less accurate "
-                                  "order than the reference's"}
+                    "reason": f"{distance} and {NOISE_ALLOWANCE:g}x the reference's own float32 error "
+                              f"({reference_error:.3g}): it is computed in less precision than float32 (a table, "
+                              "quantisation, 16-bit arithmetic) or in a far less accurate order than the "
+                              "reference's"}
         return reduced
 
     def evidence(self) -> dict:
