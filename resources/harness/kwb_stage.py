@@ -14,11 +14,15 @@ import runpy
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# Compiled bytecode is looked up below /proc, where no file can be created, and never in a
-# workspace's __pycache__: a planted .pyc whose recorded size and time match a clean .py would
-# otherwise run in its place, unseen by the source checks. (-B already keeps stages from writing
-# bytecode.)
+# Bytecode only from the interpreter's installation, never from a folder the candidate can write
+# (a planted .pyc whose recorded size and time match a clean .py would run in its place, unseen by
+# the source checks): kwb_harness/isolation/bytecode_policy.py. Until its hook is in place, every
+# lookup goes below /proc, where no file can be created. (-B keeps stages from writing bytecode.)
 sys.pycache_prefix = "/proc/kwb-no-bytecode"
+from kwb_harness.isolation import bytecode_policy  # noqa: E402
+
+bytecode_policy.install()
+sys.pycache_prefix = None
 if len(sys.argv) < 2:
     sys.exit("usage: kwb_stage.py MODULE [ARGS...]")
 module = sys.argv[1]

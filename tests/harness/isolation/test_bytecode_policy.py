@@ -1,0 +1,78 @@
+"""Stages read bytecode only from the interpreter's installation: a .pyc planted beside a clean
+.py in a folder the candidate writes never runs, and the installation's modules keep theirs."""
+import os
+import py_compile
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__import__("kwb_harness").__file__)))
+BOOTSTRAP = os.path.join(HARNESS, "kwb_stage.py")
+
+from kwb_harness.isolation import bytecode_policy  # noqa: E402
+
+
+def plant_matching_bytecode(folder: str, name: str, clean: str, planted: str) -> None:
+    """Writes NAME.py with `clean` and, in __pycache__, bytecode compiled from `planted` that
+    records the clean file's size and modification time, so that a standard import runs it."""
+    source = os.path.join(folder, name + ".py")
+    with open(source, "w") as f:
+        f.write(planted)
+    py_compile.compile(source, cfile=__import__("importlib.util").util.cache_from_source(source),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    with open(source, "w") as f:
+        f.write(clean)
+
+
+class BytecodePolicyTest(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="kwb-bytecode-")
+
+    def run_stage(self, code: str) -> str:
+        """Runs `code` as a module through the stages' bootstrap, from the folder as working
+        directory; the folder is on sys.path (PYTHONPATH) as a workspace is for its candidate."""
+        with open(os.path.join(self.folder, "probe_main.py"), "w") as f:
+            f.write(code)
+        env = dict(os.environ, PYTHONPATH=self.folder)
+        done = subprocess.run([sys.executable, "-B", BOOTSTRAP, "probe_main"], cwd=self.folder, env=env,
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    def test_planted_bytecode_beside_a_clean_source_does_not_run(self):
+        plant_matching_bytecode(self.folder, "helper", "VALUE = 'clean'\n", "VALUE = 'planted'\n")
+        out = self.run_stage("import helper\nprint(helper.VALUE)\n")
+        self.assertEqual(out.strip(), "clean")
+
+    def test_a_lone_bytecode_file_is_not_a_module(self):
+        source = os.path.join(self.folder, "lonely.py")
+        with open(source, "w") as f:
+            f.write("VALUE = 'from bytecode'\n")
+        py_compile.compile(source, cfile=os.path.join(self.folder, "lonely.pyc"))
+        os.unlink(source)
+        out = self.run_stage("try:\n    import lonely\n    print(lonely.VALUE)\nexcept ImportError:\n"
+                             "    print('not importable')\n")
+        self.assertEqual(out.strip(), "not importable")
+
+    def test_the_installation_keeps_its_bytecode(self):
+        # A standard-library module that is not loaded at start-up, imported after the hook.
+        out = self.run_stage(textwrap.dedent("""
+            import sys
+            import fractions
+            print(type(fractions.__spec__.loader).__name__, fractions.__cached__ is not None,
+                  sys.pycache_prefix)
+        """))
+        self.assertEqual(out.split(), ["SourceFileLoader", "True", "None"])
+
+    def test_folders_the_candidate_writes_are_never_trusted(self):
+        installation = ["/opt/python"]
+        self.assertTrue(bytecode_policy.trusts_bytecode_in("/opt/python/lib", installation, ["/tmp"]))
+        self.assertFalse(bytecode_policy.trusts_bytecode_in("/opt/pythonx/lib", installation, ["/tmp"]))
+        self.assertFalse(bytecode_policy.trusts_bytecode_in("/opt/python/ws", installation, ["/opt/python/ws"]))
+        self.assertFalse(bytecode_policy.trusts_bytecode_in("/srv/ws", installation, ["/tmp"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
