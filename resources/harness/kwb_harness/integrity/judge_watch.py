@@ -86,10 +86,11 @@ class JudgeWatch:
             found.append(f"its autogroup changed from '{self._autogroup}' to '{_autogroup()}'")
         return found
 
-    def flag(self):
+    def flag(self, while_it: str = "timed",
+             so: str = "its timings of eager, torch.compile and the candidate cannot be trusted"):
         found = self.disturbances()
         if not found:
             return None
         return {"code": "judge_disturbed", "severity": STRICT,
-                "reason": "something changed how the judge ran while it timed (" + "; ".join(found[:4]) +
-                          "): its timings of eager, torch.compile and the candidate cannot be trusted"}
+                "reason": f"something changed how the judge ran while it {while_it} (" + "; ".join(found[:4]) +
+                          f"): {so}"}

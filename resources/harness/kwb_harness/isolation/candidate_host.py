@@ -83,6 +83,9 @@ class _Host:
         self.namespace = None
         self.threads_before = None
         self.forward_calls_into_extension = 0
+        # Forward calls run: a stage the judge ended before the first (its own finding) says
+        # nothing about whether the candidate calls its kernels.
+        self.forward_calls = 0
         self.kept = []
         self.last_output_bytes = []
         self.modified_inputs = set()
@@ -177,6 +180,7 @@ class _Host:
         import torch
 
         def call(*args):
+            self.forward_calls += 1
             with torch.no_grad():
                 with self.guard if self.guarded else contextlib.nullcontext():
                     return self.model(*args)
@@ -330,7 +334,7 @@ class _Host:
             flags += namespace_flags(self.namespace)
         if self.threads_before is not None:
             flags += thread_census.flags_since(self.threads_before)
-        if self.counter is not None and self.forward_calls_into_extension == 0:
+        if self.counter is not None and self.forward_calls and self.forward_calls_into_extension == 0:
             flags.append(not_run_flag(self.counter))
         if self.modified_inputs:
             flags.append({"code": "inputs_modified", "severity": "strict",

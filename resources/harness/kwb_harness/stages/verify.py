@@ -16,7 +16,7 @@ from .. import device as devices
 from .. import models
 from ..compare import compare
 from ..errors import CANDIDATE_RUN, CUDA_ERROR, OUTPUT_MISMATCH, SECOND_SHAPE_FAILED, HarnessError
-from ..integrity import alternate_shape, output_digest
+from ..integrity import alternate_shape, judge_watch, output_digest
 from ..integrity.precision_floor import PrecisionFloor
 from ..isolation import candidate_process
 from ..isolation.candidate_process import CandidateProcess
@@ -212,6 +212,19 @@ def _check_second_shape(runner: _RemoteCandidate, case, result: dict) -> None:
     print(f"second shape ({case.description}): PASS")
 
 
+def _judge_disturbed(watch, flags: _Flags) -> bool:
+    """Whether the candidate's processes have changed how the judge runs (pinned it to one CPU,
+    lowered its priority, stopped it): a strict finding, so the checks end there. A judge pinned
+    beside its own threads at the lowest priority compares 20-50x slower; going on would only
+    spend the evaluation's time on a candidate already rejected."""
+    flag = watch.flag("checked the candidate", "a candidate's processes reached into the judge's process")
+    if flag is None:
+        return False
+    flags.add(flag)
+    print("checks stopped: the judge was disturbed")
+    return True
+
+
 def check_seeds(req) -> list:
     """One seed per check (the warm worker pre-generates their inputs)."""
     return [req.seed + index * 1000 for index in range(req.checks)]
@@ -268,12 +281,16 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
     result["second_shape"] = dict(prepared.second_shape)
     process = prepared.candidate
     merged = {}
+    # Before the candidate is loaded: from then on its processes could reach the judge.
+    watch = judge_watch.JudgeWatch()
     try:
         process.ask({"op": "load", "candidate": req.candidate, "extension_path": req.extension_path,
                      "kernels_dir": req.kernels_dir})
         phases.mark("candidate import")
         runner = _RemoteCandidate(req, process, flags)
         for index, case in enumerate(cases):
+            if _judge_disturbed(watch, flags):
+                break
             result["checks_run"] = index + 1
             runner.last_stats = []
             try:
@@ -292,8 +309,10 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
             cases[index] = None  # its models and tensors are not needed any more
             gc.collect()
         phases.mark("checks")
-        _check_second_shape(runner, shape_case, result)
-        phases.mark("second shape")
+        if not _judge_disturbed(watch, flags):
+            _check_second_shape(runner, shape_case, result)
+            phases.mark("second shape")
+            _judge_disturbed(watch, flags)
         for part, seconds in runner.seconds.items():
             phases.note("checks and second shape: " + part, seconds)
         result["correct"] = True
