@@ -136,6 +136,7 @@ void addEvalCommand(CLI::App& app) {
     auto candidate = std::make_shared<std::string>();
     auto noProfile = std::make_shared<bool>(false);
     auto refresh = std::make_shared<bool>(false);
+    auto profileFlagged = std::make_shared<bool>(false);
     auto threshold = std::make_shared<double>(1.05);
     auto fast = std::make_shared<bool>(false);
     auto profileName = std::make_shared<std::string>();
@@ -155,6 +156,9 @@ void addEvalCommand(CLI::App& app) {
     cmd->add_flag("--no-profile", *noProfile, "Stop after verification");
     cmd->add_flag("--refresh-baselines", *refresh,
                   "Re-time eager and torch.compile even if cached");
+    cmd->add_flag("--profile-flagged", *profileFlagged,
+                  "Time a candidate even after a strict finding (its reward is -1 either way; "
+                  "by default the profile stage is then skipped)");
     cmd->add_option("--threshold", *threshold,
                     "Speed-up a milestone needs (1.05: more than 5% faster)")
         ->check(CLI::Range(1.0, 100.0));
@@ -180,62 +184,63 @@ void addEvalCommand(CLI::App& app) {
                     "Folder for the report and its CSV pages (default: the workspace's "
                     "build/counters/<time>)");
     addCommonOptions(cmd, *o);
-    cmd->callback(
-        [cmd, o, target, candidate, noProfile, refresh, threshold, fast, profileName, counters] {
-            const bool pair = !candidate->empty();
-            const EvaluationProfile profile =
-                profileName->empty()
-                    ? (pair ? EvaluationProfile::KernelBench : EvaluationProfile::CudaAgent)
-                    : *evaluationProfileFrom(*profileName);
-            EvaluationOptions options = profiledOptions(cmd, *o, profile);
-            if (*fast) // quick feedback while editing; explicit options still win
-                applyQuickFeedback(options, {.checks = cmd->count("--checks") > 0,
-                                             .maxRounds = cmd->count("--max-rounds") > 0,
-                                             .timingBudget = cmd->count("--timing-budget") > 0,
-                                             .targetCv = cmd->count("--target-cv") > 0});
-            options.reward.speedupThreshold = *threshold;
-            options.profile = !*noProfile;
-            options.refreshBaselines = *refresh;
-            if (counters->wanted) {
-                for (const std::string& section : counters->sections)
-                    if (const std::string problem = ncuSectionProblem(section); !problem.empty()) {
-                        std::cerr << "kwb: --counters-sections: " << problem << "\n";
-                        throw CLI::RuntimeError(kExitUsage);
-                    }
-                options.counters = CounterCollection{counters->sections, counters->kernel,
-                                                     counters->launches, counters->folder};
-            }
-            EvaluationTarget what;
-            if (pair) {
-                what = EvaluationTarget::forPair(*target, *candidate);
-            } else if (std::filesystem::is_directory(*target)) {
-                what = EvaluationTarget::forWorkspace(*target);
-            } else {
-                std::cerr << "kwb: " << *target
-                          << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
-                throw CLI::RuntimeError(kExitUsage);
-            }
-            const Evaluator::Progress progress = [&](const std::string& stage) {
-                if (!o->json)
-                    std::cerr << "[" << stage << "]\n";
-            };
-            const std::optional<EvaluationResult> ran = runSomewhere(
-                *o, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
-                [&](std::string* error) {
-                    return evaluateThroughDaemon(what, options, o->python, progress, error);
-                });
-            if (!ran)
-                throw CLI::RuntimeError(kExitFailure);
-            const EvaluationResult& result = *ran;
-            if (o->json)
-                std::cout << toJson(result).dump(2) << "\n";
-            else
-                printEvaluation(std::cout, result);
-            // The evaluation ran: its verdict is in the record, not the exit code. Only a missing
-            // Python (nothing could run) is a failure of the command itself.
-            if (result.failureKind == "python_missing" || result.failureKind == "missing_file")
-                throw CLI::RuntimeError(kExitFailure);
-        });
+    cmd->callback([cmd, o, target, candidate, noProfile, refresh, profileFlagged, threshold, fast,
+                   profileName, counters] {
+        const bool pair = !candidate->empty();
+        const EvaluationProfile profile =
+            profileName->empty()
+                ? (pair ? EvaluationProfile::KernelBench : EvaluationProfile::CudaAgent)
+                : *evaluationProfileFrom(*profileName);
+        EvaluationOptions options = profiledOptions(cmd, *o, profile);
+        if (*fast) // quick feedback while editing; explicit options still win
+            applyQuickFeedback(options, {.checks = cmd->count("--checks") > 0,
+                                         .maxRounds = cmd->count("--max-rounds") > 0,
+                                         .timingBudget = cmd->count("--timing-budget") > 0,
+                                         .targetCv = cmd->count("--target-cv") > 0});
+        options.reward.speedupThreshold = *threshold;
+        options.profile = !*noProfile;
+        options.refreshBaselines = *refresh;
+        options.profileFlagged = *profileFlagged;
+        if (counters->wanted) {
+            for (const std::string& section : counters->sections)
+                if (const std::string problem = ncuSectionProblem(section); !problem.empty()) {
+                    std::cerr << "kwb: --counters-sections: " << problem << "\n";
+                    throw CLI::RuntimeError(kExitUsage);
+                }
+            options.counters = CounterCollection{counters->sections, counters->kernel,
+                                                 counters->launches, counters->folder};
+        }
+        EvaluationTarget what;
+        if (pair) {
+            what = EvaluationTarget::forPair(*target, *candidate);
+        } else if (std::filesystem::is_directory(*target)) {
+            what = EvaluationTarget::forWorkspace(*target);
+        } else {
+            std::cerr << "kwb: " << *target
+                      << " is not a workspace folder (for a file pair, add --candidate FILE)\n";
+            throw CLI::RuntimeError(kExitUsage);
+        }
+        const Evaluator::Progress progress = [&](const std::string& stage) {
+            if (!o->json)
+                std::cerr << "[" << stage << "]\n";
+        };
+        const std::optional<EvaluationResult> ran = runSomewhere(
+            *o, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
+            [&](std::string* error) {
+                return evaluateThroughDaemon(what, options, o->python, progress, error);
+            });
+        if (!ran)
+            throw CLI::RuntimeError(kExitFailure);
+        const EvaluationResult& result = *ran;
+        if (o->json)
+            std::cout << toJson(result).dump(2) << "\n";
+        else
+            printEvaluation(std::cout, result);
+        // The evaluation ran: its verdict is in the record, not the exit code. Only a missing
+        // Python (nothing could run) is a failure of the command itself.
+        if (result.failureKind == "python_missing" || result.failureKind == "missing_file")
+            throw CLI::RuntimeError(kExitFailure);
+    });
 }
 
 void addBaselineCommand(CLI::App& app) {

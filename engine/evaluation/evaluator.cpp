@@ -992,6 +992,14 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
 
     if (!options.profile)
         return finish();
+    // Counters asked for are read, not scored: they are collected for a flagged candidate too.
+    if (r.hasStrictFlag() && !options.profileFlagged && !options.counters) {
+        r.stages.push_back({"profile", StageStatus::Skipped, 0.0,
+                            "not timed: a strict rule was broken, so the reward is -1 whatever "
+                            "the timing (--profile-flagged times it anyway)",
+                            ""});
+        return finish();
+    }
     if (cancelled())
         return finish();
     report("profile");

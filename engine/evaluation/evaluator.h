@@ -60,6 +60,10 @@ struct EvaluationOptions {
     bool profile = true;
     bool stopAfterCompile = false; // compile only (the agent's Compile tool): no verify, no reward
     bool refreshBaselines = false; // re-time eager and torch.compile even if cached
+    // A strict finding before the profile stage makes the reward -1 whatever the timing, so the
+    // stage (the longest one, and the GPU's time on a GPU host) is skipped; on, it runs anyway,
+    // for someone who wants to see how a flagged candidate performs.
+    bool profileFlagged = false;
     int warmup = 3;
     int iterations = 30;
     int rounds = 5;

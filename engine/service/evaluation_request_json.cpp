@@ -114,6 +114,7 @@ json toJson(const EvaluationOptions& o) {
             {"profile", o.profile},
             {"stop_after_compile", o.stopAfterCompile},
             {"refresh_baselines", o.refreshBaselines},
+            {"profile_flagged", o.profileFlagged},
             {"warmup", o.warmup},
             {"iterations", o.iterations},
             {"rounds", o.rounds},
@@ -196,6 +197,7 @@ bool optionsFromJson(const json& j, EvaluationOptions& o, std::string* error) {
     r.flag("profile", o.profile);
     r.flag("stop_after_compile", o.stopAfterCompile);
     r.flag("refresh_baselines", o.refreshBaselines);
+    r.flag("profile_flagged", o.profileFlagged);
     r.integer("warmup", o.warmup, 0, 100000);
     r.integer("iterations", o.iterations, 1, 100000);
     r.integer("rounds", o.rounds, 1, 10000);
