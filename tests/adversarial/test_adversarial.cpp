@@ -135,13 +135,27 @@ void expectRunsFolderTidied(const AdversarialCase& c, const EvaluationResult& r)
     }
 }
 
+// Every case's workspace is a sibling in one folder per test process, as a rollout's are: under
+// the warm worker one server (where Landlock lets its children confine themselves) then judges
+// case after case, so what an attack leaves in a shared server meets the next case, honest ones
+// included; and the server starts once per shard instead of once per case.
+const fs::path& siblingWorkspacesFolder() {
+    static const ScopedTestFolder folder("adversarial");
+    return folder.path();
+}
+
 class AdversarialSuite : public EvaluationTest {
 protected:
     void SetUp() override {
-        EvaluationTest::SetUp();
+        root_ = siblingWorkspacesFolder();
         // A credential in kwb's own environment, which the escape_secrets and escape_proc
         // candidates look for from inside the sandbox.
         setenv("KWB_ESCAPE_CANARY_TOKEN", "do-not-leak", 1);
+    }
+    // Only the case's own workspace goes: the folder stays bound in the shared server.
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(root_ / caseName_, ec);
     }
 
     // Budgets small enough for the resource escapes to reach on a CI machine, large enough for
@@ -153,6 +167,8 @@ protected:
     }
 
     fs::path workspaceFor(const AdversarialCase& c) {
+        caseName_ = c.name;
+        fs::remove_all(root_ / c.name);
         const fs::path ws = makeWorkspace("07_scale_residual_add", true, c.name);
         for (const auto& entry : fs::recursive_directory_iterator(kCandidates / c.name)) {
             if (!entry.is_regular_file())
@@ -231,6 +247,8 @@ protected:
         else
             EXPECT_FALSE(mentions(r, "stale_output")) << findings(r);
     }
+
+    std::string caseName_;
 };
 
 class AdversarialCpu : public AdversarialSuite,
@@ -241,6 +259,9 @@ TEST_P(AdversarialCpu, IsJudgedForWhatItDoes) {
     EvaluationOptions options = suiteOptions(cpuOptions());
     options.profile = c.needsProfile;
     options.refreshBaselines = c.timesBaselines;
+    // The profile stage's defences must meet the attack even where verification has already
+    // flagged the candidate (which skips the stage otherwise).
+    options.profileFlagged = c.needsProfile || c.timesBaselines;
     judge(c, workspaceFor(c), options);
 }
 
@@ -263,6 +284,9 @@ TEST_P(AdversarialGpu, IsJudgedForWhatItDoesOnTheGpu) {
     options.maxRounds = 8;
     options.profile = c.needsProfile;
     options.refreshBaselines = c.timesBaselines;
+    // The profile stage's defences must meet the attack even where verification has already
+    // flagged the candidate (which skips the stage otherwise).
+    options.profileFlagged = c.needsProfile || c.timesBaselines;
     judge(c, workspaceFor(c), options);
 }
 
