@@ -24,6 +24,21 @@ TEST_F(EvaluationTest, PurePyTorchCandidateIsCorrectButFlaggedAsTorchFallback) {
         flagged |= flag.code == "torch_fallback" && flag.severity == FlagSeverity::Strict &&
                    flag.reason.find("aten.mul") != std::string::npos;
     EXPECT_TRUE(flagged) << describe(r);
+    // The strict finding decided the reward: nothing was timed for it.
+    ASSERT_NE(r.stage("profile"), nullptr);
+    EXPECT_EQ(r.stage("profile")->status, StageStatus::Skipped) << describe(r);
+    EXPECT_FALSE(r.eager.available);
+}
+
+TEST_F(EvaluationTest, AFlaggedCandidateIsTimedWhenAskedAndStillEarnsNothing) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
+    EvaluationOptions options = cpuOptions();
+    options.profileFlagged = true;
+    const EvaluationResult r = evaluateWorkspace(ws, options);
+    ASSERT_NE(r.stage("profile"), nullptr);
+    EXPECT_EQ(r.stage("profile")->status, StageStatus::Passed) << describe(r);
+    EXPECT_TRUE(r.eager.available) << describe(r);
+    EXPECT_EQ(r.reward, -1);
 }
 
 TEST_F(EvaluationTest, KernelBenchProfileRejectsAPrecisionBugThatCudaAgentsTolerancePasses) {
