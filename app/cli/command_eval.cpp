@@ -136,7 +136,7 @@ void addEvalCommand(CLI::App& app) {
     auto candidate = std::make_shared<std::string>();
     auto noProfile = std::make_shared<bool>(false);
     auto refresh = std::make_shared<bool>(false);
-    auto profileFlagged = std::make_shared<bool>(false);
+    auto profileFlagged = std::make_shared<bool>(true);
     auto threshold = std::make_shared<double>(1.05);
     auto fast = std::make_shared<bool>(false);
     auto profileName = std::make_shared<std::string>();
@@ -156,9 +156,9 @@ void addEvalCommand(CLI::App& app) {
     cmd->add_flag("--no-profile", *noProfile, "Stop after verification");
     cmd->add_flag("--refresh-baselines", *refresh,
                   "Re-time eager and torch.compile even if cached");
-    cmd->add_flag("--profile-flagged", *profileFlagged,
-                  "Time a candidate even after a strict finding (its reward is -1 either way; "
-                  "by default the profile stage is then skipped)");
+    cmd->add_option("--profile-flagged", *profileFlagged,
+                    "Time a candidate after a strict finding (its reward is -1 either way): on "
+                    "by default, off in the rl profile");
     cmd->add_option("--threshold", *threshold,
                     "Speed-up a milestone needs (1.05: more than 5% faster)")
         ->check(CLI::Range(1.0, 100.0));
@@ -200,7 +200,8 @@ void addEvalCommand(CLI::App& app) {
         options.reward.speedupThreshold = *threshold;
         options.profile = !*noProfile;
         options.refreshBaselines = *refresh;
-        options.profileFlagged = *profileFlagged;
+        if (cmd->count("--profile-flagged") > 0)
+            options.profileFlagged = *profileFlagged;
         if (counters->wanted) {
             for (const std::string& section : counters->sections)
                 if (const std::string problem = ncuSectionProblem(section); !problem.empty()) {

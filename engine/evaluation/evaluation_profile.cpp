@@ -45,6 +45,7 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
     options.reward.statistic = defaults.reward.statistic;
     options.warmWorker = defaults.warmWorker;
     options.standby = defaults.standby;
+    options.profileFlagged = defaults.profileFlagged;
     switch (profile) {
     case EvaluationProfile::CudaAgent:
         break;
@@ -78,6 +79,9 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
         // and each one would hold a CUDA context.
         options.warmWorker = true;
         options.standby = false;
+        // A strict finding in verification ends the evaluation: its reward is -1 whatever the
+        // timing, and RL finds hacks often.
+        options.profileFlagged = false;
         break;
     }
 }

@@ -996,7 +996,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     if (r.hasStrictFlag() && !options.profileFlagged && !options.counters) {
         r.stages.push_back({"profile", StageStatus::Skipped, 0.0,
                             "not timed: a strict rule was broken, so the reward is -1 whatever "
-                            "the timing (--profile-flagged times it anyway)",
+                            "the timing (--profile-flagged on times it anyway)",
                             ""});
         return finish();
     }

@@ -60,10 +60,10 @@ struct EvaluationOptions {
     bool profile = true;
     bool stopAfterCompile = false; // compile only (the agent's Compile tool): no verify, no reward
     bool refreshBaselines = false; // re-time eager and torch.compile even if cached
-    // A strict finding before the profile stage makes the reward -1 whatever the timing, so the
-    // stage (the longest one, and the GPU's time on a GPU host) is skipped; on, it runs anyway,
-    // for someone who wants to see how a flagged candidate performs.
-    bool profileFlagged = false;
+    // Whether a candidate a strict finding has already given reward -1 is still timed: someone
+    // editing by hand wants to see how it performs. The rl profile turns it off: a rollout
+    // spends no GPU time on a candidate whose reward no timing can change.
+    bool profileFlagged = true;
     int warmup = 3;
     int iterations = 30;
     int rounds = 5;

@@ -259,9 +259,6 @@ TEST_P(AdversarialCpu, IsJudgedForWhatItDoes) {
     EvaluationOptions options = suiteOptions(cpuOptions());
     options.profile = c.needsProfile;
     options.refreshBaselines = c.timesBaselines;
-    // The profile stage's defences must meet the attack even where verification has already
-    // flagged the candidate (which skips the stage otherwise).
-    options.profileFlagged = c.needsProfile || c.timesBaselines;
     judge(c, workspaceFor(c), options);
 }
 
@@ -284,9 +281,6 @@ TEST_P(AdversarialGpu, IsJudgedForWhatItDoesOnTheGpu) {
     options.maxRounds = 8;
     options.profile = c.needsProfile;
     options.refreshBaselines = c.timesBaselines;
-    // The profile stage's defences must meet the attack even where verification has already
-    // flagged the candidate (which skips the stage otherwise).
-    options.profileFlagged = c.needsProfile || c.timesBaselines;
     judge(c, workspaceFor(c), options);
 }
 

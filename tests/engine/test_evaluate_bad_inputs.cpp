@@ -24,21 +24,27 @@ TEST_F(EvaluationTest, PurePyTorchCandidateIsCorrectButFlaggedAsTorchFallback) {
         flagged |= flag.code == "torch_fallback" && flag.severity == FlagSeverity::Strict &&
                    flag.reason.find("aten.mul") != std::string::npos;
     EXPECT_TRUE(flagged) << describe(r);
-    // The strict finding decided the reward: nothing was timed for it.
-    ASSERT_NE(r.stage("profile"), nullptr);
-    EXPECT_EQ(r.stage("profile")->status, StageStatus::Skipped) << describe(r);
-    EXPECT_FALSE(r.eager.available);
 }
 
-TEST_F(EvaluationTest, AFlaggedCandidateIsTimedWhenAskedAndStillEarnsNothing) {
+TEST_F(EvaluationTest, TheRlProfileDoesNotTimeACandidateAStrictFindingHasRejected) {
     const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
-    EvaluationOptions options = cpuOptions();
-    options.profileFlagged = true;
-    const EvaluationResult r = evaluateWorkspace(ws, options);
-    ASSERT_NE(r.stage("profile"), nullptr);
-    EXPECT_EQ(r.stage("profile")->status, StageStatus::Passed) << describe(r);
-    EXPECT_TRUE(r.eager.available) << describe(r);
-    EXPECT_EQ(r.reward, -1);
+    EvaluationOptions rl = cpuOptions();
+    applyEvaluationProfile(rl, EvaluationProfile::Rl);
+    EXPECT_FALSE(rl.profileFlagged);
+    rl.checks = 2;
+    rl.warmWorker = false; // the cold stages: this test is about the evaluator's order
+    const EvaluationResult skipped = evaluateWorkspace(ws, rl);
+    EXPECT_EQ(skipped.reward, -1);
+    ASSERT_NE(skipped.stage("profile"), nullptr);
+    EXPECT_EQ(skipped.stage("profile")->status, StageStatus::Skipped) << describe(skipped);
+    EXPECT_FALSE(skipped.eager.available);
+
+    // The default (someone editing by hand) times it, and it still earns nothing.
+    const EvaluationResult timed = evaluateWorkspace(ws);
+    ASSERT_NE(timed.stage("profile"), nullptr);
+    EXPECT_EQ(timed.stage("profile")->status, StageStatus::Passed) << describe(timed);
+    EXPECT_TRUE(timed.eager.available) << describe(timed);
+    EXPECT_EQ(timed.reward, -1);
 }
 
 TEST_F(EvaluationTest, KernelBenchProfileRejectsAPrecisionBugThatCudaAgentsTolerancePasses) {
