@@ -126,6 +126,17 @@ EvaluationOptions profiledOptions(const CLI::App* cmd, const CommonEvalOptions& 
     return options;
 }
 
+// The record on standard output (JSON or text); no record (nothing could run) ends the command.
+const EvaluationResult& printedRecord(const std::optional<EvaluationResult>& ran, bool json) {
+    if (!ran)
+        throw CLI::RuntimeError(kExitFailure);
+    if (json)
+        std::cout << toJson(*ran).dump(2) << "\n";
+    else
+        printEvaluation(std::cout, *ran);
+    return *ran;
+}
+
 } // namespace
 
 void addEvalCommand(CLI::App& app) {
@@ -230,13 +241,7 @@ void addEvalCommand(CLI::App& app) {
             [&](std::string* error) {
                 return evaluateThroughDaemon(what, options, o->python, progress, error);
             });
-        if (!ran)
-            throw CLI::RuntimeError(kExitFailure);
-        const EvaluationResult& result = *ran;
-        if (o->json)
-            std::cout << toJson(result).dump(2) << "\n";
-        else
-            printEvaluation(std::cout, result);
+        const EvaluationResult& result = printedRecord(ran, o->json);
         // The evaluation ran: its verdict is in the record, not the exit code. Only a missing
         // Python (nothing could run) is a failure of the command itself.
         if (result.failureKind == "python_missing" || result.failureKind == "missing_file")
@@ -257,13 +262,7 @@ void addBaselineCommand(CLI::App& app) {
             [&](std::string* error) {
                 return baselineThroughDaemon(*task, options, o->python, error);
             });
-        if (!ran)
-            throw CLI::RuntimeError(kExitFailure);
-        const EvaluationResult& result = *ran;
-        if (o->json)
-            std::cout << toJson(result).dump(2) << "\n";
-        else
-            printEvaluation(std::cout, result);
+        const EvaluationResult& result = printedRecord(ran, o->json);
         if (!result.failureKind.empty())
             throw CLI::RuntimeError(kExitFailure);
     });
