@@ -288,8 +288,10 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
                      "kernels_dir": req.kernels_dir})
         phases.mark("candidate import")
         runner = _RemoteCandidate(req, process, flags)
+        # Looked at after the import and after every check, once each.
+        disturbed = _judge_disturbed(watch, flags)
         for index, case in enumerate(cases):
-            if _judge_disturbed(watch, flags):
+            if disturbed:
                 break
             result["checks_run"] = index + 1
             runner.last_stats = []
@@ -308,8 +310,9 @@ def _run(req, result: dict, prepared: VerifyPreparation) -> None:
             print(f"check {index} (seed {case.seed}): PASS, max abs error {worst:.3g}")
             cases[index] = None  # its models and tensors are not needed any more
             gc.collect()
+            disturbed = _judge_disturbed(watch, flags)
         phases.mark("checks")
-        if not _judge_disturbed(watch, flags):
+        if not disturbed:
             _check_second_shape(runner, shape_case, result)
             phases.mark("second shape")
             _judge_disturbed(watch, flags)
