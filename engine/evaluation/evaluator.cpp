@@ -3,6 +3,7 @@
 #include "engine/cuda/cuda_driver.h"
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/evaluation/baseline_cache.h"
+#include "engine/evaluation/bytecode_cache.h"
 #include "engine/evaluation/fast_kernel_build.h"
 #include "engine/evaluation/gpu_lanes.h"
 #include "engine/evaluation/harness_stage.h"
@@ -28,9 +29,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -90,6 +93,8 @@ struct RunContext {
     // extension with load_inline when imported, into buildDirectory.
     bool pairMode = false;
     EvaluationResources resources;
+    std::string
+        bytecodeCache; // BytecodeCache::folder: stages read the installation's bytecode there
 };
 
 // Stages that build and write the build folder: their processes run compilers and the judge,
@@ -125,6 +130,21 @@ RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions
     r.seed = c.seed;
     r.environment.pythonPath = python;
     return c;
+}
+
+// Gives the run's stages the interpreter's bytecode (bytecode_cache.h), filling the cache first
+// on a machine or interpreter new to it; says in `summary` when that took time or failed.
+void useBytecodeCache(RunContext& c, std::string& summary) {
+    const BytecodeCache cache = bytecodeCacheFor(c.cacheDirectory, c.python, c.stop);
+    c.bytecodeCache = cache.folder;
+    std::ostringstream note;
+    if (!cache.folder.empty() && cache.fillSeconds >= 0.1)
+        note << "bytecode cache for the task Python ready in " << std::fixed << std::setprecision(1)
+             << cache.fillSeconds << " s";
+    else if (!cache.problem.empty())
+        note << "stages compile the task Python's modules from source: " << cache.problem;
+    if (!note.str().empty())
+        summary += (summary.empty() ? "" : "; ") + note.str();
 }
 
 // Removes the runs folders of workspaces idle for days, at most once an hour in a process and
@@ -293,6 +313,8 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
         fs::path(c.target.candidatePath).parent_path().string(), harnessDirectory()};
     for (const auto& folder : pythonInstallFolders(c.python))
         spec.sandbox.readOnlyPaths.push_back(folder);
+    if (!c.bytecodeCache.empty())
+        spec.sandbox.readOnlyPaths.push_back(c.bytecodeCache);
     if (const std::string library = kernelRecordsLibrary(c); !library.empty())
         spec.sandbox.readOnlyPaths.push_back(fs::path(library).parent_path().string());
     spec.sandbox.allowGpu = c.gpuAllowed;
@@ -314,6 +336,8 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     spec.environment = {{"MAX_JOBS", std::to_string(cores)},
                         {"KWB_CPU_THREADS", std::to_string(std::min(cores, 8u))},
                         {"OMP_NUM_THREADS", std::to_string(std::min(cores, 8u))}};
+    if (!c.bytecodeCache.empty())
+        spec.environment["KWB_BYTECODE_CACHE"] = c.bytecodeCache;
     if (!c.gpuAllowed)
         spec.environment["CUDA_VISIBLE_DEVICES"] = "";
     // Every workspace compiles the same binding.cpp against the same torch headers (tens of
@@ -837,6 +861,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         if (!check.manifestFound)
             r.flags.push_back({"no_manifest", FlagSeverity::Warning, check.describe()});
     }
+    useBytecodeCache(c, setup.summary);
     // The driver's start (dlopen, cuInit, the device's attributes) belongs to the set-up too.
     GpuInventory gpus = chooseDevice(options, c, r);
     setup.seconds = secondsSince(started);
@@ -1133,6 +1158,10 @@ EvaluationResult Evaluator::baseline(const std::string& taskPath,
         fail(r, "python_missing", problem);
         return r;
     }
+    StageRecord setup{"workspace", StageStatus::Passed, 0.0, "ok", ""};
+    useBytecodeCache(c, setup.summary);
+    setup.seconds = secondsSince(started);
+    r.stages.push_back(setup);
     HarnessStageOutcome outcome = runStage(c, "baseline", timingRequest(c, "baseline", true));
     r.stages.push_back(recordFor("baseline", outcome));
     r.sandboxed = outcome.sandboxed;

@@ -284,6 +284,12 @@ TreeBudget treeBudgetFor(const SandboxPolicy& policy) {
     return budget;
 }
 
+bool sandboxIsolates() {
+    // KWB_SANDBOX=rlimits-only lets a user (or a test) run without namespaces on purpose.
+    const char* mode = std::getenv("KWB_SANDBOX");
+    return !(mode && std::string(mode) == "rlimits-only") && bubblewrapUsable();
+}
+
 SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
                                 const std::string& workingDirectory, const SandboxPolicy& policy) {
     SandboxedCommand command;
@@ -293,10 +299,9 @@ SandboxedCommand sandboxCommand(const std::vector<std::string>& argv,
     // Never kwb's whole environment: keys and credentials must not reach candidate code.
     command.spec.inheritEnvironment = false;
     command.spec.environmentOverrides = sandboxEnvironment();
-    // KWB_SANDBOX=rlimits-only lets a user (or a test) run without namespaces on purpose.
-    const char* mode = std::getenv("KWB_SANDBOX");
-    const bool namespacesOff = mode && std::string(mode) == "rlimits-only";
-    if (namespacesOff || !bubblewrapUsable()) {
+    if (!sandboxIsolates()) {
+        const char* mode = std::getenv("KWB_SANDBOX");
+        const bool namespacesOff = mode && std::string(mode) == "rlimits-only";
         command.spec.argv = argv;
         // The host's /dev/shm is writable then: what fills it counts against the disk budget.
         std::error_code ec;

@@ -56,6 +56,10 @@ std::string bubblewrapPath();
 // Whether bubblewrap exists and can create namespaces here (checked once per process).
 bool bubblewrapUsable();
 
+// Whether sandboxCommand isolates (bubblewrap namespaces), rather than only setting limits: false
+// where no bubblewrap works or KWB_SANDBOX=rlimits-only asks for limits only.
+bool sandboxIsolates();
+
 // Whether this bubblewrap sizes a tmpfs (--size came with 0.7 and a setuid bubblewrap refuses
 // it; checked once per process).
 bool tmpfsSizeSupported();

@@ -1,11 +1,13 @@
 #include "engine/screening/task_filter.h"
 
+#include "engine/evaluation/bytecode_cache.h"
 #include "engine/evaluation/harness_stage.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
 #include "engine/system/default_budgets.h"
 #include "engine/system/python_environment.h"
 #include "engine/system/resource_paths.h"
+#include "engine/system/user_directories.h"
 #include "engine/workspace/contained_files.h"
 
 #include <cstdio>
@@ -150,6 +152,12 @@ HarnessStageSpec stageSpecFor(const std::string& python, const std::string& stag
     spec.sandbox.readOnlyPaths = {taskFolder.string(), harnessDirectory()};
     for (const auto& folder : pythonInstallFolders(python))
         spec.sandbox.readOnlyPaths.push_back(folder);
+    // Each task's screen is a process that imports torch: read its bytecode, never recompile it.
+    if (const BytecodeCache bytecode = bytecodeCacheFor(cacheDirectory(), python);
+        !bytecode.folder.empty()) {
+        spec.sandbox.readOnlyPaths.push_back(bytecode.folder);
+        spec.environment["KWB_BYTECODE_CACHE"] = bytecode.folder;
+    }
     spec.sandbox.allowGpu = settings.device == "cuda";
     spec.sandbox.limits.cpuSeconds = static_cast<std::uint64_t>(settings.timeout.count()) * 4;
     spec.sandbox.limits.openFiles = 4096;

@@ -30,13 +30,22 @@ class BytecodePolicyTest(unittest.TestCase):
     def setUp(self):
         self.folder = tempfile.mkdtemp(prefix="kwb-bytecode-")
 
-    def run_stage(self, code: str) -> str:
+    def run_stage(self, code: str, engine_cache: str = "", write_bytecode: bool = False) -> str:
         """Runs `code` as a module through the stages' bootstrap, from the folder as working
-        directory; the folder is on sys.path (PYTHONPATH) as a workspace is for its candidate."""
+        directory; the folder is on sys.path (PYTHONPATH) as a workspace is for its candidate.
+        `engine_cache` is the engine's bytecode cache (KWB_BYTECODE_CACHE); `write_bytecode`
+        leaves out -B, as the engine's fill does."""
         with open(os.path.join(self.folder, "probe_main.py"), "w") as f:
             f.write(code)
         env = dict(os.environ, PYTHONPATH=self.folder)
-        done = subprocess.run([sys.executable, "-B", BOOTSTRAP, "probe_main"], cwd=self.folder, env=env,
+        env.pop("KWB_BYTECODE_CACHE", None)
+        if engine_cache:
+            env["KWB_BYTECODE_CACHE"] = engine_cache
+        flags = ["-B"]
+        if write_bytecode:
+            flags = []
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+        done = subprocess.run([sys.executable, *flags, BOOTSTRAP, "probe_main"], cwd=self.folder, env=env,
                               capture_output=True, text=True, timeout=120)
         self.assertEqual(done.returncode, 0, done.stderr)
         return done.stdout
@@ -65,6 +74,56 @@ class BytecodePolicyTest(unittest.TestCase):
                   sys.pycache_prefix)
         """))
         self.assertEqual(out.split(), ["SourceFileLoader", "True", "None"])
+
+    def test_the_engine_cache_holds_the_installations_bytecode(self):
+        cache = tempfile.mkdtemp(prefix="kwb-engine-cache-")
+        probe = textwrap.dedent("""
+            import os, sys
+            import fractions
+            print(sys.pycache_prefix, fractions.__cached__)
+        """)
+        prefix, cached = self.run_stage(probe, engine_cache=cache, write_bytecode=True).split()
+        self.assertEqual(prefix, cache)
+        self.assertTrue(cached.startswith(cache + os.sep), cached)
+        self.assertTrue(os.path.isfile(cached), "the fill's import wrote no bytecode into the cache")
+        # A stage (-B) reads it from there and writes nothing.
+        before = sorted(os.path.join(d, f) for d, _, files in os.walk(cache) for f in files)
+        self.assertEqual(self.run_stage(probe, engine_cache=cache).split(), [cache, cached])
+        after = sorted(os.path.join(d, f) for d, _, files in os.walk(cache) for f in files)
+        self.assertEqual(before, after)
+
+    def test_bytecode_in_the_engine_cache_never_stands_in_for_a_workspace_module(self):
+        # Bytecode for the workspace's helper.py, where the cache's layout would put it, recording
+        # the clean source's size and time: only the installation's folders consult the cache.
+        cache = tempfile.mkdtemp(prefix="kwb-engine-cache-")
+        source = os.path.join(self.folder, "helper.py")
+        with open(source, "w") as f:
+            f.write("VALUE = 'planted'\n")
+        import importlib.util
+        sys.pycache_prefix = cache
+        try:
+            cfile = importlib.util.cache_from_source(source)
+        finally:
+            sys.pycache_prefix = None
+        self.assertTrue(cfile.startswith(cache))
+        py_compile.compile(source, cfile=cfile, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        with open(source, "w") as f:
+            f.write("VALUE = 'clean'\n")
+        out = self.run_stage("import helper\nprint(helper.VALUE)\n", engine_cache=cache)
+        self.assertEqual(out.strip(), "clean")
+
+    def test_a_cache_that_is_not_an_absolute_folder_is_ignored(self):
+        probe = "import sys\nprint(sys.pycache_prefix)\n"
+        self.assertEqual(self.run_stage(probe, engine_cache="relative/cache").strip(), "None")
+        self.assertEqual(self.run_stage(probe, engine_cache="/nonexistent/kwb-cache").strip(), "None")
+
+    def test_the_fill_refuses_to_run_without_a_writable_cache(self):
+        env = dict(os.environ)
+        env.pop("KWB_BYTECODE_CACHE", None)
+        done = subprocess.run([sys.executable, "-I", BOOTSTRAP, "kwb_harness.bytecode_fill"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("no writable cache", done.stderr)
 
     def test_folders_the_candidate_writes_are_never_trusted(self):
         installation = ["/opt/python"]

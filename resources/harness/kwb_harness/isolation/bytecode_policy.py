@@ -57,17 +57,24 @@ def writable_roots() -> list:
     return sorted(r for r in roots if r and r != os.sep)
 
 
+def engine_cache():
+    """The bytecode cache the engine filled for this interpreter (``KWB_BYTECODE_CACHE``), or None.
+    Read once, by the bootstrap, before any candidate code runs."""
+    folder = os.environ.get("KWB_BYTECODE_CACHE", "")
+    return folder if os.path.isabs(folder) and os.path.isdir(folder) else None
+
+
 def trusts_bytecode_in(folder: str, installation: list, writable: list) -> bool:
     real = _real(folder or os.getcwd())
     return any(_below(real, root) for root in installation) and not any(_below(real, root) for root in writable)
 
 
-def install() -> None:
-    """Replaces the file-system path hook: folders of the installation get the standard finder,
-    every other folder one that compiles sources and ignores bytecode. Finders created before
-    (the interpreter's start-up, in the standard library) are dropped so that each folder is
-    looked at again under the new hook."""
-    installation = installation_roots()
+def install(trusted=()) -> None:
+    """Replaces the file-system path hook: folders of the installation (and `trusted` ones, the
+    harness) get the standard finder, every other folder one that compiles sources and ignores
+    bytecode. Finders created before (the interpreter's start-up, in the standard library) are
+    dropped so that each folder is looked at again under the new hook."""
+    installation = installation_roots() + sorted({_real(p) for p in trusted if p})
     writable = writable_roots()
     trusted_loaders = [(ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceFileLoader, SOURCE_SUFFIXES),
                        (SourcelessFileLoader, BYTECODE_SUFFIXES)]
