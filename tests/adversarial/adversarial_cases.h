@@ -208,6 +208,9 @@ inline std::vector<AdversarialCase> adversarialCases() {
         // verdict, no probe file in the engine's folders).
         {"escape_own_extension", ""},
         {"escape_baseline_forgery", ""},
+        // The engine's bytecode cache, which every later stage reads torch from: read-only in
+        // the sandbox (in place rewrites and new files refused, honest verdict).
+        {"escape_bytecode_cache", ""},
         // Floods of every output within reach (its pipes, the sandbox's first process's pipes
         // to kwb, terminals): bounded logs and an honest verdict.
         {"escape_output_flood", ""},
