@@ -7,12 +7,15 @@
 #include "engine/system/resource_paths.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -78,8 +81,39 @@ std::optional<ExclusiveFileLock> waitForLock(const fs::path& lockFile, std::stop
     }
 }
 
-// Runs kwb_harness.bytecode_fill in the sandbox, with the cache as its only writable folder
-// besides a HOME of its own. Empty when it worked, else why not.
+// Whether `path` is a folder of its own, not a link to one (the cache's folders are bound into
+// sandboxes and written by the fill: a link there would point both somewhere else).
+bool isRealFolder(const fs::path& path) {
+    std::error_code ec;
+    return fs::symlink_status(path, ec).type() == fs::file_type::directory;
+}
+
+// Whether the installation ships bytecode for torch beside its sources (pip writes it at install
+// unless told not to): stages then read that, and a cache would only hide what the fill did not
+// import (Python consults either the prefix or the sources' __pycache__, never both).
+bool installationShipsBytecode(const std::string& python) {
+    std::error_code ec;
+    for (const auto& installed : pythonInstallFolders(python))
+        for (const char* lib : {"lib", "local/lib"})
+            for (fs::directory_iterator it(fs::path(installed) / lib, ec), end; !ec && it != end;
+                 it.increment(ec)) {
+                if (it->path().filename().string().rfind("python3", 0) != 0)
+                    continue;
+                for (const char* packages : {"site-packages", "dist-packages"}) {
+                    const fs::path cached = it->path() / packages / "torch" / "__pycache__";
+                    std::error_code inner;
+                    for (fs::directory_iterator file(cached, inner), last; !inner && file != last;
+                         file.increment(inner))
+                        if (file->path().filename().string().rfind("__init__.", 0) == 0 &&
+                            file->path().extension() == ".pyc")
+                            return true;
+                }
+            }
+    return false;
+}
+
+// Runs kwb_harness.bytecode_fill in the sandbox into `folder` (new and empty), its only writable
+// folder besides a HOME of its own. Empty when it worked, else why not.
 std::string fill(const fs::path& folder, const std::string& python, std::stop_token stop) {
     const fs::path home = fs::path(folder.string() + "-home");
     std::error_code ec;
@@ -112,6 +146,31 @@ std::string fill(const fs::path& folder, const std::string& python, std::stop_to
            (process.err.text.empty() ? "" : ": " + tail(process.err.text, 400));
 }
 
+// Fills a fresh folder beside `folder` and puts it in its place: a refill never keeps a file of
+// the folder it replaces (a .pyc whose recorded source time and size still match would be read,
+// not rewritten, by the fill's own imports).
+std::string refill(const fs::path& folder, const std::string& python,
+                   const std::string& fingerprint, std::stop_token stop) {
+    const std::string suffix = "." + std::to_string(::getpid());
+    const fs::path fresh = folder.string() + ".fill" + suffix;
+    const fs::path old = folder.string() + ".old" + suffix;
+    std::error_code ec;
+    fs::remove_all(fresh, ec);
+    if (std::string problem = fill(fresh, python, stop); !problem.empty()) {
+        fs::remove_all(fresh, ec);
+        return problem;
+    }
+    std::ofstream(fresh / kMarkerName) << fingerprint;
+    fs::remove_all(old, ec);
+    if (fs::exists(fs::symlink_status(folder, ec)))
+        fs::rename(folder, old, ec);
+    fs::rename(fresh, folder, ec);
+    const std::string problem = ec ? "cannot put the filled cache in place: " + ec.message() : "";
+    fs::remove_all(old, ec);
+    fs::remove_all(fresh, ec);
+    return problem;
+}
+
 BytecodeCache lookUpOrFill(const std::string& cacheDirectory, const std::string& python,
                            std::stop_token stop) {
     const auto started = std::chrono::steady_clock::now();
@@ -121,20 +180,42 @@ BytecodeCache lookUpOrFill(const std::string& cacheDirectory, const std::string&
     const fs::path folder = root / key;
     std::error_code ec;
     fs::create_directories(root, ec);
+    if (!isRealFolder(root)) {
+        cache.problem = root.string() + " is not a folder of its own";
+        return cache;
+    }
     auto lock = waitForLock(root / (key + ".lock"), stop, cache.problem);
     if (lock) {
         const std::string fingerprint = bytecodeFingerprint(python);
-        const fs::path marker = folder / kMarkerName;
-        if (readText(marker) == fingerprint) {
+        if (isRealFolder(folder) && readText(folder / kMarkerName) == fingerprint) {
             cache.folder = folder.string();
-        } else if (cache.problem = fill(folder, python, stop); cache.problem.empty()) {
-            std::ofstream(marker) << fingerprint;
+        } else if (cache.problem = refill(folder, python, fingerprint, stop);
+                   cache.problem.empty()) {
             cache.folder = folder.string();
         }
     }
     cache.fillSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return cache;
+}
+
+// One answer per process, cache folder and interpreter: a fill is looked at once, and a failed
+// one is not tried again before every evaluation. Each has its own lock, so that a fill for one
+// interpreter never holds up another's evaluations.
+struct KnownCache {
+    std::timed_mutex filling;
+    std::optional<BytecodeCache> answer;
+};
+
+std::mutex knownMutex;
+std::map<std::string, std::shared_ptr<KnownCache>> known;
+
+std::shared_ptr<KnownCache> knownCacheFor(const std::string& key) {
+    std::lock_guard guard(knownMutex);
+    auto& slot = known[key];
+    if (!slot)
+        slot = std::make_shared<KnownCache>();
+    return slot;
 }
 
 } // namespace
@@ -150,28 +231,54 @@ std::string bytecodeFingerprint(const std::string& python) {
     return text.str();
 }
 
+BytecodeCachePolicy bytecodeCachePolicy() {
+    const char* value = std::getenv("KWB_BYTECODE_CACHE_POLICY");
+    const std::string policy = value ? value : "";
+    if (policy == "always")
+        return BytecodeCachePolicy::Always;
+    if (policy == "off")
+        return BytecodeCachePolicy::Off;
+    return BytecodeCachePolicy::Auto;
+}
+
 BytecodeCache bytecodeCacheFor(const std::string& cacheDirectory, const std::string& pythonPath,
                                std::stop_token stop) {
-    if (pythonPath.empty() || cacheDirectory.empty() || !sandboxIsolates())
+    const BytecodeCachePolicy policy = bytecodeCachePolicy();
+    if (pythonPath.empty() || cacheDirectory.empty() || policy == BytecodeCachePolicy::Off ||
+        !sandboxIsolates())
         return {};
     // The path the sandbox can run: a venv's folder reached through a link (a checkout's .venv)
     // is bound at its real place.
     const std::string python = resolveFolderOf(pythonPath);
-    // One answer per process and interpreter: a fill is looked at once, and a failed one is not
-    // tried again before every evaluation.
-    static std::mutex mutex;
-    static std::map<std::string, BytecodeCache> known;
-    std::lock_guard guard(mutex);
-    const std::string key = cacheDirectory + '\n' + python;
-    if (const auto found = known.find(key); found != known.end()) {
-        BytecodeCache cache = found->second;
+    const std::shared_ptr<KnownCache> slot = knownCacheFor(cacheDirectory + '\n' + python);
+    while (!slot->filling.try_lock_for(std::chrono::milliseconds(100)))
+        if (stop.stop_requested())
+            return {{}, 0.0, "stopped while the bytecode cache was being filled"};
+    std::unique_lock guard(slot->filling, std::adopt_lock);
+    if (slot->answer) {
+        BytecodeCache cache = *slot->answer;
         cache.fillSeconds = 0.0;
         return cache;
     }
-    BytecodeCache cache = lookUpOrFill(cacheDirectory, python, stop);
+    // Auto: where the installation has bytecode of its own, stages read that (no cache).
+    BytecodeCache cache;
+    if (policy == BytecodeCachePolicy::Always || !installationShipsBytecode(python))
+        cache = lookUpOrFill(cacheDirectory, python, stop);
     if (!stop.stop_requested())
-        known[key] = cache;
+        slot->answer = cache;
     return cache;
+}
+
+void forgetBytecodeCache(const std::string& cacheDirectory) {
+    {
+        std::lock_guard guard(knownMutex);
+        for (auto it = known.begin(); it != known.end();)
+            it = it->first.rfind(cacheDirectory + '\n', 0) == 0 ? known.erase(it) : std::next(it);
+    }
+    std::error_code ec;
+    const fs::path root = fs::path(cacheDirectory) / "bytecode";
+    if (fs::exists(fs::symlink_status(root, ec)))
+        fs::remove_all(root, ec);
 }
 
 } // namespace kwb

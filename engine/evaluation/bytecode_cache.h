@@ -20,13 +20,25 @@ struct BytecodeCache {
     std::string problem;      // why there is none, when a fill was tried and failed
 };
 
-// The cache for `python` below `cacheDirectory`/bytecode, filled first when this interpreter's
-// installation changed since the last fill. A fill runs once per machine and
-// interpreter: other processes wait for it (a lock), later calls in this process only look the
-// answer up. Only where stages are isolated (bubblewrap): without it a candidate could write the
-// cache like any other file of the user, so stages compile from source as before.
+// KWB_BYTECODE_CACHE_POLICY: "auto" (the default) uses a cache only where the installation ships
+// no bytecode for torch (Python reads either the cache or the sources' __pycache__, never both, so
+// elsewhere a cache would hide what the fill did not import); "always" uses one everywhere (the
+// test suites, to run the path the GPU hosts take); "off" never.
+enum class BytecodeCachePolicy { Auto, Always, Off };
+BytecodeCachePolicy bytecodeCachePolicy();
+
+// The cache for `python` below `cacheDirectory`/bytecode, filled first (into a fresh folder put in
+// place of the old one) when this interpreter's installation changed since the last fill. A fill
+// runs once per machine and interpreter: other processes wait for it (a lock), later calls in
+// this process only look the answer up (a stop ends the wait). Only where stages are isolated
+// (bubblewrap): without it a candidate could write the cache like any other file of the user.
 BytecodeCache bytecodeCacheFor(const std::string& cacheDirectory, const std::string& python,
                                std::stop_token stop = {});
+
+// Removes the caches below `cacheDirectory` and what this process knows of them. The evaluator
+// calls it after stages ran without isolation: their candidate could write the cache like any
+// other file of the user, and only a fill from nothing is trusted again.
+void forgetBytecodeCache(const std::string& cacheDirectory);
 
 // What decides whether a fill is current: the interpreter's path and the modification times of
 // its installation's package folders. Exposed for tests.

@@ -313,8 +313,9 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
         fs::path(c.target.candidatePath).parent_path().string(), harnessDirectory()};
     for (const auto& folder : pythonInstallFolders(c.python))
         spec.sandbox.readOnlyPaths.push_back(folder);
+    // An overlay: read-only even inside a folder a stage may write.
     if (!c.bytecodeCache.empty())
-        spec.sandbox.readOnlyPaths.push_back(c.bytecodeCache);
+        spec.sandbox.readOnlyOverlays.push_back(c.bytecodeCache);
     if (const std::string library = kernelRecordsLibrary(c); !library.empty())
         spec.sandbox.readOnlyPaths.push_back(fs::path(library).parent_path().string());
     spec.sandbox.allowGpu = c.gpuAllowed;
@@ -776,6 +777,10 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     const RunContext* context = nullptr;
     auto finish = [&]() {
         scratch.reset();
+        // A candidate that ran without isolation could write the bytecode cache like any file of
+        // the user: only a fill from nothing is trusted after it.
+        if (context && !r.sandbox.empty() && !r.sandboxed)
+            forgetBytecodeCache(context->cacheDirectory);
         // Nothing of this evaluation is timed any more: the warm worker may prepare the next
         // evaluation's verify and profile while the user edits.
         if (verifyRan && context && warmWorkerWanted(options) && standbyWanted(options))

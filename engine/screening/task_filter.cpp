@@ -141,7 +141,8 @@ HarnessStageSpec stageSpecFor(const std::string& python, const std::string& stag
     request["version"] = 1;
     request["stage"] = stage;
     spec.request = std::move(request);
-    spec.python = python;
+    spec.python =
+        resolveFolderOf(python); // as the evaluator runs it, and as the bytecode cache was filled
     spec.scratchDirectory = scratch.string();
     spec.workingDirectory = taskFolder.string();
     spec.timeout = settings.timeout;
@@ -155,7 +156,7 @@ HarnessStageSpec stageSpecFor(const std::string& python, const std::string& stag
     // Each task's screen is a process that imports torch: read its bytecode, never recompile it.
     if (const BytecodeCache bytecode = bytecodeCacheFor(cacheDirectory(), python);
         !bytecode.folder.empty()) {
-        spec.sandbox.readOnlyPaths.push_back(bytecode.folder);
+        spec.sandbox.readOnlyOverlays.push_back(bytecode.folder);
         spec.environment["KWB_BYTECODE_CACHE"] = bytecode.folder;
     }
     spec.sandbox.allowGpu = settings.device == "cuda";

@@ -21,10 +21,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.pycache_prefix = "/proc/kwb-no-bytecode"
 from kwb_harness.isolation import bytecode_policy  # noqa: E402
 
-bytecode_policy.install(trusted=[os.path.dirname(os.path.abspath(__file__))])
 # The engine's cache for installations without bytecode of their own (read-only in a stage,
-# written only by kwb_harness.bytecode_fill); None: bytecode beside the sources.
-sys.pycache_prefix = bytecode_policy.engine_cache()
+# written only by kwb_harness.bytecode_fill); None: bytecode beside the installation's sources,
+# and the harness compiled from source.
+_engine_cache = bytecode_policy.engine_cache()
+bytecode_policy.install(cache_only=[os.path.dirname(os.path.abspath(__file__))] if _engine_cache else [])
+sys.pycache_prefix = _engine_cache
 if len(sys.argv) < 2:
     sys.exit("usage: kwb_stage.py MODULE [ARGS...]")
 module = sys.argv[1]

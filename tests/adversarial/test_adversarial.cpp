@@ -5,7 +5,9 @@
 #include "adversarial_cases.h"
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/evaluation/baseline_cache.h"
+#include "engine/evaluation/bytecode_cache.h"
 #include "engine/process/process_table.h"
+#include "engine/process/sandbox.h"
 #include "engine/system/user_directories.h"
 #include "engine/workspace/scratch_folders.h"
 
@@ -151,6 +153,9 @@ protected:
         // A credential in kwb's own environment, which the escape_secrets and escape_proc
         // candidates look for from inside the sandbox.
         setenv("KWB_ESCAPE_CANARY_TOKEN", "do-not-leak", 1);
+        // Stages read torch's bytecode from the engine's cache, as on a GPU host whose
+        // installation ships none, so that every case meets it (escape_bytecode_cache attacks it).
+        setenv("KWB_BYTECODE_CACHE_POLICY", "always", 0);
     }
     // Only the case's own workspace goes: the folder stays bound in the shared server.
     void TearDown() override {
@@ -189,6 +194,13 @@ protected:
     void judge(const AdversarialCase& c, const fs::path& ws, const EvaluationOptions& options) {
         const EvaluationResult first = evaluateWorkspace(ws, options);
         expectVerdict(c, first, "");
+        // The cache the case attacks existed while it ran (an honest verdict over no cache would
+        // show nothing).
+        if (c.name == "escape_bytecode_cache" && sandboxIsolates() &&
+            bytecodeCachePolicy() != BytecodeCachePolicy::Off)
+            EXPECT_FALSE(
+                bytecodeCacheFor(cacheDirectory(), first.environment.pythonPath).folder.empty())
+                << "no bytecode cache to attack";
         expectNothingLeftBehind(c);
         expectNoProbeFiles(c, ws);
         expectRunsFolderTidied(c, first);

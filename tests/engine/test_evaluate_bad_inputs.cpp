@@ -329,9 +329,22 @@ TEST_F(EvaluationTest, CandidateCannotWriteOutsideTheWorkspaceOrReachTheNetwork)
 
 TEST_F(EvaluationTest, WithoutBubblewrapTheResultCarriesALoudWarning) {
     const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kGoodForward));
+    // A cache of its own, holding what an isolated run left: a bytecode cache, which this run's
+    // candidate could have written, so the evaluation removes it.
+    const char* savedCache = std::getenv("KWB_CACHE_DIR");
+    const std::string keptCache = savedCache ? savedCache : "";
+    setenv("KWB_CACHE_DIR", (root_ / "cache").c_str(), 1);
+    fs::create_directories(root_ / "cache" / "bytecode" / "0123456789abcdef");
+    writeText(root_ / "cache" / "bytecode" / "0123456789abcdef" / "kwb-fill.txt", "python x\n");
     setenv("KWB_SANDBOX", "rlimits-only", 1);
     EvaluationResult r = evaluateWorkspace(ws);
     unsetenv("KWB_SANDBOX");
+    if (savedCache)
+        setenv("KWB_CACHE_DIR", keptCache.c_str(), 1);
+    else
+        unsetenv("KWB_CACHE_DIR");
+    EXPECT_FALSE(fs::exists(root_ / "cache" / "bytecode"))
+        << "a bytecode cache outlived a candidate that ran without isolation";
     EXPECT_TRUE(r.correct) << describe(r);
     EXPECT_FALSE(r.sandboxed);
     bool warned = false;

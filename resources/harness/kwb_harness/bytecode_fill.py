@@ -45,8 +45,13 @@ def main() -> int:
         print("bytecode_fill: no writable cache (KWB_BYTECODE_CACHE unset, or -B given)", file=sys.stderr)
         return 2
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    try:
+        import torch  # noqa: F401 - without it a cache would be nearly empty, and trusted as full
+    except Exception as exc:  # noqa: BLE001
+        print(f"bytecode_fill: torch does not import: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
     missing = []
-    for name in ("torch",) + _MODULES:
+    for name in _MODULES:
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - a module this installation lacks is skipped

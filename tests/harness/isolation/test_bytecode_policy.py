@@ -2,6 +2,7 @@
 .py in a folder the candidate writes never runs, and the installation's modules keep theirs."""
 import os
 import py_compile
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,19 @@ def plant_matching_bytecode(folder: str, name: str, clean: str, planted: str) ->
                        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
     with open(source, "w") as f:
         f.write(clean)
+
+
+def cache_path(cache: str, source: str) -> str:
+    """Where a bytecode cache rooted at `cache` (sys.pycache_prefix) keeps `source`'s bytecode."""
+    import importlib.util
+    saved = sys.pycache_prefix
+    sys.pycache_prefix = cache
+    try:
+        path = importlib.util.cache_from_source(source)
+    finally:
+        sys.pycache_prefix = saved
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
 
 
 class BytecodePolicyTest(unittest.TestCase):
@@ -86,31 +100,81 @@ class BytecodePolicyTest(unittest.TestCase):
         self.assertEqual(prefix, cache)
         self.assertTrue(cached.startswith(cache + os.sep), cached)
         self.assertTrue(os.path.isfile(cached), "the fill's import wrote no bytecode into the cache")
-        # A stage (-B) reads it from there and writes nothing.
+        # A stage (-B) writes nothing there.
         before = sorted(os.path.join(d, f) for d, _, files in os.walk(cache) for f in files)
         self.assertEqual(self.run_stage(probe, engine_cache=cache).split(), [cache, cached])
         after = sorted(os.path.join(d, f) for d, _, files in os.walk(cache) for f in files)
         self.assertEqual(before, after)
 
-    def test_bytecode_in_the_engine_cache_never_stands_in_for_a_workspace_module(self):
-        # Bytecode for the workspace's helper.py, where the cache's layout would put it, recording
-        # the clean source's size and time: only the installation's folders consult the cache.
+    def test_a_stage_runs_the_installations_modules_from_the_engine_cache(self):
+        # Marked bytecode for a standard-library module where the cache's layout puts it (an
+        # unchecked-hash .pyc runs whatever its source says): the stage's import runs it.
         cache = tempfile.mkdtemp(prefix="kwb-engine-cache-")
-        source = os.path.join(self.folder, "helper.py")
+        import colorsys
+        self.assertIsNotNone(cache_path(cache, colorsys.__file__))
+        marked = os.path.join(self.folder, "marked_colorsys.py")
+        with open(marked, "w") as f:
+            f.write("MARK = 'from the engine cache'\n")
+        py_compile.compile(marked, cfile=cache_path(cache, colorsys.__file__),
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        probe = "import colorsys\nprint(getattr(colorsys, 'MARK', 'from its source'))\n"
+        self.assertEqual(self.run_stage(probe, engine_cache=cache).strip(), "from the engine cache")
+        self.assertEqual(self.run_stage(probe).strip(), "from its source")
+
+    def test_bytecode_in_the_engine_cache_never_stands_in_for_a_candidate_module(self):
+        # Bytecode for a candidate's helper.py where the cache's layout would put it, recording the
+        # clean source's size and time, in a folder that is neither the working folder nor below
+        # HOME or TMPDIR (as a KernelBench pair's candidate folder): only the installation's and
+        # the harness's folders consult the cache.
+        cache = tempfile.mkdtemp(prefix="kwb-engine-cache-")
+        outside = tempfile.mkdtemp(prefix="kwb-candidate-", dir=os.path.dirname(os.path.abspath(__file__)))
+        self.addCleanup(shutil.rmtree, outside, True)
+        source = os.path.join(outside, "helper.py")
         with open(source, "w") as f:
             f.write("VALUE = 'planted'\n")
-        import importlib.util
-        sys.pycache_prefix = cache
-        try:
-            cfile = importlib.util.cache_from_source(source)
-        finally:
-            sys.pycache_prefix = None
-        self.assertTrue(cfile.startswith(cache))
-        py_compile.compile(source, cfile=cfile, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        py_compile.compile(source, cfile=cache_path(cache, source),
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
         with open(source, "w") as f:
             f.write("VALUE = 'clean'\n")
-        out = self.run_stage("import helper\nprint(helper.VALUE)\n", engine_cache=cache)
+        out = self.run_stage(f"import sys\nsys.path.insert(0, {outside!r})\nimport helper\nprint(helper.VALUE)\n",
+                             engine_cache=cache)
         self.assertEqual(out.strip(), "clean")
+
+    def test_the_harness_reads_bytecode_only_from_the_engine_cache(self):
+        # A copy of the harness outside HOME and TMPDIR, with marked bytecode beside one module's
+        # source and, in a second run, in the engine's cache.
+        copy = tempfile.mkdtemp(prefix="kwb-harness-copy-", dir=os.path.dirname(os.path.abspath(__file__)))
+        self.addCleanup(shutil.rmtree, copy, True)
+        shutil.copytree(HARNESS, os.path.join(copy, "harness"),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        harness = os.path.join(copy, "harness")
+        values = os.path.join(harness, "kwb_harness", "values.py")
+        marked = os.path.join(copy, "marked.py")
+        with open(marked, "w") as f:
+            f.write("MARK = 'planted'\n")
+        import importlib.util
+        py_compile.compile(marked, cfile=importlib.util.cache_from_source(values),
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        probe = "import kwb_harness.values as v\nprint(getattr(v, 'MARK', 'source'))\n"
+        with open(os.path.join(self.folder, "probe_main.py"), "w") as f:
+            f.write(probe)
+
+        def run(cache: str) -> str:
+            env = dict(os.environ, PYTHONPATH=self.folder)
+            env.pop("KWB_BYTECODE_CACHE", None)
+            if cache:
+                env["KWB_BYTECODE_CACHE"] = cache
+            done = subprocess.run([sys.executable, "-B", os.path.join(harness, "kwb_stage.py"), "probe_main"],
+                                  cwd=self.folder, env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            return done.stdout.strip()
+
+        cache = tempfile.mkdtemp(prefix="kwb-engine-cache-")
+        self.assertEqual(run(""), "source")  # bytecode beside the harness's sources is never read
+        self.assertEqual(run(cache), "source")  # nor with a cache that does not hold it
+        py_compile.compile(marked, cfile=cache_path(cache, values),
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        self.assertEqual(run(cache), "planted")  # the engine's cache is the harness's only bytecode
 
     def test_a_cache_that_is_not_an_absolute_folder_is_ignored(self):
         probe = "import sys\nprint(sys.pycache_prefix)\n"

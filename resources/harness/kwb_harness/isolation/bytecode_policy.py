@@ -69,21 +69,30 @@ def trusts_bytecode_in(folder: str, installation: list, writable: list) -> bool:
     return any(_below(real, root) for root in installation) and not any(_below(real, root) for root in writable)
 
 
-def install(trusted=()) -> None:
-    """Replaces the file-system path hook: folders of the installation (and `trusted` ones, the
-    harness) get the standard finder, every other folder one that compiles sources and ignores
-    bytecode. Finders created before (the interpreter's start-up, in the standard library) are
-    dropped so that each folder is looked at again under the new hook."""
-    installation = installation_roots() + sorted({_real(p) for p in trusted if p})
+def install(cache_only=()) -> None:
+    """Replaces the file-system path hook: folders of the installation get the standard finder,
+    `cache_only` folders (the harness, when the engine's cache is in use) one that reads bytecode
+    only through ``sys.pycache_prefix`` (no lone ``.pyc``, nothing beside the sources), and every
+    other folder one that compiles sources and ignores bytecode. Finders created before (the
+    interpreter's start-up, in the standard library) are dropped so that each folder is looked at
+    again under the new hook."""
+    installation = installation_roots()
+    cached = sorted({_real(p) for p in cache_only if p})
     writable = writable_roots()
     trusted_loaders = [(ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceFileLoader, SOURCE_SUFFIXES),
                        (SourcelessFileLoader, BYTECODE_SUFFIXES)]
+    cache_loaders = [(ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceFileLoader, SOURCE_SUFFIXES)]
     guarded_loaders = [(ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceOnlyLoader, SOURCE_SUFFIXES)]
 
     def finder_for(folder: str):
         if folder and not os.path.isdir(folder):
             raise ImportError("not a folder", path=folder)
-        loaders = trusted_loaders if trusts_bytecode_in(folder, installation, writable) else guarded_loaders
+        if trusts_bytecode_in(folder, installation, writable):
+            loaders = trusted_loaders
+        elif sys.pycache_prefix and trusts_bytecode_in(folder, cached, writable):
+            loaders = cache_loaders
+        else:
+            loaders = guarded_loaders
         return FileFinder(folder, *loaders)
 
     file_hooks = [hook for hook in sys.path_hooks if getattr(hook, "__name__", "") == "path_hook_for_FileFinder"]
