@@ -66,10 +66,16 @@ stages = " ".join("%s %.2f" % (s["name"], s["seconds"]) for s in r["stages"])
 print("| %s edit | reward %s | %.2f | %.2f | %s |" % (sys.argv[2], r.get("reward"), wall, r["total_seconds"], stages))
 # Where verify's and profile's time went inside the stage (the harness's phase clock), for the
 # latency goal's next step; to stderr, so the table stays one block.
+# With the stage process's own time ("stage time: ... in the stage process") and the engine's
+# (the record's seconds): what lies between them is the process start, the warm server's round
+# trip and the result's reading.
 for s in r["stages"]:
     for line in s.get("log", "").splitlines():
         if line.startswith("phase times:"):
             print("  %s %s: %s" % (sys.argv[2], s["name"], line[len("phase times: "):]), file=sys.stderr)
+        elif line.startswith("stage time:"):
+            print("  %s %s: engine %.3fs, %s" % (sys.argv[2], s["name"], s["seconds"], line[len("stage time: "):]),
+                  file=sys.stderr)
 PY
 done
 
