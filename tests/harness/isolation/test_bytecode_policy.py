@@ -44,6 +44,15 @@ class BytecodePolicyTest(unittest.TestCase):
     def setUp(self):
         self.folder = tempfile.mkdtemp(prefix="kwb-bytecode-")
 
+    def stage_environment(self) -> dict:
+        """A stage's: the folder on sys.path (PYTHONPATH) as a workspace is for its candidate, and
+        its HOME and TMPDIR (the folders a stage writes, whose bytecode is never trusted) the
+        folder too, so that a folder elsewhere (also below /tmp, where a checkout may lie) is
+        judged by the policy alone."""
+        env = dict(os.environ, PYTHONPATH=self.folder, HOME=self.folder, TMPDIR=self.folder)
+        env.pop("KWB_BYTECODE_CACHE", None)
+        return env
+
     def run_stage(self, code: str, engine_cache: str = "", write_bytecode: bool = False) -> str:
         """Runs `code` as a module through the stages' bootstrap, from the folder as working
         directory; the folder is on sys.path (PYTHONPATH) as a workspace is for its candidate.
@@ -51,8 +60,7 @@ class BytecodePolicyTest(unittest.TestCase):
         leaves out -B, as the engine's fill does."""
         with open(os.path.join(self.folder, "probe_main.py"), "w") as f:
             f.write(code)
-        env = dict(os.environ, PYTHONPATH=self.folder)
-        env.pop("KWB_BYTECODE_CACHE", None)
+        env = self.stage_environment()
         if engine_cache:
             env["KWB_BYTECODE_CACHE"] = engine_cache
         flags = ["-B"]
@@ -160,8 +168,7 @@ class BytecodePolicyTest(unittest.TestCase):
             f.write(probe)
 
         def run(cache: str) -> str:
-            env = dict(os.environ, PYTHONPATH=self.folder)
-            env.pop("KWB_BYTECODE_CACHE", None)
+            env = self.stage_environment()
             if cache:
                 env["KWB_BYTECODE_CACHE"] = cache
             done = subprocess.run([sys.executable, "-B", os.path.join(harness, "kwb_stage.py"), "probe_main"],
