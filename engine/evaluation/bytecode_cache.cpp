@@ -1,10 +1,12 @@
 #include "engine/evaluation/bytecode_cache.h"
 
+#include "engine/evaluation/harness_stage.h"
 #include "engine/process/sandbox.h"
 #include "engine/system/content_hash.h"
 #include "engine/system/exclusive_file_lock.h"
 #include "engine/system/python_environment.h"
 #include "engine/system/resource_paths.h"
+#include "engine/workspace/contained_files.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <sstream>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -33,34 +36,22 @@ std::string modificationTime(const fs::path& path) {
     return ec ? "-" : std::to_string(time.time_since_epoch().count());
 }
 
-// The folders pip and apt change when a package is installed or removed: lib/python3.X itself
-// and its site-packages / dist-packages, under each folder of the installation.
-void describeInstallation(std::ostringstream& text, const fs::path& prefix) {
-    std::error_code ec;
-    for (const char* lib : {"lib", "local/lib"}) {
-        for (fs::directory_iterator it(prefix / lib, ec), end; !ec && it != end; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
-            if (name.rfind("python3", 0) != 0 || !it->is_directory(ec))
-                continue;
-            text << it->path().string() << ' ' << modificationTime(it->path()) << '\n';
-            for (const char* packages : {"site-packages", "dist-packages"})
-                if (fs::is_directory(it->path() / packages, ec))
-                    text << packages << ' ' << modificationTime(it->path() / packages) << '\n';
+// Each <folder>/{lib,local/lib}/python3.X of the installation: the folders that hold the standard
+// library and, below them, site-packages or dist-packages.
+std::vector<fs::path> pythonLibFolders(const std::string& python) {
+    std::vector<fs::path> folders;
+    for (const auto& installed : pythonInstallFolders(python))
+        for (const char* lib : {"lib", "local/lib"}) {
+            std::error_code ec;
+            for (fs::directory_iterator it(fs::path(installed) / lib, ec), end; !ec && it != end;
+                 it.increment(ec))
+                if (it->path().filename().string().rfind("python3", 0) == 0 && it->is_directory(ec))
+                    folders.push_back(it->path());
         }
-        ec.clear();
-    }
+    return folders;
 }
 
-std::string readText(const fs::path& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-std::string tail(const std::string& text, std::size_t chars) {
-    return text.size() <= chars ? text : "..." + text.substr(text.size() - chars);
-}
+constexpr const char* kPackageFolders[] = {"site-packages", "dist-packages"};
 
 // Waits for the fill lock another process may hold; nullopt when stopped or after the fill's
 // own time limit (the holder hangs: this process then goes on without a cache).
@@ -92,23 +83,15 @@ bool isRealFolder(const fs::path& path) {
 // unless told not to): stages then read that, and a cache would only hide what the fill did not
 // import (Python consults either the prefix or the sources' __pycache__, never both).
 bool installationShipsBytecode(const std::string& python) {
-    std::error_code ec;
-    for (const auto& installed : pythonInstallFolders(python))
-        for (const char* lib : {"lib", "local/lib"})
-            for (fs::directory_iterator it(fs::path(installed) / lib, ec), end; !ec && it != end;
-                 it.increment(ec)) {
-                if (it->path().filename().string().rfind("python3", 0) != 0)
-                    continue;
-                for (const char* packages : {"site-packages", "dist-packages"}) {
-                    const fs::path cached = it->path() / packages / "torch" / "__pycache__";
-                    std::error_code inner;
-                    for (fs::directory_iterator file(cached, inner), last; !inner && file != last;
-                         file.increment(inner))
-                        if (file->path().filename().string().rfind("__init__.", 0) == 0 &&
-                            file->path().extension() == ".pyc")
-                            return true;
-                }
-            }
+    for (const fs::path& lib : pythonLibFolders(python))
+        for (const char* packages : kPackageFolders) {
+            std::error_code ec;
+            for (fs::directory_iterator it(lib / packages / "torch" / "__pycache__", ec), end;
+                 !ec && it != end; it.increment(ec))
+                if (it->path().filename().string().rfind("__init__.", 0) == 0 &&
+                    it->path().extension() == ".pyc")
+                    return true;
+        }
     return false;
 }
 
@@ -143,7 +126,7 @@ std::string fill(const fs::path& folder, const std::string& python, std::stop_to
     if (process.succeeded())
         return "";
     return "filling the bytecode cache with " + python + " failed (" + process.statusText() + ")" +
-           (process.err.text.empty() ? "" : ": " + tail(process.err.text, 400));
+           (process.err.text.empty() ? "" : ": " + lastLines(process.err.text, 400));
 }
 
 // Fills a fresh folder beside `folder` and puts it in its place: a refill never keeps a file of
@@ -151,9 +134,9 @@ std::string fill(const fs::path& folder, const std::string& python, std::stop_to
 // not rewritten, by the fill's own imports).
 std::string refill(const fs::path& folder, const std::string& python,
                    const std::string& fingerprint, std::stop_token stop) {
-    const std::string suffix = "." + std::to_string(::getpid());
-    const fs::path fresh = folder.string() + ".fill" + suffix;
-    const fs::path old = folder.string() + ".old" + suffix;
+    const std::string pid = std::to_string(::getpid());
+    const fs::path fresh = folder.string() + ".fill." + pid;
+    const fs::path old = folder.string() + ".old." + pid;
     std::error_code ec;
     fs::remove_all(fresh, ec);
     if (std::string problem = fill(fresh, python, stop); !problem.empty()) {
@@ -187,7 +170,8 @@ BytecodeCache lookUpOrFill(const std::string& cacheDirectory, const std::string&
     auto lock = waitForLock(root / (key + ".lock"), stop, cache.problem);
     if (lock) {
         const std::string fingerprint = bytecodeFingerprint(python);
-        if (isRealFolder(folder) && readText(folder / kMarkerName) == fingerprint) {
+        if (isRealFolder(folder) &&
+            readFileInside(folder, kMarkerName, fingerprint.size() + 1) == fingerprint) {
             cache.folder = folder.string();
         } else if (cache.problem = refill(folder, python, fingerprint, stop);
                    cache.problem.empty()) {
@@ -221,13 +205,17 @@ std::shared_ptr<KnownCache> knownCacheFor(const std::string& key) {
 } // namespace
 
 std::string bytecodeFingerprint(const std::string& python) {
+    // The folders pip and apt change when a package is installed or removed. Not the harness's
+    // sources: a checkout or version the last fill did not see costs only the compile of its own
+    // modules (0.1 s), and several checkouts on one machine would otherwise fill the cache in turn.
     std::ostringstream text;
     text << "python " << python << '\n';
-    for (const auto& installed : pythonInstallFolders(python))
-        describeInstallation(text, installed);
-    // Not the harness's sources: a checkout or version the last fill did not see costs only the
-    // compile of its own modules (0.1 s), and several checkouts on one machine would otherwise
-    // fill the cache in turn.
+    for (const fs::path& lib : pythonLibFolders(python)) {
+        text << lib.string() << ' ' << modificationTime(lib) << '\n';
+        for (const char* packages : kPackageFolders)
+            if (std::error_code ec; fs::is_directory(lib / packages, ec))
+                text << packages << ' ' << modificationTime(lib / packages) << '\n';
+    }
     return text.str();
 }
 

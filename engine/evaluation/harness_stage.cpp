@@ -14,13 +14,6 @@ namespace fs = std::filesystem;
 namespace kwb {
 namespace {
 
-std::string lastLines(const std::string& text, std::size_t maxChars) {
-    if (text.size() <= maxChars)
-        return text;
-    auto start = text.find('\n', text.size() - maxChars);
-    return "..." + text.substr(start == std::string::npos ? text.size() - maxChars : start);
-}
-
 // The scratch folder is writable in the sandbox (the candidate's HOME; a warm worker's server
 // even writes its parent, where it could swap the folder for a link). Its files are reached from
 // the folder's parent, through real folders only, and never through a link the candidate left.
@@ -77,6 +70,13 @@ HarnessStageOutcome crashed(const HarnessStageSpec& spec, HarnessStageOutcome ou
 }
 
 } // namespace
+
+std::string lastLines(const std::string& text, std::size_t maxChars) {
+    if (text.size() <= maxChars)
+        return text;
+    auto start = text.find('\n', text.size() - maxChars);
+    return "..." + text.substr(start == std::string::npos ? text.size() - maxChars : start);
+}
 
 HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const ProcessResult& process,
                                       const std::filesystem::path& resultFile,

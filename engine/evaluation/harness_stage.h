@@ -61,6 +61,10 @@ struct HarnessStageOutcome {
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);
 
+// The end of a process's output for a message: at most maxChars, from a line's start where one
+// falls inside them, with "..." in front when something was cut.
+std::string lastLines(const std::string& text, std::size_t maxChars);
+
 // Sets the outcome's seconds (the wall-clock its caller waited) and, from the harness's own
 // elapsed_s in the result, how much of it went to starting and ending the stage's process.
 void recordStageWallTime(HarnessStageOutcome& outcome, double seconds);
