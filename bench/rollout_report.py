@@ -54,12 +54,21 @@ def main() -> int:
                    db.execute("SELECT payload FROM events WHERE kind = 'evaluation'")]
 
     stage_seconds = collections.defaultdict(list)
+    # Of each stage's seconds: waiting for a GPU lane, for a build slot, and the rest of its start
+    # (sandbox, process or warm worker, request and result files).
+    waits = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
     totals = []
     for evaluation in evaluations:
         totals.append(evaluation.get("total_seconds") or 0.0)
         for stage in evaluation.get("stages", []):
             if isinstance(stage.get("seconds"), (int, float)):
-                stage_seconds[stage.get("name", "?")].append(stage["seconds"])
+                name = stage.get("name", "?")
+                stage_seconds[name].append(stage["seconds"])
+                lane = stage.get("lane_wait_seconds") or 0.0
+                build = stage.get("build_wait_seconds") or 0.0
+                waits[name][0] += lane
+                waits[name][1] += build
+                waits[name][2] += max(0.0, (stage.get("start_seconds") or 0.0) - lane - build)
     with open(args.metrics) as f:
         metrics = json.load(f)
     overall = metrics.get("overall", {})
@@ -89,12 +98,14 @@ def main() -> int:
         print(f"- evaluation total_seconds: median {statistics.median(totals):.2f}, sum {sum(totals):.1f} "
               f"(evaluations overlap: {sum(totals) / wall:.1f} at a time on average)")
     print()
-    print("| stage | evaluations | median s | sum s | share of all stage time |")
-    print("|---|---|---|---|---|")
+    print("| stage | evaluations | median s | sum s | share of all stage time | of which lane wait s | "
+          "build-slot wait s | other start s |")
+    print("|---|---|---|---|---|---|---|---|")
     everything = sum(sum(v) for v in stage_seconds.values()) or 1.0
     for name, values in sorted(stage_seconds.items(), key=lambda kv: -sum(kv[1])):
+        lane, build, start = waits[name]
         print(f"| {name} | {len(values)} | {statistics.median(values):.2f} | {sum(values):.1f} | "
-              f"{100 * sum(values) / everything:.1f} % |")
+              f"{100 * sum(values) / everything:.1f} % | {lane:.1f} | {build:.1f} | {start:.1f} |")
 
     if args.anchor and os.path.exists(args.anchor):
         with open(args.anchor) as f:

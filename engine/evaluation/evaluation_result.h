@@ -34,6 +34,9 @@ struct StageRecord {
     // Of startSeconds, the wait for a GPU's lane (a timed stage under the evaluation service,
     // while another evaluation's timed stage held the GPU).
     double laneWaitSeconds = 0.0;
+    // Of startSeconds, the wait for a build slot (a compile under the evaluation service, while
+    // as many other builds as the cores allow ran).
+    double buildWaitSeconds = 0.0;
 };
 
 // Where a speed-up lies with the confidence `level` (the profile stage's bootstrap over timing

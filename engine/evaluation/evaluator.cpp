@@ -215,6 +215,20 @@ std::string kernelRecordsLibrary(const RunContext& c) {
                                               : std::string();
 }
 
+// Stages whose timings decide rewards on the GPU.
+bool timesOnTheGpu(const std::string& stage) {
+    return stage == "profile" || stage == "baseline";
+}
+
+// The torch threads a stage may use: a timed stage the threads it would have alone (it holds
+// its lane alone, and its baselines were timed that way), any other its part of the cores among
+// the evaluations running now.
+unsigned stageThreads(const RunContext& c, const std::string& stage) {
+    const unsigned running = c.resources.runningEvaluations ? c.resources.runningEvaluations() : 1u;
+    const CpuShares shares = cpuSharesForThisMachine(running);
+    return timesOnTheGpu(stage) ? shares.timedStageThreads : shares.stageThreads;
+}
+
 json baseRequest(const RunContext& c, const std::string& stage) {
     return {{"version", 1},
             {"stage", stage},
@@ -224,6 +238,7 @@ json baseRequest(const RunContext& c, const std::string& stage) {
             {"candidate", c.target.candidatePath},
             {"device", c.device},
             {"seed", c.seed},
+            {"cpu_threads", stageThreads(c, stage)},
             {"build_dir", extensionBuildDirectory(c, stage)},
             {"cache_dir", c.cacheDirectory},
             {"scratch_dir", c.scratchDirectory},
@@ -331,12 +346,14 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     spec.sandbox.diskBytes = c.options.diskLimitBytes
                                  ? c.options.diskLimitBytes
                                  : defaultDiskBudget({c.cacheDirectory, c.buildDirectory});
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const CpuShares shares = cpuSharesForThisMachine(c.resources.concurrentEvaluations);
     // TORCH_EXTENSIONS_DIR comes with the request (task_loader.py sets it from build_dir): in
-    // the environment, a per-run folder would give every run a warm worker of its own.
-    spec.environment = {{"MAX_JOBS", std::to_string(cores)},
-                        {"KWB_CPU_THREADS", std::to_string(std::min(cores, 8u))},
-                        {"OMP_NUM_THREADS", std::to_string(std::min(cores, 8u))}};
+    // the environment, a per-run folder would give every run a warm worker of its own. The same
+    // holds for the threads: the environment names the most a stage may use, the request the
+    // stage's share now (stageThreads).
+    spec.environment = {{"MAX_JOBS", std::to_string(shares.buildJobs)},
+                        {"KWB_CPU_THREADS", std::to_string(shares.timedStageThreads)},
+                        {"OMP_NUM_THREADS", std::to_string(shares.timedStageThreads)}};
     if (!c.bytecodeCache.empty())
         spec.environment["KWB_BYTECODE_CACHE"] = c.bytecodeCache;
     if (!c.gpuAllowed)
@@ -374,11 +391,6 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
 // The warm workers an evaluation uses: its owner's, else the process-wide pool.
 WarmWorkerPool& warmWorkersOf(const EvaluationResources& resources) {
     return resources.warmWorkers ? *resources.warmWorkers : WarmWorkerPool::shared();
-}
-
-// Stages whose timings decide rewards on the GPU.
-bool timesOnTheGpu(const std::string& stage) {
-    return stage == "profile" || stage == "baseline";
 }
 
 // Stages that run kernels without timing them: the reference's description, the checks.
@@ -456,10 +468,28 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
         if (c.gpuAllowed && lanes->count() > 1)
             spec.environment["CUDA_VISIBLE_DEVICES"] = visibleDevice(lane->index());
     }
+    // A build waits for one of its owner's build slots (CpuShares): without them a dozen builds
+    // at once starve the stages that hold a GPU lane of the CPU.
+    const auto slotAsked = std::chrono::steady_clock::now();
+    const bool takesSlot = stage == "compile" && c.resources.buildSlots != nullptr;
+    const std::optional<BuildSlots::Hold> slot =
+        takesSlot ? c.resources.buildSlots->acquire(c.stop) : std::nullopt;
+    if (takesSlot) {
+        if (!slot) {
+            HarnessStageOutcome stopped;
+            stopped.failureKind = "cancelled";
+            stopped.failureMessage = "cancelled while waiting for a build slot";
+            stopped.buildWaitSeconds = secondsSince(slotAsked);
+            stopped.seconds = stopped.startSeconds = stopped.buildWaitSeconds;
+            return stopped;
+        }
+    }
+    const double buildWait = slot ? secondsSince(slotAsked) : 0.0;
     HarnessStageOutcome outcome = warm ? pool.run(spec) : runHarnessStage(spec);
-    outcome.seconds += laneWait;
-    outcome.startSeconds += laneWait;
+    outcome.seconds += laneWait + buildWait;
+    outcome.startSeconds += laneWait + buildWait;
     outcome.laneWaitSeconds = laneWait;
+    outcome.buildWaitSeconds = buildWait;
     return outcome;
 }
 
@@ -609,6 +639,7 @@ StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcom
     record.preparedAhead = outcome.preparedAhead;
     record.startSeconds = outcome.startSeconds;
     record.laneWaitSeconds = outcome.laneWaitSeconds;
+    record.buildWaitSeconds = outcome.buildWaitSeconds;
     record.workerStarted = outcome.workerStarted;
     const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
     record.status =

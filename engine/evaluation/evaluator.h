@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/evaluation/cpu_shares.h"
 #include "engine/evaluation/evaluation_profile.h"
 #include "engine/evaluation/evaluation_result.h"
 #include "engine/evaluation/ncu_collection.h"
@@ -26,6 +27,12 @@ struct EvaluationResources {
     // One lane for timed stages that run on the CPU: two of them at once would share the cores
     // and time each other.
     GpuLanes* cpuTimingLane = nullptr;
+    // How the cores are shared (CpuShares): the owner's concurrency, its build slots and how
+    // many of its evaluations run now. Without them (a one-shot evaluation) a stage may use the
+    // whole machine.
+    unsigned concurrentEvaluations = 1;
+    BuildSlots* buildSlots = nullptr;
+    std::function<unsigned()> runningEvaluations;
 };
 
 enum class DeviceChoice { Auto, Cpu, Cuda };

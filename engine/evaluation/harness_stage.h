@@ -56,7 +56,8 @@ struct HarnessStageOutcome {
     double startSeconds = 0.0; // StageRecord::startSeconds
     bool workerStarted = false;
     bool preparedAhead = false; // a warm worker's standby child ran it (StageRecord::preparedAhead)
-    double laneWaitSeconds = 0.0; // StageRecord::laneWaitSeconds
+    double laneWaitSeconds = 0.0;  // StageRecord::laneWaitSeconds
+    double buildWaitSeconds = 0.0; // StageRecord::buildWaitSeconds
 };
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);

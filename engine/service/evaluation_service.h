@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/evaluation/cpu_shares.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/evaluation/gpu_lanes.h"
 #include "engine/evaluation/warm_worker.h"
@@ -86,6 +87,7 @@ private:
 
     GpuLanes lanes_;
     GpuLanes cpuTimingLane_{1};
+    BuildSlots buildSlots_;
     WarmWorkerPool warmWorkers_;
     Evaluator evaluator_;
     mutable std::mutex mutex_;

@@ -106,7 +106,8 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.seed = 42;
     r.cpuMode = true;
     r.stages.push_back({"compile", StageStatus::Passed, 1.5, "ok", "log text"});
-    r.stages.push_back({"verify", StageStatus::Passed, 4.25, "ok", "", true, 3.5, true});
+    r.stages.back().buildWaitSeconds = 0.5;
+    r.stages.push_back({"verify", StageStatus::Passed, 4.25, "ok", "", true, 3.5, true, 0.25});
     r.diagnostics.push_back({"kernels/a.cu", 3, 7, Severity::Warning, "unused"});
     r.outputErrors.push_back({0, 1e-4, 2e-3, {8, 16}, "float32"});
     r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, "no bwrap"});
@@ -134,6 +135,8 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     EXPECT_EQ(back.stage("compile")->seconds, 1.5);
     EXPECT_EQ(back.stage("verify")->startSeconds, 3.5);
     EXPECT_TRUE(back.stage("verify")->workerStarted);
+    EXPECT_EQ(back.stage("verify")->laneWaitSeconds, 0.25);
+    EXPECT_EQ(back.stage("compile")->buildWaitSeconds, 0.5);
     EXPECT_EQ(back.stageSeconds(), 5.75);
     EXPECT_EQ(back.candidate.roundMediansMs, (std::vector<double>{1.0, 0.98, 1.01}));
     EXPECT_TRUE(back.intervalVsEager.available);

@@ -17,6 +17,13 @@
 namespace kwb::test {
 namespace {
 
+// An evaluator's resources with this test's warm workers and nothing else shared.
+EvaluationResources poolOnly(WarmWorkerPool& pool) {
+    EvaluationResources resources;
+    resources.warmWorkers = &pool;
+    return resources;
+}
+
 const char* kHonestForward = "        return x * self.weight * self.factor";
 
 class WarmWorkerTest : public EvaluationTest {
@@ -233,7 +240,7 @@ TEST_F(WarmWorkerTest, TheInteractiveLoopRebuildsAnEditedKernelInAWarmBuildServe
     const auto target = EvaluationTarget::forWorkspace(ws.string());
     // Workers that outlive the call, as a service's do.
     WarmWorkerPool pool;
-    Evaluator loop({}, EvaluationResources{&pool, nullptr, nullptr});
+    Evaluator loop({}, poolOnly(pool));
     EvaluationResult first = loop.evaluate(target, options);
     ASSERT_TRUE(first.correct) << describe(first);
     EXPECT_EQ(pool.workersStarted(), 2) << "a server for the build and one for the other stages";
@@ -291,7 +298,7 @@ with open(os.path.join(_home, "own-file"), "w") as f:
     const std::string candidateB = readText(b / "model_new.py");
 
     WarmWorkerPool pool;
-    Evaluator service({}, EvaluationResources{&pool, nullptr, nullptr});
+    Evaluator service({}, poolOnly(pool));
     const EvaluationOptions options = warmOptions();
     // b first: its runs folder exists when a's candidate looks for others'.
     const EvaluationResult first =
@@ -327,7 +334,7 @@ TEST_F(WarmWorkerTest, EvaluationsOfSiblingWorkspacesAtOnceGetServersOfTheirOwn)
     const fs::path a = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward), "at_once_a");
     const fs::path b = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward), "at_once_b");
     WarmWorkerPool pool(4);
-    Evaluator service({}, EvaluationResources{&pool, nullptr, nullptr});
+    Evaluator service({}, poolOnly(pool));
     EvaluationOptions options = warmOptions();
     options.standby = false; // no build server: only the stages' servers are counted
     // Threads that live through the whole test, as a service's do: a server dies with the

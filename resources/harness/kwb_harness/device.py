@@ -23,7 +23,10 @@ _CUDA_MARKERS = (
 )
 
 
-def configure(device: str) -> None:
+def configure(device: str, threads: int | None = 0) -> None:
+    """``threads``: the stage's share of the cores (Request.cpu_threads); 0 keeps the device's
+    default. On a GPU too: inputs are drawn and outputs compared on the CPU, where a dozen
+    stages at once, each with a thread per core, would wait for each other's threads."""
     import torch
 
     # Eager baselines must stay true fp32: TF32 would make the reference both faster and
@@ -33,7 +36,9 @@ def configure(device: str) -> None:
     # Autotuning picks different algorithms run to run and charges its search to the first
     # timed calls.
     torch.backends.cudnn.benchmark = False
-    if device == "cpu":
+    if threads:
+        torch.set_num_threads(threads)
+    elif device == "cpu":
         torch.set_num_threads(max(1, int(os.environ.get("KWB_CPU_THREADS", "2"))))
 
 

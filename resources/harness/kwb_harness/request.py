@@ -25,6 +25,9 @@ class Request:
     seed: int
     build_dir: str
     cache_dir: str
+    # The torch threads this stage may use (the engine's share of the cores for it); 0: the
+    # device's default (KWB_CPU_THREADS on the CPU, torch's own on a GPU)
+    cpu_threads: int = 0
     # The evaluation's own scratch folder (the judge's torch.compile caches); a temporary
     # folder when the request names none
     scratch_dir: str = ""
@@ -169,6 +172,9 @@ def parse(data: dict, stage: str) -> Request:
         or os.path.join(os.path.expanduser("~"), ".cache", "kernel-workbench"),
     )
 
+    req.cpu_threads = _get(data, "cpu_threads", (int,), default=0)
+    if req.cpu_threads < 0:
+        raise _fail(f"field 'cpu_threads' must not be negative, got {req.cpu_threads}")
     req.pair_mode = _get(data, "pair_mode", (bool,), default=False)
     req.scratch_dir = _path(data, "scratch_dir", required=False)
     req.kernel_records_library = _path(data, "kernel_records_library", required=False)

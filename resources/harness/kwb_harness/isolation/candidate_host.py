@@ -35,7 +35,7 @@ from .channel import ChannelClosed
 
 # Request fields the candidate's process may know: nothing that tells one stage from another.
 HOST_FIELDS = ("workspace", "reference", "candidate", "device", "seed", "build_dir", "cache_dir",
-               "extension_path", "kernels_dir", "l2_flush", "head_start_us")
+               "extension_path", "kernels_dir", "l2_flush", "head_start_us", "cpu_threads")
 
 
 def host_fields(req) -> dict:
@@ -98,7 +98,7 @@ class _Host:
         fields = dict(message["fields"])
         self.req = Request(stage="candidate", **{k: fields.get(k) for k in HOST_FIELDS})
         req = self.req
-        devices.configure(req.device)
+        devices.configure(req.device, req.cpu_threads)
         devices.require(req.device)
         self.clock = TrustedClock()
         watch_instance(self.clock)

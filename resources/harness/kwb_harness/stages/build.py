@@ -249,7 +249,7 @@ def _ninja_build(req, build_dir: str, sources: list, settings: dict):
     """Runs cpp_extension.load; returns (error or None, captured build output)."""
     from torch.utils import cpp_extension
 
-    devices.configure(req.device)
+    devices.configure(req.device, req.cpu_threads)
     # The versioner renames a module whose inputs changed within one process
     # (cuda_extension_v1); a stage builds once, but in-process callers may build twice.
     with contextlib.suppress(Exception):

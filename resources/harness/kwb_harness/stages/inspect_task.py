@@ -33,7 +33,7 @@ class InspectPreparation(Preparation):
 
     def _describe(self, req) -> None:
         d = self.description
-        devices.configure(req.device)
+        devices.configure(req.device, req.cpu_threads)
         devices.require(req.device)
         ws = req.workspace
         try:

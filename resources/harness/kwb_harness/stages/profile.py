@@ -136,7 +136,7 @@ class ProfilePreparation(Preparation):
             self.candidate = candidate_process.start_for(req, guard=req.device == "cpu")
             self.candidate.post({"op": "pool", "salt": _SALTS["candidate"], "budget": pool_budget(req.device)})
         kernel_records.record_judge_kernels(req)
-        devices.configure(req.device)
+        devices.configure(req.device, req.cpu_threads)
         devices.require(req.device)
         self.clock = TrustedClock()
         if req.device == "cuda":

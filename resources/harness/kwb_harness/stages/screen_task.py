@@ -89,7 +89,7 @@ def _eager_ms(model, inputs, device: str, calls: int) -> float:
 def run(req, result) -> None:
     import torch
 
-    devices.configure(req.device)
+    devices.configure(req.device, req.cpu_threads)
     devices.require(req.device)
     screen = {"step": "import", "input_bytes": None, "input_bytes_from": None, "eager_runs": False,
               "compile_runs": None, "compile_agrees": None, "deterministic": None, "constant_output": None,

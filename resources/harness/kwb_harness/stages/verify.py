@@ -243,7 +243,7 @@ class VerifyPreparation(Preparation):
         # Forked first: before this process has a CUDA context or anything the candidate could
         # use; it prepares its side (device, clocks, task) while this one computes references.
         self.candidate = candidate_process.start_for(req, guard=True)
-        devices.configure(req.device)
+        devices.configure(req.device, req.cpu_threads)
         devices.require(req.device)
         devices.synchronize(req.device)  # creates the CUDA context now, so it is timed on its own
         self.phases.mark("cuda context")

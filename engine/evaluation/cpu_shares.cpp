@@ -1,0 +1,62 @@
+#include "engine/evaluation/cpu_shares.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace kwb {
+
+namespace {
+
+// More torch threads than this bought nothing for the tasks' sizes and made every stage's
+// start (the thread pool) slower.
+constexpr unsigned kMostStageThreads = 8;
+
+} // namespace
+
+CpuShares cpuSharesFor(unsigned cores, unsigned concurrentEvaluations) {
+    cores = std::max(1u, cores);
+    const unsigned running = std::max(1u, concurrentEvaluations);
+    CpuShares shares;
+    shares.timedStageThreads = std::min(cores, kMostStageThreads);
+    shares.stageThreads = std::clamp(cores / running, 1u, kMostStageThreads);
+    // A build is mostly one compiler process per source file, each on one core; half the cores
+    // for builds leaves the other half to the stages that hold a GPU lane meanwhile, whose
+    // time on the CPU is time the GPU waits.
+    shares.buildSlots = std::clamp(cores / 2, 1u, running);
+    shares.buildJobs = std::max(1u, cores / shares.buildSlots);
+    return shares;
+}
+
+CpuShares cpuSharesForThisMachine(unsigned concurrentEvaluations) {
+    return cpuSharesFor(std::thread::hardware_concurrency(), concurrentEvaluations);
+}
+
+BuildSlots::Hold::~Hold() {
+    if (slots_)
+        slots_->release();
+}
+
+BuildSlots::BuildSlots(unsigned count) : count_(std::max(1u, count)) {}
+
+std::optional<BuildSlots::Hold> BuildSlots::acquire(std::stop_token stop) {
+    std::unique_lock lock(mutex_);
+    if (!freed_.wait(lock, stop, [&] { return taken_ < count_; }))
+        return std::nullopt;
+    ++taken_;
+    return Hold(this);
+}
+
+unsigned BuildSlots::taken() const {
+    std::lock_guard lock(mutex_);
+    return taken_;
+}
+
+void BuildSlots::release() {
+    {
+        std::lock_guard lock(mutex_);
+        --taken_;
+    }
+    freed_.notify_one();
+}
+
+} // namespace kwb
