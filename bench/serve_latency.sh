@@ -11,6 +11,9 @@
 #   Agent's workspace runs them), the anchor of the latency goal.
 # TARGET fastpath: the same task and edit in the fast-path layout (NVRTC kernels, no extension):
 #   `kwb eval --fast` through the daemon, the shell's version of the GUI's edit loop.
+# KWB_EDIT_PAUSE=S (default 0): seconds between one call's result and the next edit, the time a
+#   user takes to change a line. Between evaluations the warm worker's standby children create
+#   their CUDA context and prepare the reference side; an edit that comes sooner waits for them.
 set -eu
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kwb="${1:-$repo/build/release/app/cli/kwb}"
@@ -48,7 +51,10 @@ else
     "$kwb" workspace init "$repo/resources/tasks/01_gelu.py" "$ws" --with-solution >/dev/null
 fi
 edit=0
+pause="${KWB_EDIT_PAUSE:-0}"
+echo "pause between a result and the next edit: $pause s"
 for mode in $modes; do
+    [ "$edit" -gt 0 ] && sleep "$pause"
     # One line changes: the same constant, spelled with one more trailing zero each time.
     edit=$((edit + 1))
     zeros=$(printf '0%.0s' $(seq "$edit"))

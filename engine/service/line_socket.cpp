@@ -33,10 +33,10 @@ bool LineSocket::send(const nlohmann::json& value) {
     return true;
 }
 
-bool LineSocket::fill(std::chrono::milliseconds patience, bool& closed) {
-    pollfd p{fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(patience.count()));
-    if (ready <= 0)
+bool LineSocket::fill(std::chrono::milliseconds patience, bool& closed, int wakeFd) {
+    pollfd p[2] = {{fd_, POLLIN, 0}, {wakeFd, POLLIN, 0}};
+    const int ready = ::poll(p, wakeFd >= 0 ? 2 : 1, static_cast<int>(patience.count()));
+    if (ready <= 0 || p[0].revents == 0)
         return false;
     char chunk[65536];
     const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
@@ -75,9 +75,9 @@ LineSocket::Read LineSocket::readLine(std::string& line, std::chrono::millisecon
     }
 }
 
-bool LineSocket::peerGone(std::chrono::milliseconds patience) {
+bool LineSocket::peerGone(std::chrono::milliseconds patience, int wakeFd) {
     bool closed = false;
-    fill(patience, closed);
+    fill(patience, closed, wakeFd);
     // A peer that keeps talking while it should wait is treated as gone: its bytes are not kept
     // without bound.
     return closed || buffer_.size() > (1u << 20);

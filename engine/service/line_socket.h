@@ -27,12 +27,13 @@ public:
     // The next line (without its newline) within `patience`; lines longer than `maxBytes` end
     // the connection's reading (TooLong).
     Read readLine(std::string& line, std::chrono::milliseconds patience, std::size_t maxBytes);
-    // Whether the peer closed its end or the connection broke, waiting at most `patience`.
-    // Bytes that arrive meanwhile are kept for readLine.
-    bool peerGone(std::chrono::milliseconds patience);
+    // Whether the peer closed its end or the connection broke, waiting at most `patience`, or
+    // less when `wakeFd` (>= 0) becomes readable first. Bytes that arrive meanwhile are kept for
+    // readLine.
+    bool peerGone(std::chrono::milliseconds patience, int wakeFd = -1);
 
 private:
-    bool fill(std::chrono::milliseconds patience, bool& closed);
+    bool fill(std::chrono::milliseconds patience, bool& closed, int wakeFd = -1);
 
     int fd_;
     std::mutex sendMutex_;
