@@ -38,6 +38,7 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(self.request().cpu_threads, 0)
         self.assertEqual(self.request(cpu_threads=3).cpu_threads, 3)
         before = torch.get_num_threads()
+        outside = os.environ.get("KWB_CPU_THREADS")
         try:
             for device in ("cpu", "cuda"):
                 torch.set_num_threads(4)
@@ -51,7 +52,10 @@ class RequestTest(unittest.TestCase):
             devices.configure("cpu", None)
             self.assertEqual(torch.get_num_threads(), 2)
         finally:
-            os.environ.pop("KWB_CPU_THREADS", None)
+            if outside is None:
+                os.environ.pop("KWB_CPU_THREADS", None)
+            else:
+                os.environ["KWB_CPU_THREADS"] = outside
             torch.set_num_threads(before)
 
     def test_wrong_types_are_the_callers_mistake(self):

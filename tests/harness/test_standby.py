@@ -62,6 +62,8 @@ class StandbyTest(unittest.TestCase):
         other_candidate = os.path.join(self.root, "other_new.py")
         shutil.copy(self.candidate, other_candidate)
         self.assertTrue(prepared.fits(parse(dict(self.data, candidate=other_candidate), "verify")))
+        # The judge's threads are the engine's share of the cores when the request comes.
+        self.assertTrue(prepared.fits(parse(dict(self.data, cpu_threads=3), "verify")))
         # Other settings, or a task file with new content, are not.
         self.assertFalse(prepared.fits(parse(dict(self.data, checks=3), "verify")))
         self.assertFalse(prepared.fits(parse(dict(self.data, seed=8), "verify")))
@@ -93,6 +95,20 @@ class StandbyTest(unittest.TestCase):
         self.assertIn("prepared before the request", result["log"])
         with open(message["log"]) as f:
             self.assertNotIn("prepared before the request", f.read())
+
+    def test_the_go_messages_thread_count_is_the_one_the_stage_runs_with(self):
+        standby = Standby("verify", dict(self.data, cpu_threads=2), None, [])
+        self.data["cpu_threads"] = 1
+        message = self.message("threads")
+        self.assertTrue(standby.fits("verify", self.data), "the thread count is not the preparation's")
+        self.assertTrue(standby.start(message))
+        _, status = os.waitpid(standby.pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        with open(message["result"]) as f:
+            result = json.load(f)
+        self.assertTrue(result["ok"], result.get("error"))
+        self.assertTrue(result["prepared"]["ahead_of_request"])
+        self.assertEqual(result["environment"]["torch_threads"], 1)
 
     def test_a_go_message_without_the_secret_ends_the_child_unused(self):
         standby = Standby("verify", self.data, None, [])

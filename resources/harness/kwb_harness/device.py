@@ -37,9 +37,19 @@ def configure(device: str, threads: int | None = 0) -> None:
     # timed calls.
     torch.backends.cudnn.benchmark = False
     if threads:
-        torch.set_num_threads(threads)
+        use_threads(threads)
     elif device == "cpu":
         torch.set_num_threads(max(1, int(os.environ.get("KWB_CPU_THREADS", "2"))))
+
+
+def use_threads(threads: int | None) -> None:
+    """The judge's torch threads for this request (Request.cpu_threads); 0 or None: as they are."""
+    if not threads:
+        return
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 @contextlib.contextmanager

@@ -43,6 +43,9 @@ def describe(device: str) -> dict:
         "driver": "",
     }
     torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "get_num_threads"):
+        # The stage's share of the cores (Request.cpu_threads), as it ran.
+        env["torch_threads"] = torch.get_num_threads()
     # Only named when the stage already initialised CUDA: initialising it just for the
     # name would cost a compile-stage cache hit a second or more.
     if device == "cuda" and torch is not None:

@@ -35,7 +35,7 @@ from .channel import ChannelClosed
 
 # Request fields the candidate's process may know: nothing that tells one stage from another.
 HOST_FIELDS = ("workspace", "reference", "candidate", "device", "seed", "build_dir", "cache_dir",
-               "extension_path", "kernels_dir", "l2_flush", "head_start_us", "cpu_threads")
+               "extension_path", "kernels_dir", "l2_flush", "head_start_us")
 
 
 def host_fields(req) -> dict:

@@ -18,10 +18,11 @@ import json
 from ..timing.phase_clock import PhaseClock
 
 # Request fields a preparation does not depend on: the candidate's, the evaluation's own scratch
-# folder (read when the request runs), and what only decides when timing stops (the cached
-# baselines' rounds, which arrive once they are cached).
+# folder (read when the request runs), what only decides when timing stops (the cached
+# baselines' rounds, which arrive once they are cached), and the judge's torch threads (the
+# engine's share of the cores when the request was made; applied when it runs, runner.py).
 PER_REQUEST_FIELDS = ("candidate", "extension_path", "kernels_dir", "scratch_dir", "baseline_rounds",
-                      "milestone_threshold")
+                      "milestone_threshold", "cpu_threads")
 
 
 def request_key(data: dict) -> str:

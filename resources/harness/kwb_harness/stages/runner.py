@@ -6,6 +6,7 @@ Used by ``python -m kwb_harness`` (which the workspace's utils/ scripts run too,
 import os
 import time
 
+from .. import device as devices
 from ..environment import describe
 from ..errors import BAD_REQUEST, INTERNAL, HarnessError
 from ..request import load_json, parse
@@ -106,6 +107,8 @@ def execute(stage: str, request: dict | str, capture: bool = True, prepared=None
                 device = data["device"]
             req = parse(data, stage)
             if prepared is not None and prepared.fits(req):
+                # Prepared with the share of the cores of an earlier moment.
+                devices.use_threads(req.cpu_threads)
                 _handler(stage)(req, result, prepared=prepared)
             else:
                 if prepared is not None:
