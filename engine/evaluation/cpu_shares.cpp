@@ -19,9 +19,11 @@ CpuShares cpuSharesFor(unsigned cores, unsigned concurrentEvaluations) {
     CpuShares shares;
     shares.timedStageThreads = std::min(cores, kMostStageThreads);
     shares.stageThreads = std::clamp(cores / running, 1u, kMostStageThreads);
-    // A build is mostly one compiler process per source file, each on one core; half the cores
-    // for builds leaves the other half to the stages that hold a GPU lane meanwhile, whose
-    // time on the CPU is time the GPU waits.
+    // A build is mostly one or two compiler processes (a kernel file and the binding), each on
+    // one core: builds for half the cores at once leave the rest to the stages that hold a GPU
+    // lane meanwhile, whose time on the CPU is time the GPU waits. MAX_JOBS lets one build with
+    // many files use a whole slot's share; all slots compiling that many files at once could
+    // take every core, which builds of one or two files never do.
     shares.buildSlots = std::clamp(cores / 2, 1u, running);
     shares.buildJobs = std::max(1u, cores / shares.buildSlots);
     return shares;

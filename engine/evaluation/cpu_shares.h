@@ -17,7 +17,7 @@ struct CpuShares {
     unsigned timedStageThreads = 1;
     // An untimed stage's torch threads: its part of the cores.
     unsigned stageThreads = 1;
-    // Extension builds that may run at once, and MAX_JOBS for each.
+    // Extension builds that may run at once (half the cores' worth), and MAX_JOBS for each.
     unsigned buildSlots = 1;
     unsigned buildJobs = 1;
 };

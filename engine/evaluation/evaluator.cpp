@@ -475,7 +475,8 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     const std::optional<BuildSlots::Hold> slot =
         takesSlot ? c.resources.buildSlots->acquire(c.stop) : std::nullopt;
     if (takesSlot) {
-        if (!slot) {
+        // A wait that a stop ended can still return a slot that was free at that moment.
+        if (!slot || c.stop.stop_requested()) {
             HarnessStageOutcome stopped;
             stopped.failureKind = "cancelled";
             stopped.failureMessage = "cancelled while waiting for a build slot";

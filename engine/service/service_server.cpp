@@ -201,7 +201,9 @@ void ServiceServer::evaluate(Connection& connection, const json& request) {
     // The client waits on its end of the socket: when it goes (Ctrl+C, a killed script) the
     // evaluation is cancelled wherever it is, queued or in a stage.
     bool cancelled = false;
-    while (service_->state(ticket) != TicketState::Finished) {
+    // A ticket the service no longer knows counts as finished (wait() then says it was lost):
+    // with the wake-up readable, waiting for it otherwise would spin.
+    while (service_->state(ticket).value_or(TicketState::Finished) != TicketState::Finished) {
         if (!cancelled &&
             (stopRequested_ || socket.broken() || socket.peerGone(200ms, finished->fd()))) {
             service_->cancel(ticket);
