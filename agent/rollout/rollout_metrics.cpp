@@ -1,5 +1,6 @@
 #include "agent/rollout/rollout_metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <regex>
@@ -160,11 +161,16 @@ RolloutEpisode RolloutEpisode::fromRecord(const EpisodeRecord& record, std::opti
             e.strictFlag = true;
     const json environment = evaluation.value("environment", json::object());
     if (environment.is_object() && environment.value("device", "") == "cuda") {
+        // Less each stage's wait for its GPU lane: time another evaluation held the GPU.
         double seconds = 0.0;
         for (const json& stage : evaluation.value("stages", json::array()))
             if (stage.is_object() && stage.contains("seconds") && stage["seconds"].is_number() &&
-                (stage.value("name", "") == "verify" || stage.value("name", "") == "profile"))
-                seconds += stage["seconds"].get<double>();
+                (stage.value("name", "") == "verify" || stage.value("name", "") == "profile")) {
+                const json& wait =
+                    stage.contains("lane_wait_seconds") ? stage["lane_wait_seconds"] : json(0.0);
+                seconds += std::max(0.0, stage["seconds"].get<double>() -
+                                             (wait.is_number() ? wait.get<double>() : 0.0));
+            }
         e.gpuSeconds = seconds;
     }
     return e;

@@ -25,7 +25,8 @@ struct RolloutEpisode {
     int turns = 0;
     std::int64_t tokens = 0; // input + output
     double costUsd = 0.0;
-    // Seconds the final evaluation held a GPU (its verify and profile stages); none in CPU mode.
+    // Seconds the final evaluation held a GPU (its verify and profile stages, their waits for
+    // the GPU's lane left out); none in CPU mode.
     std::optional<double> gpuSeconds;
 
     // `level` comes from the task set; a record alone knows only its task's path, where a

@@ -70,9 +70,11 @@ Conversation conversationOf(const std::vector<EpisodeEvent>& events) {
             c.lossMask.push_back(trained ? 1 : 0);
             c.sampledTokens.push_back(e.payload.contains("tokens") ? e.payload["tokens"] : json());
             if (e.kind == EventKind::ToolResult && e.payload.value("tool_error", false)) {
+                // Episodes recorded before the runner marked malformed calls are known by the
+                // registry's words ("<tool>: the arguments are not valid JSON: ...").
                 const std::string text = e.payload.value("text", "");
-                if (text.starts_with("unknown tool '") ||
-                    text.starts_with("the arguments are not valid JSON"))
+                if (e.payload.value("invalid_call", false) || text.starts_with("unknown tool '") ||
+                    text.find(": the arguments are not valid JSON") != std::string::npos)
                     c.invalidCall = true;
             }
             break;

@@ -19,8 +19,9 @@ namespace kwb::agent {
 //    null), the reward and its GRPO advantage within the task's group, and per model turn PPO's
 //    return and GAE advantage (gamma 1, lambda 0.95, no critic yet: V = 0; null elsewhere);
 //  - rft: verl-sft rows of the successful episodes only (reward >= min reward), without the
-//    ones that looped (a "stuck" status) or made an invalid tool call (an unknown tool or
-//    arguments that are not JSON): CUDA Agent's rejection fine-tuning set;
+//    ones that looped (a "stuck" status) or made an invalid tool call (an unknown tool, or
+//    arguments that are not JSON or do not fit the tool's schema): CUDA Agent's rejection
+//    fine-tuning set;
 //  - openrlhf: OpenRLHF rows, one per settled episode, for its prompt datasets and reinforced
 //    fine-tuning (`--input_key input --label_key label --apply_chat_template`): input (the system
 //    and first user message as chat messages), label (the task id, what a reward function keys

@@ -630,7 +630,9 @@ struct EpisodeRunner::Impl {
                 steering.endStep();
                 interrupted = toolStop.stop_requested();
                 addMessage(Message::toolResult(call.id, outcomeOfTool.text, outcomeOfTool.isError),
-                           call.name);
+                           call.name,
+                           outcomeOfTool.invalidCall ? json{{"invalid_call", true}}
+                                                     : json::object());
                 const json& data = outcomeOfTool.data;
                 if (data.is_object() && data.contains("evaluation") &&
                     (data.value("mode", "") == "verify" || data.value("mode", "") == "profile")) {

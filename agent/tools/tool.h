@@ -20,11 +20,20 @@ struct ToolResult {
     bool isError = false;
     nlohmann::json data; // optional structured payload (an evaluation, a todo list); null if none
     bool truncated = false;
+    // The call itself was malformed (an unknown tool, arguments that are not JSON or do not fit
+    // the tool's schema), as opposed to a tool that ran and failed: the rejection fine-tuning
+    // export leaves such episodes out.
+    bool invalidCall = false;
 
     static ToolResult success(std::string text, nlohmann::json data = nullptr) {
-        return {std::move(text), false, std::move(data), false};
+        return {std::move(text), false, std::move(data), false, false};
     }
-    static ToolResult error(std::string text) { return {std::move(text), true, nullptr, false}; }
+    static ToolResult error(std::string text) {
+        return {std::move(text), true, nullptr, false, false};
+    }
+    static ToolResult invalid(std::string text) {
+        return {std::move(text), true, nullptr, false, true};
+    }
 };
 
 // One file written by a tool, so the caller can record a per-step diff. Paths are relative to

@@ -54,8 +54,8 @@ ToolResult ToolRegistry::run(const ToolCall& call, ToolContext& context, std::st
     const json arguments = call.parsedArguments();
     if (arguments.is_discarded()) {
         const HeadTailCapper::Capped shown = capHeadTail(call.argumentsJson, 200);
-        return finish(call.name, ToolResult::error("the arguments are not valid JSON: " +
-                                                   toValidUtf8(shown.text)));
+        return finish(call.name, ToolResult::invalid("the arguments are not valid JSON: " +
+                                                     toValidUtf8(shown.text)));
     }
     return run(call.name, arguments, context, stop);
 }
@@ -67,12 +67,12 @@ ToolResult ToolRegistry::run(std::string_view name, const json& arguments, ToolC
         std::string names;
         for (const auto& t : tools_)
             names += (names.empty() ? "" : ", ") + t->name();
-        return finish({}, ToolResult::error("unknown tool '" + toValidUtf8(name) +
-                                            "'; the tools are: " + names));
+        return finish({}, ToolResult::invalid("unknown tool '" + toValidUtf8(name) +
+                                              "'; the tools are: " + names));
     }
     if (std::string problem = checkArguments(tool->schema().parameters, arguments);
         !problem.empty())
-        return finish(name, ToolResult::error(problem));
+        return finish(name, ToolResult::invalid(problem));
     try {
         return finish(name, tool->run(arguments, context, stop));
     } catch (const std::exception& error) {

@@ -8,6 +8,7 @@
 #include "tests/engine/evaluation_fixture.h"
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 using namespace kwb;
@@ -408,6 +409,26 @@ TEST_F(EpisodeRunnerTest, RepeatingTheSameErrorIsReportedAsStuck) {
         stuck = stuck || contains(e.payload.value("message", ""), "stuck: the same error 3 times");
     EXPECT_TRUE(stuck);
     EXPECT_TRUE(contains(requestText(3), "You are repeating yourself"));
+}
+
+TEST_F(EpisodeRunnerTest, AMalformedToolCallIsRecordedAsSuchAFailingToolIsNot) {
+    auto provider =
+        start({toolTurn("Reading.", "c1", "Read", {{"path", "model.py"}}),
+               toolTurn("Reading.", "c2", "Read", {{"file_path", "nope.py"}}), textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    std::map<std::string, bool> invalidByCall;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::ToolResult) {
+            EXPECT_TRUE(e.payload.value("tool_error", false)) << e.payload.dump();
+            invalidByCall[e.payload.value("tool_call_id", "")] =
+                e.payload.value("invalid_call", false);
+        }
+    EXPECT_EQ(invalidByCall, (std::map<std::string, bool>{{"c1", true}, {"c2", false}}))
+        << "an unknown parameter is the model's malformed call; a missing file is the tool's error";
 }
 
 TEST_F(EpisodeRunnerTest, SixRepeatsStopTheEpisode) {

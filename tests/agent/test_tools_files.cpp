@@ -416,6 +416,12 @@ TEST_F(ToolsFilesTest, RegistryTurnsBadCallsIntoErrorResults) {
     EXPECT_TRUE(
         contains(extra.text, "unknown parameter 'path' (expected: file_path, limit, offset)"))
         << extra.text;
+    // Each of those was the model's malformed call, not a tool that ran and failed.
+    for (const ToolResult* bad : {&unknown, &notJson, &missing, &wrongType, &extra})
+        EXPECT_TRUE(bad->invalidCall) << bad->text;
+    const ToolResult absent = call("Read", {{"file_path", "no_such_file.py"}});
+    EXPECT_TRUE(absent.isError) << absent.text;
+    EXPECT_FALSE(absent.invalidCall) << "a well-formed call whose file is missing";
     ToolResult nested = call("MultiEdit", {{"file_path", "a"}, {"edits", {{{"old_string", 1}}}}});
     EXPECT_TRUE(contains(nested.text, "missing required parameter 'edits'[0].new_string") ||
                 contains(nested.text, "'edits'[0]"))

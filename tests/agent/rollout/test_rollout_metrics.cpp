@@ -52,7 +52,7 @@ EpisodeRecord recordOf(const Row& row) {
                          {"stages",
                           {{{"name", "compile"}, {"seconds", 20.0}},
                            {{"name", "verify"}, {"seconds", 1.5}},
-                           {{"name", "profile"}, {"seconds", 2.5}}}}};
+                           {{"name", "profile"}, {"seconds", 3.25}, {"lane_wait_seconds", 0.75}}}}};
     return r;
 }
 
@@ -135,7 +135,8 @@ TEST(RolloutMetrics, OverallMatchesTheHandComputedTable) {
     EXPECT_DOUBLE_EQ(g.meanTurns, 57.0 / 7);
     EXPECT_DOUBLE_EQ(g.meanTokens, 7500.0 / 7);
     EXPECT_NEAR(g.meanCostUsd, 0.75 / 7, 1e-12);
-    ASSERT_TRUE(g.gpuSecondsPerEvaluation); // E only: verify 1.5 + profile 2.5
+    // E only: verify 1.5 + profile 3.25 of which 0.75 waiting for another evaluation's GPU time
+    ASSERT_TRUE(g.gpuSecondsPerEvaluation);
     EXPECT_DOUBLE_EQ(*g.gpuSecondsPerEvaluation, 4.0);
 }
 
