@@ -27,6 +27,10 @@ struct CompletionRequest {
     // of the model's own output, without re-tokenizing it.
     bool logprobs = false;
     bool tokenIds = false;
+    // The sampler's seed where the server takes one (OpenAI-compatible servers, vLLM, the local
+    // model; Anthropic's API has none): a rollout's group of samples of one task is then drawn
+    // reproducibly. Unset: the server's own randomness.
+    std::optional<std::uint64_t> seed;
 };
 
 // One sampled token as the server reported it.

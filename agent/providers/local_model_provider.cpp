@@ -87,7 +87,8 @@ CompletionOutcome LocalModelProvider::complete(const CompletionRequest& request,
     // The policy's own distribution unless asked otherwise: what the recorded log-probabilities
     // of a PPO episode must be.
     sampling.temperature = request.temperature.value_or(1.0);
-    sampling.seed = seedBase_ + calls_++;
+    sampling.seed = request.seed ? *request.seed : seedBase_ + calls_;
+    ++calls_;
     sampling.stop = request.stop;
     sampling.tokenTexts = request.logprobs;
     const PolicyGroup group = policy_.sampleChat(

@@ -143,6 +143,9 @@ json openAiChatRequestBody(const CompletionRequest& request, const std::string& 
         body["max_tokens"] = *request.maxTokens;
     if (request.temperature)
         body["temperature"] = *request.temperature;
+    // OpenAI documents a signed 64-bit seed; the top bit is dropped rather than sent negative.
+    if (request.seed)
+        body["seed"] = static_cast<std::int64_t>(*request.seed & 0x7fffffffffffffffULL);
     if (!request.stop.empty())
         body["stop"] = request.stop;
     if (request.logprobs)

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 
 namespace kwb::agent {
@@ -85,8 +86,21 @@ TaskSetLoad loadRunTaskSet(const RolloutConfig& config, const std::string& store
 
 } // namespace
 
+std::uint64_t episodeSeed(std::uint64_t runSeed, const std::string& taskId, int sample) {
+    // FNV-1a over the task id, then splitmix64's finaliser over the mix: std::hash may differ
+    // between builds, and a run resumed by another build must draw the same seeds.
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char c : taskId)
+        h = (h ^ c) * 0x100000001b3ULL;
+    std::uint64_t z = runSeed ^ h ^ (static_cast<std::uint64_t>(sample) * 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 json rolloutSettingsToJson(const RolloutConfig& c) {
     json s = {{"limit", c.limit},
+              {"seed", c.seed},
               {"episodes_per_task", c.episodesPerTask},
               {"concurrency", c.concurrency},
               {"max_turns", c.maxTurns},
@@ -114,6 +128,9 @@ RolloutConfig rolloutSettingsFromJson(const json& s) {
     if (!s.is_object())
         return c;
     c.limit = s.value("limit", std::size_t{0});
+    // Runs stored before seeds were recorded: 0, and their episodes ask for none.
+    c.seed =
+        s.contains("seed") && s["seed"].is_number_unsigned() ? s["seed"].get<std::uint64_t>() : 0;
     c.episodesPerTask = s.value("episodes_per_task", 1);
     c.concurrency = s.value("concurrency", 1);
     c.maxTurns = s.value("max_turns", 200);
@@ -159,10 +176,13 @@ RolloutOutcome RolloutRunner::start(const RolloutConfig& config, const Observer&
         out.error = opened.error().message;
         return out;
     }
+    RolloutConfig seeded = config;
+    while (seeded.seed == 0)
+        seeded.seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
     RunRecord run;
     run.taskSet = fs::absolute(config.taskSetPath).string();
     run.taskSetHash = set.set.contentHash;
-    run.settings = rolloutSettingsToJson(config);
+    run.settings = rolloutSettingsToJson(seeded);
     run.status = "running";
     auto created = opened.value()->createRun(run);
     if (!created) {
@@ -170,7 +190,7 @@ RolloutOutcome RolloutRunner::start(const RolloutConfig& config, const Observer&
         return out;
     }
     opened.value().reset();
-    return execute(created.value().id, config, set.set, observer, stop, control);
+    return execute(created.value().id, seeded, set.set, observer, stop, control);
 }
 
 RolloutOutcome RolloutRunner::resume(RunId runId, const Observer& observer, std::stop_token stop,
@@ -343,6 +363,10 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
             launch.tokenIds = config.tokenIds;
             launch.maxTokens = config.maxTokens;
             launch.temperature = config.temperature;
+            // Every attempt of a sample draws the same seed: a retry after an infrastructure
+            // failure is the same sample asked again.
+            if (config.seed != 0)
+                launch.seed = episodeSeed(config.seed, task.id, item.sample);
             launch.extraSettings = {{"run_id", runId},
                                     {"run_task", task.id},
                                     {"run_sample", item.sample},

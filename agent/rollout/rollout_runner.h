@@ -17,6 +17,9 @@
 namespace kwb::agent {
 
 // What a rollout runs: K agent episodes for every task of a task set, N at once.
+// The seed of a run's sample `sample` of task `taskId` (stable across machines and builds).
+std::uint64_t episodeSeed(std::uint64_t runSeed, const std::string& taskId, int sample);
+
 struct RolloutConfig {
     std::string taskSetPath; // a KernelBench checkout, a folder of task files or Ops-6K JSONL
     std::size_t limit = 0;   // the first N tasks (0: all)
@@ -33,6 +36,11 @@ struct RolloutConfig {
     bool tokenIds = false;
     std::optional<int> maxTokens; // per reply; unset: the provider's default
     std::optional<double> temperature;
+    // The run's seed: sample k of a task is episode seed episodeSeed(seed, task, k), so a
+    // group's samples differ from each other and a run made again with the same seed draws
+    // them again where the server honours seeds. 0 when a run is created: one is drawn, and
+    // stored with the run, so a resumed run keeps it.
+    std::uint64_t seed = 0;
     std::string python;
     // The rl profile's options unless the caller applies another (kwb rollout --profile); the
     // profile is stored with the run, so a resume evaluates by the same rules.

@@ -93,6 +93,7 @@ AgentSession::Prepared AgentSession::prepare(const AgentLaunch& launch,
     config.tokenIds = launch.tokenIds;
     config.maxTokens = launch.maxTokens;
     config.temperature = launch.temperature;
+    config.seed = launch.seed;
     // What resuming the episode later needs to reach the same model the same way (never the key
     // itself: only where it came from).
     config.extraSettings = {{"provider_kind", providerKindName(launch.provider.kind)},

@@ -45,6 +45,7 @@ struct AgentLaunch {
     // A local model on a CPU needs a small limit to answer in seconds.
     std::optional<int> maxTokens;
     std::optional<double> temperature;
+    std::optional<std::uint64_t> seed; // EpisodeConfig::seed
     // Merged into the episode's settings when it is created (a rollout's run, task and sample).
     nlohmann::json extraSettings = nlohmann::json::object();
 };

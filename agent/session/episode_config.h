@@ -56,6 +56,9 @@ struct EpisodeConfig {
 
     std::optional<int> maxTokens; // per completion
     std::optional<double> temperature;
+    // The episode's seed: its n-th model request (retries included) asks for seed + n, so a
+    // request asked again after a cut or malformed reply is not the same draw. Unset: none.
+    std::optional<std::uint64_t> seed;
     bool stream = true;
     // Every reply's sampled tokens and log-probabilities kept in its event (CompletionRequest).
     bool logprobs = false;

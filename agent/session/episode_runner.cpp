@@ -132,7 +132,8 @@ struct EpisodeRunner::Impl {
     FileState tracked;
     ToolContext context;
     int turns = 0;
-    std::vector<std::string> notes; // user messages the loop itself owes the agent
+    std::uint64_t modelRequests = 0; // made by this run of the loop: the seed's offset
+    std::vector<std::string> notes;  // user messages the loop itself owes the agent
 
     // The context estimate: the provider's count at the last reply plus what came after.
     std::optional<std::int64_t> reportedTokens;
@@ -517,6 +518,9 @@ struct EpisodeRunner::Impl {
             request.tools = tools.schemas();
             request.maxTokens = config.maxTokens;
             request.temperature = config.temperature;
+            if (config.seed)
+                request.seed = *config.seed + modelRequests;
+            ++modelRequests;
             request.stream = config.stream;
             request.logprobs = config.logprobs;
             request.tokenIds = config.tokenIds;
@@ -682,6 +686,8 @@ struct EpisodeRunner::Impl {
         settings["token_ids"] = config.tokenIds;
         if (config.temperature)
             settings["temperature"] = *config.temperature;
+        if (config.seed)
+            settings["seed"] = *config.seed;
         if (config.maxTokens)
             settings["max_tokens"] = *config.maxTokens;
         record.settings = std::move(settings);

@@ -72,6 +72,7 @@ struct RolloutOptions {
     int concurrency = 1;
     int maxTurns = 200;
     int retries = 2;
+    std::uint64_t seed = 0;
     std::string provider = "openai";
     std::string modelDevice = "auto";
     std::optional<int> maxTokens;
@@ -108,6 +109,9 @@ void addRolloutCommands(CLI::App& app) {
     cmd->add_option("--retries", o->retries,
                     "Runs again of an episode that ended in an infrastructure error")
         ->check(CLI::Range(0, 100));
+    cmd->add_option("--seed", o->seed,
+                    "The run's seed: each task's samples ask the model server for seeds drawn "
+                    "from it (0, the default: a new one, recorded with the run)");
     addProviderOptions(cmd, o->provider, o->modelDevice);
     cmd->add_option("--base-url", o->baseUrl, "API base URL");
     cmd->add_option("--model", o->model, "Model name");
@@ -154,6 +158,7 @@ void addRolloutCommands(CLI::App& app) {
         config.concurrency = o->concurrency;
         config.maxTurns = o->maxTurns;
         config.infrastructureRetries = o->retries;
+        config.seed = o->seed;
         config.provider = agent::ProviderSettings::defaultsFor(
             agent::parseProviderKind(o->provider).value_or(agent::ProviderKind::OpenAiChat));
         if (!o->baseUrl.empty())

@@ -48,6 +48,24 @@ assert overall["infrastructure_errors"] == 1, overall
 assert sum(overall["reward_counts"].values()) == 6, overall
 PY
 "$kwb" runs --store "$tmp/store.db" metrics 1 | grep -q "^all	7	6	" || { echo "FAIL: metrics table"; exit 1; }
+# Group sampling with seeds: one seed per (task, sample), every attempt of a sample the same, the
+# samples of a task different; each request asks for its episode's seed plus its own index.
+"$python" - "$tmp/store.db" "$tmp/requests.log" <<'PY' || { echo "FAIL: seeds"; exit 1; }
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+run_seed = json.loads(db.execute("SELECT settings FROM runs WHERE id = 1").fetchone()[0])["seed"]
+assert isinstance(run_seed, int) and run_seed > 0, run_seed
+by_sample = {}
+for settings, in db.execute("SELECT settings FROM episodes"):
+    s = json.loads(settings)
+    by_sample.setdefault((s["run_task"], s["run_sample"]), set()).add(s["seed"])
+assert len(by_sample) == 6 and all(len(seeds) == 1 for seeds in by_sample.values()), by_sample
+seeds = {next(iter(v)) for v in by_sample.values()}
+assert len(seeds) == 6, by_sample
+asked = [json.loads(line)["body"].get("seed") for line in open(sys.argv[2])]
+assert len(asked) >= 6 and all(isinstance(a, int) for a in asked), asked
+assert all(any(0 <= a - (s & 0x7fffffffffffffff) < 5 for s in seeds) for a in asked), (asked, seeds)
+PY
 # Every export format, read back.
 for f in verl verl-sft openrlhf rft jsonl; do
     "$kwb" export 1 --store "$tmp/store.db" --format "$f" --out "$tmp/export-$f.jsonl" 2> "$tmp/export.err" \

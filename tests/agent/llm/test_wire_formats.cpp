@@ -45,6 +45,13 @@ TEST(OpenAiChatFormat, RequestBody) {
     EXPECT_EQ(body["max_tokens"], 256);
     EXPECT_EQ(body["temperature"], 0.5);
     EXPECT_EQ(body["stop"], json::array({"</done>"}));
+    EXPECT_FALSE(body.contains("seed")) << "no seed unless one is given";
+    CompletionRequest seeded = toolConversation();
+    seeded.seed = 42;
+    EXPECT_EQ(openAiChatRequestBody(seeded, "gpt-test")["seed"], 42);
+    // A seed above the signed range OpenAI documents goes without its top bit, never negative.
+    seeded.seed = 0x8000000000000007ULL;
+    EXPECT_EQ(openAiChatRequestBody(seeded, "gpt-test")["seed"], 7);
     const json& m = body["messages"];
     ASSERT_EQ(m.size(), 7u);
     EXPECT_EQ(m[0], json({{"role", "system"}, {"content", "You optimise kernels."}}));
