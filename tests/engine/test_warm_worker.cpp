@@ -7,6 +7,7 @@
 #include "engine/system/user_directories.h"
 #include "tests/engine/evaluation_fixture.h"
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <latch>
@@ -57,8 +58,11 @@ TEST_F(WarmWorkerTest, ServesSeveralEvaluationsFromOneServer) {
     EXPECT_LT(first.stage("inspect")->startSeconds, first.stage("inspect")->seconds);
     for (const auto& s : second.stages)
         EXPECT_FALSE(s.workerStarted) << s.name;
+    // Within 5 %, but never less than 25 ms: a warm evaluation here takes a quarter of a
+    // second, and the record's own keeping after its last stage (the scratch folder's removal,
+    // the reward) once took 16 ms of it on a loaded CI machine.
     for (const EvaluationResult* r : {&first, &second})
-        EXPECT_GE(r->stageSeconds(), 0.95 * r->totalSeconds)
+        EXPECT_GE(r->stageSeconds(), r->totalSeconds - std::max(0.05 * r->totalSeconds, 0.025))
             << "stages " << r->stageSeconds() << " s of " << r->totalSeconds << " s";
 }
 
