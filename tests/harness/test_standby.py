@@ -55,6 +55,16 @@ class StandbyTest(unittest.TestCase):
         return {"stage": "verify", "request": request, "result": os.path.join(self.root, f"{name}-result.json"),
                 "log": os.path.join(self.root, f"{name}-log.txt")}
 
+    def go(self, standby: Standby, message: dict) -> dict:
+        """Hands `message` to the standby child; its result, which must be a success."""
+        self.assertTrue(standby.start(message))
+        _, status = os.waitpid(standby.pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        with open(message["result"]) as f:
+            result = json.load(f)
+        self.assertTrue(result["ok"], result.get("error"))
+        return result
+
     def test_a_preparation_fits_only_the_same_request_and_task_content(self):
         prepared = verify.prepare(parse(self.data, "verify"))
         self.assertTrue(prepared.fits(parse(self.data, "verify")))
@@ -78,12 +88,7 @@ class StandbyTest(unittest.TestCase):
         self.assertFalse(standby.fits("verify", dict(self.data, checks=4)))
         # Another workspace's request, confined otherwise, gets a fresh child.
         self.assertFalse(standby.fits("verify", self.data, {"cwd": "/elsewhere"}))
-        self.assertTrue(standby.start(message))
-        _, status = os.waitpid(standby.pid, 0)
-        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
-        with open(message["result"]) as f:
-            result = json.load(f)
-        self.assertTrue(result["ok"], result.get("error"))
+        result = self.go(standby, message)
         self.assertTrue(result["correct"])
         self.assertEqual(result["checks_passed"], 2)
         self.assertTrue(result["prepared"]["ahead_of_request"])
@@ -101,12 +106,7 @@ class StandbyTest(unittest.TestCase):
         self.data["cpu_threads"] = 1
         message = self.message("threads")
         self.assertTrue(standby.fits("verify", self.data), "the thread count is not the preparation's")
-        self.assertTrue(standby.start(message))
-        _, status = os.waitpid(standby.pid, 0)
-        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
-        with open(message["result"]) as f:
-            result = json.load(f)
-        self.assertTrue(result["ok"], result.get("error"))
+        result = self.go(standby, message)
         self.assertTrue(result["prepared"]["ahead_of_request"])
         self.assertEqual(result["environment"]["torch_threads"], 1)
 
