@@ -468,8 +468,8 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
         if (c.gpuAllowed && lanes->count() > 1)
             spec.environment["CUDA_VISIBLE_DEVICES"] = visibleDevice(lane->index());
     }
-    // A build waits for one of its owner's build slots (CpuShares): without them a dozen builds
-    // at once starve the stages that hold a GPU lane of the CPU.
+    // A build waits for one of its owner's build slots (CpuShares), so that builds cannot take
+    // every core from the stages that hold a GPU lane meanwhile.
     const auto slotAsked = std::chrono::steady_clock::now();
     const bool takesSlot = stage == "compile" && c.resources.buildSlots != nullptr;
     const std::optional<BuildSlots::Hold> slot =
