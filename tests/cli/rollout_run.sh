@@ -48,6 +48,38 @@ assert overall["infrastructure_errors"] == 1, overall
 assert sum(overall["reward_counts"].values()) == 6, overall
 PY
 "$kwb" runs --store "$tmp/store.db" metrics 1 | grep -q "^all	7	6	" || { echo "FAIL: metrics table"; exit 1; }
+# The same metrics computed by hand from the store's rows, with the paper's definitions: rates
+# over scored episodes (finished or failed), speed-ups from the passing ones' final evaluations.
+"$python" - "$tmp/store.db" "$tmp/metrics1.json" <<'PY' || { cat "$tmp/metrics1.json"; echo "FAIL: metrics against the hand count"; exit 1; }
+import collections, json, math, sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT status, reward, final_evaluation, turns FROM episodes "
+    "WHERE json_extract(settings, '$.run_id') = 1").fetchall()
+overall = json.load(open(sys.argv[2]))["overall"]
+scored = [r for r in rows if r[0] in ("finished", "failed")]
+rewards = [r[1] if r[1] is not None else -1.0 for r in scored]
+def speedup(row, key):
+    value = (json.loads(row[2] or "null") or {}).get("speedup", {}).get(key)
+    return value if isinstance(value, (int, float)) and value > 0 else None
+passing = [r for r, reward in zip(scored, rewards) if reward >= 1]
+eager = [v for v in (speedup(r, "vs_eager") for r in passing) if v is not None]
+compiled = [v for v in (speedup(r, "vs_compile") for r in passing) if v is not None]
+def close(a, b):
+    return (a is None and b is None) or (a is not None and b is not None and abs(a - b) < 1e-9)
+expected = {
+    "episodes": len(rows), "scored": len(scored),
+    "pass_rate": len(passing) / len(scored),
+    "faster_than_eager_rate": sum(v > 1 for v in eager) / len(scored),
+    "faster_than_compile_rate": sum(v > 1 for v in compiled) / len(scored),
+    "mean_reward": sum(rewards) / len(scored),
+    "mean_turns": sum(r[3] for r in rows) / len(rows),
+    "geomean_speedup_vs_eager": math.exp(sum(map(math.log, eager)) / len(eager)) if eager else None,
+}
+for key, want in expected.items():
+    assert close(overall[key], want), (key, overall[key], want)
+counts = collections.Counter(str(round(r)) for r in rewards)
+assert overall["reward_counts"] == dict(counts), (overall["reward_counts"], counts)
+PY
 # Group sampling with seeds: one seed per (task, sample), every attempt of a sample the same, the
 # samples of a task different; each request asks for its episode's seed plus its own index.
 "$python" - "$tmp/store.db" "$tmp/requests.log" <<'PY' || { echo "FAIL: seeds"; exit 1; }
