@@ -234,6 +234,27 @@ TEST_F(EpisodeRunnerTest, WritesVerifiesAndStopsWithTheFinalEvaluationsReward) {
     }
 }
 
+// An evaluator that cannot run (here: no interpreter) judged nothing: the episode ends as an
+// infrastructure error with its cause, never with a reward of -1 a trainer would learn from.
+TEST_F(EpisodeRunnerTest, AFinalEvaluationThatCannotRunIsAnInfrastructureErrorNotAReward) {
+    auto provider = start(json::array({textTurn("Done.")}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(workspace_);
+    c.finalEvaluation = true;
+    c.evaluations = nullptr; // the service was made for the test's interpreter
+    c.python = (root_ / "no-such-python" / "bin" / "python3").string();
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::InfrastructureError) << result.message;
+    EXPECT_EQ(result.cause, "evaluator_python_missing");
+    EXPECT_FALSE(result.reward.has_value());
+    const auto stored = store_->loadEpisode(result.id);
+    ASSERT_TRUE(stored) << stored.error().message;
+    EXPECT_EQ(stored.value().status, EpisodeStatus::InfrastructureError);
+    EXPECT_FALSE(stored.value().reward.has_value());
+}
+
 TEST_F(EpisodeRunnerTest, TheTurnLimitEndsTheEpisode) {
     auto provider =
         start({readSkill("c1"), toolTurn("Again.", "c2", "Read", {{"file_path", "model_new.py"}}),
