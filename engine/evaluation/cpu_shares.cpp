@@ -38,7 +38,8 @@ BuildSlots::Hold::~Hold() {
         slots_->release();
 }
 
-BuildSlots::BuildSlots(unsigned count) : count_(std::max(1u, count)) {}
+BuildSlots::BuildSlots(unsigned count, unsigned jobsEach)
+    : count_(std::max(1u, count)), jobsEach_(std::max(1u, jobsEach)) {}
 
 std::optional<BuildSlots::Hold> BuildSlots::acquire(std::stop_token stop) {
     std::unique_lock lock(mutex_);

@@ -29,7 +29,8 @@ CpuShares cpuSharesFor(unsigned cores, unsigned concurrentEvaluations);
 CpuShares cpuSharesForThisMachine(unsigned concurrentEvaluations);
 
 // The slots extension builds take in turn: a build waits here until fewer than `count` others
-// run. One owner (the evaluation service) shares it between its evaluations.
+// run, and builds with `jobsEach` jobs (MAX_JOBS). One owner (the evaluation service) sizes it
+// from its concurrency (CpuShares) and shares it between its evaluations.
 class BuildSlots {
 public:
     // A slot taken; given back when destroyed.
@@ -45,17 +46,21 @@ public:
         BuildSlots* slots_;
     };
 
-    explicit BuildSlots(unsigned count); // 0 reads as 1
+    explicit BuildSlots(unsigned count, unsigned jobsEach = 1); // zeros read as 1
+    explicit BuildSlots(const CpuShares& shares)
+        : BuildSlots(shares.buildSlots, shares.buildJobs) {}
 
     // Waits for a free slot; nullopt when `stop` was requested first.
     std::optional<Hold> acquire(std::stop_token stop);
     unsigned count() const { return count_; }
+    unsigned jobsEach() const { return jobsEach_; }
     unsigned taken() const;
 
 private:
     void release();
 
     const unsigned count_;
+    const unsigned jobsEach_;
     mutable std::mutex mutex_;
     std::condition_variable_any freed_;
     unsigned taken_ = 0;

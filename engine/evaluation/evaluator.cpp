@@ -346,14 +346,16 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
     spec.sandbox.diskBytes = c.options.diskLimitBytes
                                  ? c.options.diskLimitBytes
                                  : defaultDiskBudget({c.cacheDirectory, c.buildDirectory});
-    const CpuShares shares = cpuSharesForThisMachine(c.resources.concurrentEvaluations);
+    const CpuShares alone = cpuSharesForThisMachine(1);
+    const unsigned buildJobs =
+        c.resources.buildSlots ? c.resources.buildSlots->jobsEach() : alone.buildJobs;
     // TORCH_EXTENSIONS_DIR comes with the request (task_loader.py sets it from build_dir): in
     // the environment, a per-run folder would give every run a warm worker of its own. The same
     // holds for the threads: the environment names the most a stage may use, the request the
     // stage's share now (stageThreads).
-    spec.environment = {{"MAX_JOBS", std::to_string(shares.buildJobs)},
-                        {"KWB_CPU_THREADS", std::to_string(shares.timedStageThreads)},
-                        {"OMP_NUM_THREADS", std::to_string(shares.timedStageThreads)}};
+    spec.environment = {{"MAX_JOBS", std::to_string(buildJobs)},
+                        {"KWB_CPU_THREADS", std::to_string(alone.timedStageThreads)},
+                        {"OMP_NUM_THREADS", std::to_string(alone.timedStageThreads)}};
     if (!c.bytecodeCache.empty())
         spec.environment["KWB_BYTECODE_CACHE"] = c.bytecodeCache;
     if (!c.gpuAllowed)

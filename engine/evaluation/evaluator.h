@@ -27,10 +27,9 @@ struct EvaluationResources {
     // One lane for timed stages that run on the CPU: two of them at once would share the cores
     // and time each other.
     GpuLanes* cpuTimingLane = nullptr;
-    // How the cores are shared (CpuShares): the owner's concurrency, its build slots and how
-    // many of its evaluations run now. Without them (a one-shot evaluation) a stage may use the
-    // whole machine.
-    unsigned concurrentEvaluations = 1;
+    // How the cores are shared (CpuShares): the owner's build slots (how many builds at once,
+    // with how many jobs each) and how many of its evaluations run now. Without them (a
+    // one-shot evaluation) a stage may use the whole machine.
     BuildSlots* buildSlots = nullptr;
     std::function<unsigned()> runningEvaluations;
 };

@@ -50,17 +50,16 @@ EvaluationService::EvaluationService(EvaluationServiceConfig config)
     // folder, a rollout sample's workspace): fewer workers than evaluations would evict one
     // per request and start another, the torch import the workers exist to save.
     : lanes_(detectedGpus(config.gpuCount)),
-      buildSlots_(cpuSharesForThisMachine(config.concurrentEvaluations).buildSlots),
+      buildSlots_(cpuSharesForThisMachine(config.concurrentEvaluations)),
       warmWorkers_(std::max<std::size_t>(config.warmWorkerCapacity,
                                          std::size_t{config.concurrentEvaluations} + 1)),
-      evaluator_(config.python,
-                 EvaluationResources{
-                     .warmWorkers = &warmWorkers_,
-                     .gpuLanes = &lanes_,
-                     .cpuTimingLane = &cpuTimingLane_,
-                     .concurrentEvaluations = config.concurrentEvaluations,
-                     .buildSlots = &buildSlots_,
-                     .runningEvaluations = [this] { return static_cast<unsigned>(running()); }}) {
+      evaluator_(config.python, EvaluationResources{.warmWorkers = &warmWorkers_,
+                                                    .gpuLanes = &lanes_,
+                                                    .cpuTimingLane = &cpuTimingLane_,
+                                                    .buildSlots = &buildSlots_,
+                                                    .runningEvaluations = [this] {
+                                                        return static_cast<unsigned>(running());
+                                                    }}) {
     const unsigned count = std::max(1u, config.concurrentEvaluations);
     for (unsigned i = 0; i < count; ++i)
         workers_.emplace_back([this](std::stop_token stop) { workLoop(stop); });

@@ -19,6 +19,9 @@ TEST(CpuShares, ADozenEvaluationsOnSixteenCoresGetAThreadEachAndBuildTwoJobsInEi
     EXPECT_EQ(shares.timedStageThreads, 8u) << "a timed stage keeps what it had alone";
     EXPECT_EQ(shares.buildSlots, 8u);
     EXPECT_EQ(shares.buildJobs, 2u);
+    const BuildSlots slots(shares); // as the evaluation service makes them
+    EXPECT_EQ(slots.count(), 8u);
+    EXPECT_EQ(slots.jobsEach(), 2u);
 }
 
 TEST(CpuShares, OneEvaluationAloneGetsTheWholeMachine) {
@@ -74,6 +77,7 @@ TEST(BuildSlots, ABuildBeyondTheSlotsWaitsUntilOneIsGivenBack) {
 TEST(BuildSlots, AStopEndsTheWaitAndZeroSlotsMeansOne) {
     BuildSlots slots(0);
     EXPECT_EQ(slots.count(), 1u);
+    EXPECT_EQ(slots.jobsEach(), 1u);
     auto held = slots.acquire({});
     ASSERT_TRUE(held);
     std::stop_source stop;
