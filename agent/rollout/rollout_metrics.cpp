@@ -166,10 +166,8 @@ RolloutEpisode RolloutEpisode::fromRecord(const EpisodeRecord& record, std::opti
         for (const json& stage : evaluation.value("stages", json::array()))
             if (stage.is_object() && stage.contains("seconds") && stage["seconds"].is_number() &&
                 (stage.value("name", "") == "verify" || stage.value("name", "") == "profile")) {
-                const json& wait =
-                    stage.contains("lane_wait_seconds") ? stage["lane_wait_seconds"] : json(0.0);
-                seconds += std::max(0.0, stage["seconds"].get<double>() -
-                                             (wait.is_number() ? wait.get<double>() : 0.0));
+                const double wait = positiveNumber(stage, "lane_wait_seconds").value_or(0.0);
+                seconds += std::max(0.0, stage["seconds"].get<double>() - wait);
             }
         e.gpuSeconds = seconds;
     }

@@ -16,10 +16,10 @@
 
 namespace kwb::agent {
 
-// What a rollout runs: K agent episodes for every task of a task set, N at once.
 // The seed of a run's sample `sample` of task `taskId` (stable across machines and builds).
 std::uint64_t episodeSeed(std::uint64_t runSeed, const std::string& taskId, int sample);
 
+// What a rollout runs: K agent episodes for every task of a task set, N at once.
 struct RolloutConfig {
     std::string taskSetPath; // a KernelBench checkout, a folder of task files or Ops-6K JSONL
     std::size_t limit = 0;   // the first N tasks (0: all)
