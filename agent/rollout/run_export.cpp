@@ -176,6 +176,14 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
     std::map<EpisodeId, double> advantageOf;
     for (std::size_t i = 0; i < sampled.size(); ++i)
         advantageOf[sampled[i]] = advantages[i];
+    // What the rollout stored as each group filled wins; a store from before it kept them (or an
+    // episode scored since) gets the same formulas here.
+    std::map<EpisodeId, EpisodeAdvantage> stored;
+    if (auto loadedValues = store.loadAdvantages(run))
+        for (EpisodeAdvantage& a : loadedValues.value()) {
+            advantageOf[a.episode] = a.advantage;
+            stored[a.episode] = std::move(a);
+        }
 
     const json tools = toolFunctions();
     for (const EpisodeRecord& e : episodes) {
@@ -220,7 +228,11 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
                 turnRewards.push_back(0.0);
         if (!turnRewards.empty())
             turnRewards.back() = reward;
-        const TurnReturns ppo = turnReturns(turnRewards);
+        TurnReturns ppo = turnReturns(turnRewards);
+        if (const auto found = stored.find(e.id);
+            found != stored.end() && found->second.turnReturns.size() == turnRewards.size() &&
+            found->second.turnGaeAdvantages.size() == turnRewards.size())
+            ppo = {found->second.turnReturns, found->second.turnGaeAdvantages};
         json returns = json::array(), gae = json::array();
         for (std::size_t m = 0, turn = 0; m < c.lossMask.size(); ++m) {
             const bool model = c.lossMask[m] == 1;

@@ -84,6 +84,24 @@ CREATE TABLE runs (
     status TEXT NOT NULL
 );
 )sql",
+    // 3 -> 4: the training values of a run's scored episodes, computed by the rollout as each
+    // task's group fills (GRPO's group-normalised advantage, PPO's returns and GAE per turn), so
+    // exports and trainers read what the run decided rather than recomputing it.
+    R"sql(
+CREATE TABLE episode_advantages (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    group_size INTEGER NOT NULL,
+    group_complete INTEGER NOT NULL,
+    reward REAL NOT NULL,
+    advantage REAL NOT NULL,
+    turn_returns TEXT NOT NULL,
+    turn_gae_advantages TEXT NOT NULL,
+    computed_at TEXT NOT NULL
+);
+CREATE INDEX episode_advantages_by_run ON episode_advantages(run_id);
+)sql",
 };
 static_assert(std::size(kMigrations) == TrajectoryStore::kSchemaVersion);
 
@@ -846,6 +864,74 @@ StoreResult<void> TrajectoryStore::setRunStatus(RunId run, const std::string& st
             update.run();
             if (impl_->db.changes() == 0)
                 throw Refusal("there is no such run");
+        });
+    });
+}
+
+namespace {
+std::string numbersText(const std::vector<double>& values) {
+    return nlohmann::json(values).dump();
+}
+
+std::vector<double> numbersFrom(const std::string& text) {
+    const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    std::vector<double> out;
+    if (parsed.is_array())
+        for (const auto& value : parsed)
+            out.push_back(value.is_number() ? value.get<double>() : 0.0);
+    return out;
+}
+} // namespace
+
+StoreResult<void> TrajectoryStore::storeAdvantages(const std::vector<EpisodeAdvantage>& values) {
+    return impl_->call("cannot store the episodes' advantages", [&] {
+        impl_->write([&] {
+            for (const EpisodeAdvantage& a : values) {
+                sqlite::Query upsert = impl_->db.query(
+                    "INSERT OR REPLACE INTO episode_advantages (episode_id, run_id, task, "
+                    "group_size, group_complete, reward, advantage, turn_returns, "
+                    "turn_gae_advantages, computed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                    "?9, ?10)");
+                upsert.bind(1, a.episode)
+                    .bind(2, a.run)
+                    .bind(3, scrubText(a.task))
+                    .bind(4, a.groupSize)
+                    .bind(5, a.groupComplete ? 1 : 0)
+                    .bind(6, a.reward)
+                    .bind(7, a.advantage)
+                    .bind(8, numbersText(a.turnReturns))
+                    .bind(9, numbersText(a.turnGaeAdvantages))
+                    .bind(10, timestampNow());
+                upsert.run();
+            }
+        });
+    });
+}
+
+StoreResult<std::vector<EpisodeAdvantage>> TrajectoryStore::loadAdvantages(RunId run) const {
+    return impl_->call("cannot load the advantages of run " + std::to_string(run), [&] {
+        return impl_->read([&] {
+            sqlite::Query query = impl_->db.query(
+                "SELECT episode_id, run_id, task, group_size, group_complete, reward, advantage, "
+                "turn_returns, turn_gae_advantages, computed_at FROM episode_advantages WHERE "
+                "run_id = ?1 ORDER BY episode_id");
+            query.bind(1, run);
+            std::vector<EpisodeAdvantage> out;
+            while (query.step()) {
+                EpisodeAdvantage a;
+                a.episode = query.integer(0);
+                a.run = query.integer(1);
+                a.task = query.text(2);
+                a.groupSize = static_cast<int>(query.integer(3));
+                a.groupComplete = query.integer(4) != 0;
+                a.reward = query.real(5);
+                a.advantage = query.real(6);
+                a.turnReturns = numbersFrom(query.text(7));
+                a.turnGaeAdvantages = numbersFrom(query.text(8));
+                a.computedAt = query.text(9);
+                out.push_back(std::move(a));
+            }
+            return out;
         });
     });
 }

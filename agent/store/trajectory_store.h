@@ -76,6 +76,24 @@ struct RunRecord {
     std::string status;                                 // "running", "finished", "stopped"
 };
 
+// What a rollout computed of one scored episode for training, within its task's group (the K
+// samples of one task): GRPO's group-normalised advantage, and per model turn PPO's return and
+// GAE advantage (gamma 1, lambda 0.95; no critic yet, V = 0; the reward on the last turn).
+// Recomputed for the whole group each time one of its samples is scored; groupComplete once all
+// K are.
+struct EpisodeAdvantage {
+    EpisodeId episode = 0;
+    RunId run = 0;
+    std::string task;  // the group: the task set's id
+    int groupSize = 0; // scored samples it was computed over
+    bool groupComplete = false;
+    double reward = 0.0;
+    double advantage = 0.0;
+    std::vector<double> turnReturns;       // one per model turn, in order
+    std::vector<double> turnGaeAdvantages; // the same
+    std::string computedAt;                // set by the store
+};
+
 struct EpisodeFilter {
     std::optional<std::string> task;
     std::optional<EpisodeStatus> status;
@@ -106,7 +124,7 @@ enum class ImportIds { Renumber, KeepWhenFree };
 // loadEvents(id, lastSeen + 1), comparing with EpisodeRecord::lastSequence.
 class TrajectoryStore {
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     // Where the GUI, `kwb agent` and `kwb episodes` keep episodes unless told otherwise:
     // <state folder>/trajectories.db (KWB_STATE_DIR, else the XDG state folder).
@@ -153,6 +171,9 @@ public:
     StoreResult<RunRecord> loadRun(RunId run) const;
     StoreResult<std::vector<RunRecord>> listRuns() const; // newest first
     StoreResult<void> setRunStatus(RunId run, const std::string& status);
+    // Writes (or replaces) the episodes' training values in one transaction.
+    StoreResult<void> storeAdvantages(const std::vector<EpisodeAdvantage>& values);
+    StoreResult<std::vector<EpisodeAdvantage>> loadAdvantages(RunId run) const; // by episode id
 
     StoreResult<std::vector<EpisodeRecord>> listEpisodes(const EpisodeFilter& filter = {}) const;
     StoreResult<EpisodeRecord> loadEpisode(EpisodeId episode) const;

@@ -1,0 +1,64 @@
+#include "agent/rollout/run_advantages.h"
+
+#include "agent/rollout/group_advantages.h"
+#include "agent/rollout/rollout_metrics.h"
+
+#include <map>
+
+namespace kwb::agent {
+
+EpisodeAdvantage episodeAdvantage(const EpisodeRecord& e, RunId run, double groupAdvantage,
+                                  int groupSize, bool groupComplete) {
+    EpisodeAdvantage a;
+    a.episode = e.id;
+    a.run = run;
+    a.task = e.settings.value("run_task", e.task);
+    a.groupSize = groupSize;
+    a.groupComplete = groupComplete;
+    a.reward = e.reward.value_or(-1.0);
+    a.advantage = groupAdvantage;
+    // CUDA Agent's per-turn rewards: zero on every model turn but the last, the milestone.
+    std::vector<double> rewards(static_cast<std::size_t>(std::max(0, e.turns)), 0.0);
+    if (!rewards.empty())
+        rewards.back() = a.reward;
+    const TurnReturns ppo = turnReturns(rewards);
+    a.turnReturns = ppo.returns;
+    a.turnGaeAdvantages = ppo.advantages;
+    return a;
+}
+
+StoreResult<int> storeRunAdvantages(TrajectoryStore& store, RunId run, int episodesPerTask,
+                                    const std::string& task) {
+    EpisodeFilter mine;
+    mine.runId = run;
+    mine.limit = 0;
+    auto episodes = store.listEpisodes(mine);
+    if (!episodes)
+        return episodes.error();
+    std::vector<const EpisodeRecord*> scored;
+    std::vector<GroupSample> samples;
+    std::map<std::string, int> groupSizes;
+    for (const EpisodeRecord& e : episodes.value()) {
+        const std::string group = e.settings.value("run_task", e.task);
+        if (!isScoredOutcome(e.status, e.endCause) || (!task.empty() && group != task))
+            continue;
+        scored.push_back(&e);
+        samples.push_back({group, e.reward.value_or(-1.0)});
+        ++groupSizes[group];
+    }
+    const std::vector<double> advantages = groupAdvantages(samples);
+    std::vector<EpisodeAdvantage> values;
+    for (std::size_t i = 0; i < scored.size(); ++i) {
+        const int size = groupSizes[samples[i].group];
+        values.push_back(
+            episodeAdvantage(*scored[i], run, advantages[i], size, size >= episodesPerTask));
+    }
+    if (values.empty())
+        return 0;
+    auto stored = store.storeAdvantages(values);
+    if (!stored)
+        return stored.error();
+    return static_cast<int>(values.size());
+}
+
+} // namespace kwb::agent
