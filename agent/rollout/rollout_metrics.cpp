@@ -52,6 +52,8 @@ MetricsGroup summarize(const std::vector<const RolloutEpisode*>& episodes) {
         costSum += e->costUsd;
         if (e->status == EpisodeStatus::InfrastructureError)
             ++g.infrastructureErrors;
+        if (e->status == EpisodeStatus::Failed)
+            ++g.taskFailures;
         if (e->gpuSeconds) {
             gpuSum += *e->gpuSeconds;
             ++gpuEvaluations;
@@ -119,10 +121,10 @@ json fastPJson(const std::map<double, double>& shares) {
 bool isScoredOutcome(EpisodeStatus status, const std::string& endCause) {
     switch (status) {
     case EpisodeStatus::Finished:
-    case EpisodeStatus::Failed:
         return true;
     case EpisodeStatus::Stopped:
         return endCause != "user_stop" && endCause != "stopped_in_final_evaluation";
+    case EpisodeStatus::Failed:
     case EpisodeStatus::Running:
     case EpisodeStatus::Cancelled:
     case EpisodeStatus::InfrastructureError:
@@ -195,6 +197,7 @@ json toJson(const MetricsGroup& g) {
     return {{"episodes", g.episodes},
             {"scored", g.scored},
             {"infrastructure_errors", g.infrastructureErrors},
+            {"task_failures", g.taskFailures},
             {"pass_rate", g.passRate},
             {"faster_than_eager_rate", g.fasterThanEagerRate},
             {"faster_than_compile_rate", g.fasterThanCompileRate},

@@ -35,9 +35,9 @@ struct RolloutEpisode {
 };
 
 // Whether an ended episode's outcome is the policy's, so that it counts in the metrics and
-// settles its item of a rollout (a resume does not run it again): finished, failed, or stopped
-// by the loop itself (stuck); not running, cancelled, an infrastructure error, or stopped by
-// the user.
+// settles its item of a rollout (a resume does not run it again): finished, or stopped by the
+// loop itself (stuck); not running, failed (the task could not be judged), cancelled, an
+// infrastructure error, or stopped by the user.
 bool isScoredOutcome(EpisodeStatus status, const std::string& endCause);
 
 // Whether an ended episode uses up one of its rollout item's infrastructure retries (--retries):
@@ -62,6 +62,7 @@ struct MetricsGroup {
     int episodes = 0; // ended episodes
     int scored = 0;
     int infrastructureErrors = 0;
+    int taskFailures = 0; // failed: the task could not be judged on this machine
     double passRate = 0.0;
     double fasterThanEagerRate = 0.0;
     double fasterThanCompileRate = 0.0;

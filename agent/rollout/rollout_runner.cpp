@@ -2,6 +2,7 @@
 
 #include "agent/llm/known_secrets.h"
 #include "agent/rollout/rollout_metrics.h"
+#include "agent/rollout/run_advantages.h"
 #include "agent/session/agent_session.h"
 #include "engine/evaluation/evaluation_profile.h"
 #include "engine/service/evaluation_service.h"
@@ -82,6 +83,19 @@ TaskSetLoad loadRunTaskSet(const RolloutConfig& config, const std::string& store
         return failed;
     }
     return loadTaskSet(converted.jsonlPath, options);
+}
+
+// Why a failed episode's task cannot be judged: its cause and the final evaluation's message
+// (the evaluation that ended it).
+std::string taskFailureReason(const EpisodeRecord& e) {
+    std::string reason = e.endCause;
+    if (e.finalEvaluation.is_object()) {
+        const json failure = e.finalEvaluation.value("failure", json::object());
+        const std::string message = failure.is_object() ? failure.value("message", "") : "";
+        if (!message.empty())
+            reason += ": " + message;
+    }
+    return reason;
 }
 
 } // namespace
@@ -305,14 +319,23 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
     }
     std::map<std::string, bool> settled;
     std::map<std::string, int> infrastructureFailures;
+    std::map<std::string, std::string> failedTasks; // task id -> why it cannot be judged
     for (const EpisodeRecord& e : episodes.value()) {
-        const std::string key =
-            itemKey(e.settings.value("run_task", ""), e.settings.value("run_sample", -1));
+        const std::string task = e.settings.value("run_task", "");
+        const std::string key = itemKey(task, e.settings.value("run_sample", -1));
         if (isScoredOutcome(e.status, e.endCause))
             settled[key] = true;
         else if (usesUpARetry(e.status, e.endCause))
             ++infrastructureFailures[key];
+        else if (e.status == EpisodeStatus::Failed && !failedTasks.count(task))
+            failedTasks[task] = taskFailureReason(e);
     }
+    for (const auto& [task, reason] : failedTasks)
+        out.skippedTasks.push_back({task, reason});
+    // Every group's values again: a run recorded before they were stored, or killed between an
+    // episode's end and its group's update, has them from here on.
+    if (auto stored = storeRunAdvantages(store, runId, config.episodesPerTask); !stored)
+        out.error = stored.error().message;
     std::deque<Item> queue;
     for (std::size_t t = 0; t < set.tasks.size(); ++t)
         for (int sample = 0; sample < config.episodesPerTask; ++sample) {
@@ -321,6 +344,8 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
             const int failures = infrastructureFailures[key];
             if (settled[key])
                 ++out.done;
+            else if (failedTasks.count(set.tasks[t].id))
+                ++out.skipped;
             else if (failures > config.infrastructureRetries)
                 ++out.gaveUp;
             else
@@ -331,8 +356,12 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
     auto evaluations = std::make_shared<EvaluationService>(EvaluationServiceConfig{
         .python = config.python,
         .concurrentEvaluations = static_cast<unsigned>(config.concurrency)});
+    auto progressOf = [&](EpisodeRecord last) {
+        return RolloutProgress{runId,      out.planned, out.done,
+                               out.gaveUp, out.skipped, std::move(last)};
+    };
     if (observer)
-        observer(RolloutProgress{runId, out.planned, out.done, out.gaveUp, {}});
+        observer(progressOf({}));
     std::mutex mutex;
     auto worker = [&] {
         while (!stop.stop_requested()) {
@@ -341,6 +370,12 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
             Item item;
             {
                 std::lock_guard lock(mutex);
+                // A task found unjudgeable by an episode that ended meanwhile: its queued samples
+                // are skipped, not run into the same failure.
+                while (!queue.empty() && failedTasks.count(set.tasks[queue.front().task].id)) {
+                    queue.pop_front();
+                    ++out.skipped;
+                }
                 if (queue.empty())
                     return;
                 item = queue.front();
@@ -373,7 +408,9 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
                                     {"run_attempt", item.attempt},
                                     {"task_level", task.level}};
             auto steering = std::make_shared<SteeringController>();
-            std::stop_callback onStop(stop, [&steering] { steering->stop(); });
+            // A stopped run gives its running episodes up (cancelled): on resume their samples
+            // start afresh in a clean workspace.
+            std::stop_callback onStop(stop, [&steering] { steering->cancel(); });
             const RolloutControl::Attachment attached(control, steering);
             std::error_code ec;
             fs::remove_all(launch.workspace, ec); // an attempt's leftovers from a killed run
@@ -389,20 +426,28 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
                     out.error = prepared ? result.message : prepared.error;
                 continue;
             }
+            auto record = store.loadEpisode(result.id);
             if (isScoredOutcome(result.status, result.cause)) {
                 ++out.done;
+                // The task's group gained a sample: its advantages change, all of them.
+                if (auto stored = storeRunAdvantages(store, runId, config.episodesPerTask, task.id);
+                    !stored && out.error.empty())
+                    out.error = stored.error().message;
             } else if (result.status == EpisodeStatus::InfrastructureError) {
                 if (item.attempt < config.infrastructureRetries)
                     queue.push_back({item.task, item.sample, item.attempt + 1});
                 else
                     ++out.gaveUp;
+            } else if (result.status == EpisodeStatus::Failed) {
+                ++out.skipped;
+                if (!failedTasks.count(task.id)) {
+                    failedTasks[task.id] =
+                        record ? taskFailureReason(record.value()) : result.cause;
+                    out.skippedTasks.push_back({task.id, failedTasks[task.id]});
+                }
             }
-            if (observer) {
-                RolloutProgress progress{runId, out.planned, out.done, out.gaveUp, {}};
-                if (auto record = store.loadEpisode(result.id))
-                    progress.last = record.value();
-                observer(progress);
-            }
+            if (observer)
+                observer(progressOf(record ? record.value() : EpisodeRecord{}));
         }
     };
     {

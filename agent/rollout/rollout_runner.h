@@ -54,7 +54,16 @@ struct RolloutProgress {
     int planned = 0; // tasks x episodes per task
     int done = 0;    // items with a scored episode (finished or failed)
     int gaveUp = 0;  // items whose every attempt was an infrastructure error
+    int skipped = 0; // items of tasks that cannot be judged on this machine (SkippedTask)
     EpisodeRecord last;
+};
+
+// A task the run does not sample (further): an episode of it ended failed, because the task
+// itself cannot be judged here (its inputs do not fit this machine's evaluation budget, its
+// reference does not import or run). Its other samples would fail the same way.
+struct SkippedTask {
+    std::string task;   // the task set's id
+    std::string reason; // the episode's cause and the evaluator's message
 };
 
 struct RolloutOutcome {
@@ -63,6 +72,8 @@ struct RolloutOutcome {
     int planned = 0;
     int done = 0;
     int gaveUp = 0;
+    int skipped = 0; // items not run (or not run again) because their task failed
+    std::vector<SkippedTask> skippedTasks;
     std::string error;
 };
 
@@ -71,8 +82,10 @@ struct RolloutOutcome {
 // are recorded first; every episode carries run_id / run_task / run_sample from its creation, so
 // resume() finds exactly what is done after any crash: an item (task, sample) is done once it
 // has an episode whose outcome is the policy's (isScoredOutcome: finished, failed, or stopped as
-// stuck), the same episodes the metrics count; episodes stopped by the user, abandoned or ended
-// in an infrastructure error are run again (the latter at most `infrastructureRetries` times).
+// stuck), the same episodes the metrics count; episodes stopped by the user, cancelled (a
+// stopped run cancels its running episodes), abandoned or ended in an infrastructure error are run
+// again (the latter at most `infrastructureRetries` times). A failed episode (its task cannot be
+// judged here) settles every sample of its task as skipped.
 class RolloutRunner {
 public:
     using Observer = std::function<void(const RolloutProgress&)>;

@@ -392,12 +392,15 @@ struct EpisodeRunner::Impl {
             storeError = updated.error().message;
     }
 
+    // `judged`: an evaluation that ended the episode without a final one (a tool's that found the
+    // task unjudgeable), kept as the episode's final evaluation.
     EpisodeRunResult finish(EpisodeStatus endStatus, std::string cause, std::string message,
-                            bool evaluate) {
+                            bool evaluate, json judged = nullptr) {
         EpisodeOutcome outcome;
         outcome.status = endStatus;
         outcome.cause = std::move(cause);
         outcome.message = message;
+        outcome.finalEvaluation = std::move(judged);
         if (evaluate && config.finalEvaluation && !steering.stopRequested()) {
             const std::stop_token stop = steering.beginStep(AgentState::Evaluating);
             const EvaluationTarget target = EvaluationTarget::forWorkspace(config.workspace);
@@ -412,11 +415,20 @@ struct EpisodeRunner::Impl {
             evaluation["trigger"] = "final";
             append(EventKind::Evaluation, evaluation);
             outcome.finalEvaluation = toJson(result);
-            if (steering.stopRequested() || result.failureKind == "cancelled") {
+            if (steering.cancelRequested()) {
+                outcome.status = EpisodeStatus::Cancelled;
+                outcome.cause = "cancelled";
+                message = "cancelled during the final evaluation";
+            } else if (steering.stopRequested() || result.failureKind == "cancelled") {
                 // Stopped while the final evaluation ran: there is no reward, not a -1.
                 outcome.status = EpisodeStatus::Stopped;
                 outcome.cause = "stopped_in_final_evaluation";
                 message = "stopped during the final evaluation";
+            } else if (result.taskFailed()) {
+                // The task cannot be judged here (too large, broken): nothing about the policy.
+                outcome.status = EpisodeStatus::Failed;
+                outcome.cause = result.failureKind;
+                message = "the task could not be judged: " + result.failureMessage;
             } else if (isInfrastructureFailure(result.failureKind)) {
                 outcome.status = EpisodeStatus::InfrastructureError;
                 outcome.cause = "evaluator_" + result.failureKind;
@@ -500,8 +512,23 @@ struct EpisodeRunner::Impl {
     }
 
     EpisodeRunResult stopped() {
+        if (steering.cancelRequested()) {
+            steeringEvent("cancel");
+            return finish(EpisodeStatus::Cancelled, "cancelled",
+                          "cancelled: its work is given up (a rollout runs its sample again)",
+                          false);
+        }
         steeringEvent("stop");
         return finish(EpisodeStatus::Stopped, "user_stop", "stopped by the user", false);
+    }
+
+    // An evaluation a tool ran found that the task itself cannot be judged on this machine: the
+    // episode ends at once, without a reward; its final evaluation would find the same.
+    static std::optional<EvaluationResult> taskFailureIn(const json& evaluation) {
+        EvaluationResult judged;
+        if (!evaluation.is_object() || !fromJson(evaluation, judged) || !judged.taskFailed())
+            return std::nullopt;
+        return judged;
     }
 
     EpisodeRunResult loop() {
@@ -619,6 +646,8 @@ struct EpisodeRunner::Impl {
                 return finish(EpisodeStatus::Finished, "model_stopped", "the model stopped", true);
 
             std::optional<std::string> stuck;
+            std::optional<EvaluationResult> taskFailure;
+            json taskFailureJson;
             bool interrupted = false;
             for (const ToolCall& call : calls) {
                 if (interrupted || steering.stopRequested()) {
@@ -641,6 +670,8 @@ struct EpisodeRunner::Impl {
                 if (data.is_object() && data.contains("evaluation") &&
                     (data.value("mode", "") == "verify" || data.value("mode", "") == "profile")) {
                     json evaluation = data["evaluation"];
+                    if (!taskFailure && (taskFailure = taskFailureIn(evaluation)))
+                        taskFailureJson = evaluation;
                     evaluation["trigger"] = call.name;
                     append(EventKind::Evaluation, std::move(evaluation));
                 }
@@ -650,6 +681,10 @@ struct EpisodeRunner::Impl {
             recordUnreportedChanges("workspace");
             if (steering.stopRequested())
                 return stopped();
+            if (taskFailure)
+                return finish(EpisodeStatus::Failed, taskFailure->failureKind,
+                              "the task could not be judged: " + taskFailure->failureMessage, false,
+                              std::move(taskFailureJson));
             if (stuck)
                 return finish(EpisodeStatus::Stopped, "stuck", *stuck, true);
         }

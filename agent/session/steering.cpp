@@ -55,6 +55,19 @@ void SteeringController::stop() {
     changed_.notify_all();
 }
 
+void SteeringController::cancel() {
+    {
+        std::lock_guard lock(mutex_);
+        cancelRequested_ = true;
+    }
+    stop();
+}
+
+bool SteeringController::cancelRequested() const {
+    std::lock_guard lock(mutex_);
+    return cancelRequested_;
+}
+
 void SteeringController::injectMessage(std::string text, Mode mode) {
     std::lock_guard lock(mutex_);
     messages_.push_back({std::move(text), mode});

@@ -34,13 +34,17 @@ public:
     void pause();     // takes effect after the current step
     void interrupt(); // cancels the provider call or tool in flight, then pauses
     void resume();
-    void stop(); // cancels what is in flight; the episode ends as stopped
+    void stop(); // cancels what is in flight; the episode ends as stopped (it can be resumed)
+    // stop(), for an episode whose work is given up: it ends as cancelled. A rollout cancels its
+    // running episodes when the run is stopped, and runs their samples afresh when it resumes.
+    void cancel();
     void injectMessage(std::string text, Mode mode = Mode::Queue);
     // Only while paused (returns false otherwise): on resume the agent is told, with a diff.
     bool notifyFileEdited(std::string path);
 
     AgentState state() const;
     bool stopRequested() const;
+    bool cancelRequested() const; // cancel() was called (stopRequested() is then true too)
 
     // --- the runner's side -------------------------------------------------------------------
     // A fresh stop token for one provider call or tool run; `state` is Thinking or Tool.
@@ -60,6 +64,7 @@ private:
     AgentState state_ = AgentState::Running;
     bool pauseRequested_ = false;
     bool stopRequested_ = false;
+    bool cancelRequested_ = false;
     bool interruptPending_ = false;
     std::stop_source inFlight_;
     std::vector<Injected> messages_;

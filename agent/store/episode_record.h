@@ -16,7 +16,9 @@ using EpisodeId = std::int64_t;
 
 // How an episode ended, each for one kind of reason (the cause says which):
 //   finished: the model stopped or hit the turn limit; the final evaluation's reward is its own;
-//   failed: the episode could not go on for its own reasons (replies that stay malformed);
+//   failed: its task cannot be judged on this machine (the inputs do not fit, the reference
+//           does not import or run; the cause is the evaluator's failure kind, "task_..."): no
+//           reward, and a rollout skips the task's other samples;
 //   stopped: a person (or the stuck detector) ended it;
 //   cancelled: the program that ran it (a rollout's scheduler) called it off;
 //   infrastructure_error: the model server, the evaluator or the process running it failed.

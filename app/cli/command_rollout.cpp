@@ -25,8 +25,8 @@ int runRollout(
         agent::RolloutRunner&, const agent::RolloutRunner::Observer&, std::stop_token)>& body,
     const std::string& store, bool asJson) {
     agent::RolloutRunner runner(storePathOr(store));
-    // Ctrl+C stops the rollout: episodes running end as stopped, and `kwb rollout resume` runs
-    // them again.
+    // Ctrl+C stops the rollout: episodes running end as cancelled, and `kwb rollout resume` runs
+    // their samples again.
     std::stop_source stop;
     std::optional<StopOnSignals> stopOnSignals(std::in_place, stop);
     std::mutex printing;
@@ -37,6 +37,8 @@ int runRollout(
             std::cerr << "run " << p.run << ": " << p.done << "/" << p.planned << " done";
             if (p.gaveUp)
                 std::cerr << ", " << p.gaveUp << " given up";
+            if (p.skipped)
+                std::cerr << ", " << p.skipped << " skipped";
             if (p.last.id == 0) {
                 std::cerr << "; started\n";
                 return;
@@ -51,15 +53,26 @@ int runRollout(
         std::cerr << "kwb: " << outcome.error << "\n";
         return kExitFailure;
     }
-    if (asJson)
+    if (asJson) {
+        nlohmann::json skipped = nlohmann::json::array();
+        for (const agent::SkippedTask& task : outcome.skippedTasks)
+            skipped.push_back({{"task", task.task}, {"reason", task.reason}});
         std::cout << nlohmann::json{{"run", outcome.run},         {"status", outcome.status},
                                     {"planned", outcome.planned}, {"done", outcome.done},
-                                    {"gave_up", outcome.gaveUp},  {"error", outcome.error}}
+                                    {"gave_up", outcome.gaveUp},  {"skipped", outcome.skipped},
+                                    {"skipped_tasks", skipped},   {"error", outcome.error}}
                          .dump()
                   << "\n";
-    else
+    } else {
         std::cout << "run " << outcome.run << " " << outcome.status << ": " << outcome.done << "/"
-                  << outcome.planned << " done, " << outcome.gaveUp << " given up\n";
+                  << outcome.planned << " done, " << outcome.gaveUp << " given up";
+        if (outcome.skipped)
+            std::cout << ", " << outcome.skipped << " skipped";
+        std::cout << "\n";
+        // A skip is the task's, not the run's failure: said once per task, with why.
+        for (const agent::SkippedTask& task : outcome.skippedTasks)
+            std::cout << "skipped " << task.task << ": " << task.reason << "\n";
+    }
     if (!outcome.error.empty())
         std::cerr << "kwb: " << outcome.error << "\n";
     return outcome.status == "finished" && outcome.gaveUp == 0 ? kExitOk : kExitFailure;

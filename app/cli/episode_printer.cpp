@@ -121,13 +121,13 @@ void row(std::ostream& out, const std::string& name, const agent::MetricsGroup& 
         << number(g.meanTurns) << "\t" << number(g.meanTokens, "%.0f") << "\t$"
         << number(g.meanCostUsd, "%.4f") << "\t"
         << (g.gpuSecondsPerEvaluation ? number(*g.gpuSecondsPerEvaluation) + " s" : "-") << "\t"
-        << g.infrastructureErrors << "\n";
+        << g.infrastructureErrors << "\t" << g.taskFailures << "\n";
 }
 
 void printMetricsTable(std::ostream& out, const agent::RolloutMetrics& metrics) {
     out << "level\tepisodes\tscored\tpass\t>eager\t>compile\tgeomean/eager\tgeomean/compile\t"
            "fast_1/1.05/1.5/2 vs compile\tmean reward\thack flags\tturns\ttokens\tcost\t"
-           "GPU s/eval\tinfra errors\n";
+           "GPU s/eval\tinfra errors\ttask failed\n";
     for (const auto& [level, group] : metrics.byLevel)
         row(out, level == 0 ? "none" : std::to_string(level), group);
     row(out, "all", metrics.overall);

@@ -1,5 +1,6 @@
 #include "engine/evaluation/evaluation_result.h"
 
+#include "engine/evaluation/failure_kinds.h"
 #include "engine/evaluation/json_field.h"
 #include "engine/system/bounded_json.h"
 
@@ -170,6 +171,11 @@ const StageRecord* EvaluationResult::stage(const std::string& name) const {
         if (s.name == name)
             return &s;
     return nullptr;
+}
+
+bool EvaluationResult::taskFailed() const {
+    const StageRecord* inspect = stage("inspect");
+    return inspect && inspect->status == StageStatus::Failed && isTaskFailure(failureKind);
 }
 
 bool EvaluationResult::hasStrictFlag() const {

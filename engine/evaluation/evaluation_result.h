@@ -165,6 +165,9 @@ struct EvaluationResult {
 
     const StageRecord* stage(const std::string& name) const;
     bool hasStrictFlag() const;
+    // The task could not be judged on this machine (isTaskFailure, found by inspect before any
+    // candidate code ran): no verdict about the candidate, so no reward for an agent's episode.
+    bool taskFailed() const;
     std::string verdict() const; // "correct, 1.42x vs eager" / "compile failed: ..."
     // The stages' seconds together; totalSeconds less this is the engine's own time between
     // them (cache look-ups, the reward, clean-up).

@@ -229,20 +229,32 @@ unsigned stageThreads(const RunContext& c, const std::string& stage) {
     return timesOnTheGpu(stage) ? shares.timedStageThreads : shares.stageThreads;
 }
 
+// The most an evaluation's inputs may take: a quarter of its memory budget, which the reference's
+// and the candidate's copies, their outputs and the comparison share (the task filter skips a
+// task over the same bound).
+std::uint64_t inputBudgetBytes(const RunContext& c) {
+    return (c.options.memoryLimitBytes ? c.options.memoryLimitBytes : defaultMemoryBudget()) / 4;
+}
+
 json baseRequest(const RunContext& c, const std::string& stage) {
-    return {{"version", 1},
-            {"stage", stage},
-            {"workspace", c.target.workspace},
-            {"pair_mode", c.pairMode},
-            {"reference", c.target.referencePath},
-            {"candidate", c.target.candidatePath},
-            {"device", c.device},
-            {"seed", c.seed},
-            {"cpu_threads", stageThreads(c, stage)},
-            {"build_dir", extensionBuildDirectory(c, stage)},
-            {"cache_dir", c.cacheDirectory},
-            {"scratch_dir", c.scratchDirectory},
-            {"kernel_records_library", kernelRecordsLibrary(c)}};
+    json request = {{"version", 1},
+                    {"stage", stage},
+                    {"workspace", c.target.workspace},
+                    {"pair_mode", c.pairMode},
+                    {"reference", c.target.referencePath},
+                    {"candidate", c.target.candidatePath},
+                    {"device", c.device},
+                    {"seed", c.seed},
+                    {"cpu_threads", stageThreads(c, stage)},
+                    {"build_dir", extensionBuildDirectory(c, stage)},
+                    {"cache_dir", c.cacheDirectory},
+                    {"scratch_dir", c.scratchDirectory},
+                    {"kernel_records_library", kernelRecordsLibrary(c)}};
+    // Inspect runs the task first, alone: a task too large for this machine fails there, before
+    // anything is allocated, as the task's failure (task_too_large) and not the candidate's.
+    if (stage == "inspect")
+        request["input_budget_bytes"] = inputBudgetBytes(c);
+    return request;
 }
 
 // The folders a warm worker may bind for every workspace like this one (WarmWorkerPlan): the

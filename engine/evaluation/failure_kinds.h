@@ -12,4 +12,14 @@ inline bool isInfrastructureFailure(std::string_view failureKind) {
            failureKind == "harness_failed";
 }
 
+// Failures of the task itself: it does not import, lacks a function, its initial inputs are
+// wrong, its reference does not run, or its inputs do not fit this machine's evaluation budget.
+// Only what the inspect stage finds counts (EvaluationResult::taskFailed): that process runs the
+// reference alone, before any candidate code, so no candidate can cause it.
+inline bool isTaskFailure(std::string_view failureKind) {
+    return failureKind == "task_import" || failureKind == "task_missing_function" ||
+           failureKind == "task_bad_init_inputs" || failureKind == "task_run" ||
+           failureKind == "task_too_large";
+}
+
 } // namespace kwb

@@ -21,6 +21,14 @@ with open(source, encoding="utf-8") as lines:
             print(f"line {number} is not a JSON object", file=sys.stderr)
             sys.exit(4)
         rows.append(row)
+def writable(kind):
+    # Parquet has no struct without fields: an object that is empty in every row ({}) has no
+    # Arrow column type Parquet can hold, however deep it sits.
+    if pa.types.is_struct(kind):
+        return kind.num_fields > 0 and all(writable(kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return writable(kind.value_type)
+    return True
 names = []
 for row in rows:
     names.extend(k for k in row if k not in names)
@@ -28,7 +36,10 @@ columns, as_json = [], []
 for name in names:
     values = [row.get(name) for row in rows]
     try:
-        columns.append(pa.array(values))
+        column = pa.array(values)
+        if not writable(column.type):
+            raise TypeError(f"column {name} holds only empty objects")
+        columns.append(column)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
         columns.append(pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in values],
                                 type=pa.string()))

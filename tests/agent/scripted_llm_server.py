@@ -15,7 +15,8 @@ the real answer. Kinds: http_429 (retry_after), http_500 (status), http_401 (ech
 received, as some servers do), context_overflow (400 with the API's "context too long" error),
 malformed_json, cut_stream (after_events, negative to count from the end: -1 drops only the
 final marker; or after_bytes; graceful: end the HTTP response cleanly instead of dropping the
-connection), slow_tokens (delay seconds before each token; the answer itself is complete),
+connection; reset: abort the connection with a TCP reset (RST), as a crashed proxy or a killed
+server process does, instead of closing it), slow_tokens (delay seconds before each token; the answer itself is complete),
 empty_reply (a stream with no content and no stop reason: OpenAI's `choices: []` then [DONE],
 Anthropic's message_start then message_stop), finish_reason (the turn, ending with the stop
 reason "reason" instead, as "abort"), bad_event (after_events good events, then one that is
@@ -38,6 +39,8 @@ per request (path, headers, body, turn, fault) to LOG.
 """
 import json
 import re
+import socket
+import struct
 import sys
 import threading
 import time
@@ -401,6 +404,15 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
             self.wfile.flush()
             sent_events, sent_bytes = sent_events + 1, sent_bytes + len(payload)
+        if cut and fault.get("reset"):
+            # SO_LINGER 0 makes close() abortive: the peer gets RST, not FIN. The socket's file
+            # objects hold its descriptor, so they are closed first for close() to be real.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.wfile.close()
+            self.rfile.close()
+            self.connection.close()
+            self.close_connection = True
+            return
         if cut and not fault.get("graceful"):
             self.close_connection = True  # no final chunk: the client sees a broken transfer
             return

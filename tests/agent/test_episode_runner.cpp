@@ -255,6 +255,88 @@ TEST_F(EpisodeRunnerTest, AFinalEvaluationThatCannotRunIsAnInfrastructureErrorNo
     EXPECT_FALSE(stored.value().reward.has_value());
 }
 
+// The tiny task with inputs of 16 GiB: more than a quarter of any evaluation's memory budget,
+// found by inspect on the meta device before anything is allocated.
+std::string oversizedTask() {
+    std::string task = kTinyTask;
+    const std::string small = "torch.randn(8, 16)";
+    task.replace(task.find(small), small.size(), "torch.randn(1 << 28, 16)");
+    return task;
+}
+
+// A task this machine cannot judge says nothing about the policy: the episode fails with the
+// evaluator's cause and no reward, as soon as a tool's evaluation finds it (the model is not
+// asked again), and its record keeps that evaluation.
+TEST_F(EpisodeRunnerTest, ATaskTooLargeForTheMachineFailsTheEpisodeWithoutAReward) {
+    const fs::path large =
+        makePythonWorkspace(oversizedTask(), tinyCandidate("        return x"), "large");
+    auto provider =
+        start({toolTurn("Verifying.", "c1", "Verify", json::object()), textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(large);
+    c.taskPath = (root_ / "large_task.py").string();
+    c.finalEvaluation = true;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Failed) << result.message;
+    EXPECT_EQ(result.cause, "task_too_large");
+    EXPECT_NE(result.message.find("GiB"), std::string::npos) << result.message;
+    EXPECT_FALSE(result.reward.has_value());
+    EXPECT_EQ(server_->requests().size(), 1u);
+    const EpisodeRecord record = store_->loadEpisode(result.id).value();
+    EXPECT_EQ(record.status, EpisodeStatus::Failed);
+    EXPECT_EQ(record.endCause, "task_too_large");
+    EXPECT_FALSE(record.reward.has_value());
+    ASSERT_TRUE(record.finalEvaluation.is_object());
+    EXPECT_EQ(record.finalEvaluation["failure"]["kind"], "task_too_large");
+}
+
+TEST_F(EpisodeRunnerTest, AFinalEvaluationOfATaskTooLargeFailsTheEpisodeWithoutAReward) {
+    const fs::path large =
+        makePythonWorkspace(oversizedTask(), tinyCandidate("        return x"), "large");
+    auto provider = start(json::array({textTurn("Done.")}));
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeConfig c = config(large);
+    c.finalEvaluation = true;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Failed) << result.message;
+    EXPECT_EQ(result.cause, "task_too_large");
+    EXPECT_FALSE(result.reward.has_value());
+}
+
+// cancel() is stop() for work that is given up (a stopped rollout's running episodes): the
+// episode ends cancelled, not stopped, and is not evaluated.
+TEST_F(EpisodeRunnerTest, ACancelledEpisodeEndsCancelledWithoutAReward) {
+    json slow = textTurn("one two three four five six seven eight nine ten");
+    slow["faults"] = json::array({{{"kind", "slow_tokens"}, {"delay", 1.0}}});
+    auto provider = start({slow, textTurn("Done.")});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    struct CancelOnThirdToken final : StreamSink {
+        SteeringController* steering = nullptr;
+        int count = 0;
+        void onTextDelta(std::string_view) override {
+            if (++count == 3)
+                steering->cancel();
+        }
+    } observer;
+    observer.steering = &steering;
+    EpisodeConfig c = config(workspace_);
+    c.finalEvaluation = true;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, c, &observer);
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Cancelled) << result.message;
+    EXPECT_EQ(result.cause, "cancelled");
+    EXPECT_TRUE(steering.stopRequested());
+    const EpisodeRecord record = store_->loadEpisode(result.id).value();
+    EXPECT_EQ(record.status, EpisodeStatus::Cancelled);
+    EXPECT_FALSE(record.reward.has_value());
+    EXPECT_TRUE(record.finalEvaluation.is_null());
+}
+
 TEST_F(EpisodeRunnerTest, TheTurnLimitEndsTheEpisode) {
     auto provider =
         start({readSkill("c1"), toolTurn("Again.", "c2", "Read", {{"file_path", "model_new.py"}}),
@@ -634,6 +716,33 @@ TEST_F(EpisodeRunnerTest, AReplyCutMidStreamIsAskedAgainThenGivesUp) {
     EXPECT_EQ(requestText(0), requestText(1));
     EXPECT_EQ(requestText(1), requestText(2));
     EXPECT_EQ(requestText(3), requestText(5));
+}
+
+// A connection the server aborts with a TCP reset after output began (a killed server, a proxy
+// that crashed): the turn is asked again with nothing of the partial reply kept, and the episode
+// goes on.
+TEST_F(EpisodeRunnerTest, AConnectionResetMidReplyIsAskedAgain) {
+    json last = textTurn("All done, nothing more to change.");
+    last["faults"] = {{{"kind", "cut_stream"}, {"after_events", 3}, {"reset", true}}};
+    auto provider = start({readSkill("c1"), last});
+    ASSERT_TRUE(provider) << server_->startError();
+    SteeringController steering;
+    EpisodeRunner runner(*store_, *provider, registry_, steering, config(workspace_));
+    const EpisodeRunResult result = runner.run();
+    EXPECT_EQ(result.status, EpisodeStatus::Finished) << result.message;
+    EXPECT_EQ(result.cause, "model_stopped");
+    EXPECT_EQ(server_->requests().size(), 3u);
+    EXPECT_EQ(result.turns, 2);
+    int resets = 0;
+    for (const auto& e : events(result.id))
+        if (e.kind == EventKind::Error) {
+            ++resets;
+            EXPECT_EQ(e.payload["kind"], "network") << e.payload.dump();
+            EXPECT_TRUE(e.payload.value("asked_again", false)) << e.payload.dump();
+            EXPECT_TRUE(contains(e.payload.value("message", ""), "reset")) << e.payload.dump();
+        }
+    EXPECT_EQ(resets, 1);
+    EXPECT_EQ(requestText(1), requestText(2));
 }
 
 // An empty reply and an aborted generation are the server's failures, not the model stopping:

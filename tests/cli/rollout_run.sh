@@ -29,12 +29,13 @@ PY
 start_server "$tmp/script1.json"
 OPENAI_API_KEY=sk-test-rollout "$kwb" rollout --tasks "$tmp/tasks" --episodes-per-task 2 --concurrency 2 \
     --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 5 \
-    --device cpu --python "$python" --store "$tmp/store.db" --json > "$tmp/run1.json" 2> "$tmp/run1.err" \
+    --device cpu --python "$python" --store "$tmp/store.db" --token-ids --json > "$tmp/run1.json" 2> "$tmp/run1.err" \
     || { cat "$tmp/run1.err" "$tmp/run1.json"; echo "FAIL: rollout exited non-zero"; exit 1; }
 "$python" - "$tmp/run1.json" <<'PY' || { cat "$tmp/run1.json"; echo "FAIL: rollout outcome"; exit 1; }
 import json, sys
 out = json.load(open(sys.argv[1]))
-assert out == {"run": 1, "status": "finished", "planned": 6, "done": 6, "gave_up": 0, "error": ""}, out
+assert out == {"run": 1, "status": "finished", "planned": 6, "done": 6, "gave_up": 0, "skipped": 0,
+               "skipped_tasks": [], "error": ""}, out
 PY
 grep -q "run 1: 6/6 done" "$tmp/run1.err" || { cat "$tmp/run1.err"; echo "FAIL: no live progress"; exit 1; }
 "$kwb" runs --store "$tmp/store.db" list | grep -q "^1	finished	scripted	2 per task	" || { echo "FAIL: runs list"; exit 1; }
@@ -49,14 +50,14 @@ assert sum(overall["reward_counts"].values()) == 6, overall
 PY
 "$kwb" runs --store "$tmp/store.db" metrics 1 | grep -q "^all	7	6	" || { echo "FAIL: metrics table"; exit 1; }
 # The same metrics computed by hand from the store's rows, with the paper's definitions: rates
-# over scored episodes (finished or failed), speed-ups from the passing ones' final evaluations.
+# over scored episodes (finished), speed-ups from the passing ones' final evaluations.
 "$python" - "$tmp/store.db" "$tmp/metrics1.json" <<'PY' || { cat "$tmp/metrics1.json"; echo "FAIL: metrics against the hand count"; exit 1; }
 import collections, json, math, sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute(
     "SELECT status, reward, final_evaluation, turns FROM episodes "
     "WHERE json_extract(settings, '$.run_id') = 1").fetchall()
 overall = json.load(open(sys.argv[2]))["overall"]
-scored = [r for r in rows if r[0] in ("finished", "failed")]
+scored = [r for r in rows if r[0] == "finished"]
 rewards = [r[1] if r[1] is not None else -1.0 for r in scored]
 def speedup(row, key):
     value = (json.loads(row[2] or "null") or {}).get("speedup", {}).get(key)
@@ -103,15 +104,15 @@ for f in verl verl-sft openrlhf rft jsonl; do
     "$kwb" export 1 --store "$tmp/store.db" --format "$f" --out "$tmp/export-$f.jsonl" 2> "$tmp/export.err" \
         || { cat "$tmp/export.err"; echo "FAIL: export $f"; exit 1; }
 done
-# Parquet (veRL reads its datasets as parquet), through the task Python's pyarrow.
-for f in verl verl-sft; do
+# Parquet (veRL reads its datasets as parquet), through the task Python's pyarrow: every format.
+for f in verl verl-sft openrlhf rft jsonl; do
     "$kwb" export 1 --store "$tmp/store.db" --format "$f" --out "$tmp/export-$f.parquet" 2> "$tmp/export.err" \
         || { cat "$tmp/export.err"; echo "FAIL: export $f to parquet"; exit 1; }
 done
 "$python" - "$tmp" <<'PY' || { echo "FAIL: parquet exports differ from their JSON lines"; exit 1; }
 import json, sys
 import pyarrow.parquet as pq
-for name in ("verl", "verl-sft"):
+for name in ("verl", "verl-sft", "openrlhf", "rft", "jsonl"):
     table = pq.read_table(f"{sys.argv[1]}/export-{name}.parquet")
     as_json = json.loads(table.schema.metadata[b"kwb.json_columns"])
     rows = [json.loads(line) for line in open(f"{sys.argv[1]}/export-{name}.jsonl")]
@@ -124,7 +125,10 @@ for name in ("verl", "verl-sft"):
         if isinstance(want, list):
             return isinstance(got, list) and len(got) == len(want) and all(map(same, got, want))
         return got == want
-    for column in rows[0]:
+    assert rows or name == "rft", name  # no episode of this scripted run succeeds
+    columns = sorted({key for row in rows for key in row})
+    assert set(columns) <= set(table.column_names), (name, columns, table.column_names)
+    for column in columns:
         values = table.column(column).to_pylist()
         if column in as_json:
             values = [None if v is None else json.loads(v) for v in values]
@@ -149,6 +153,18 @@ names = {t["function"]["name"] for t in sft[0]["tools"]}
 assert {"Read", "Write", "Edit", "Bash"} <= names, names
 for row in sft:
     assert len(row["loss_mask"]) == len(row["messages"]) == len(row["sampled_tokens"])
+    # --token-ids: every model reply keeps the tokens the server sampled, their log-probabilities
+    # and ids (vLLM's "token_id:<n>" texts), as sent; prompts and tool output have none.
+    for message, sampled in zip(row["messages"], row["sampled_tokens"]):
+        if message["role"] != "assistant":
+            assert sampled is None, sampled
+            continue
+        # The scripted server: log-probability -0.25 per position, ids from 1000 in order.
+        n = len(sampled["ids"])
+        assert n > 0 and len(sampled["text"]) == len(sampled["logprobs"]) == n, sampled
+        assert sampled["ids"] == list(range(1000, 1000 + n)), sampled
+        assert sampled["logprobs"] == [-0.25 * (k + 1) for k in range(n)], sampled
+        assert sampled["text"] == [f"token_id:{i}" for i in sampled["ids"]], sampled
     assert isinstance(row["advantage"], float) or row["advantage"] == 0, row["advantage"]
     assert all(m == (1 if msg["role"] == "assistant" else 0) for m, msg in zip(row["loss_mask"], row["messages"]))
     # PPO's return per model turn: the reward flows back undiscounted (gamma 1); GAE decays by lambda.
@@ -220,11 +236,49 @@ out = json.load(open(sys.argv[1]))
 assert out["status"] == "finished" and out["planned"] == 6 and out["done"] == 6, out
 rows = sqlite3.connect(sys.argv[2]).execute(
     "SELECT json_extract(settings, '$.run_task'), json_extract(settings, '$.run_sample'), count(*) "
-    "FROM episodes WHERE json_extract(settings, '$.run_id') = 2 AND status IN ('finished', 'failed') "
+    "FROM episodes WHERE json_extract(settings, '$.run_id') = 2 AND status = 'finished' "
     "GROUP BY 1, 2").fetchall()
 assert len(rows) == 6 and all(count == 1 for _, _, count in rows), rows
 running = sqlite3.connect(sys.argv[2]).execute(
     "SELECT count(*) FROM episodes WHERE status = 'running'").fetchone()[0]
 assert running == 0, running
 PY
-echo "PASS: a rollout completes with its metrics and exports; killed halfway, it resumes with nothing lost and nothing twice"
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+
+# A task whose inputs do not fit this machine (16 GiB, sized before anything is allocated) is
+# skipped with its reason: its first episode fails as the task's failure (no reward, outside the
+# scored metrics), its other sample is not run, the run still succeeds, and a resume runs nothing.
+mkdir -p "$tmp/huge"
+sed 's/torch.randn(batch_size, dim,/torch.randn(1 << 28, 16,/' "$repo/resources/tasks/01_gelu.py" > "$tmp/huge/huge_gelu.py"
+grep -q "1 << 28" "$tmp/huge/huge_gelu.py" || { echo "FAIL: the oversized task was not made"; exit 1; }
+"$python" -c 'import json; print(json.dumps({"turns": [{"text": "Done."}] * 4}))' > "$tmp/script3.json"
+start_server "$tmp/script3.json"
+OPENAI_API_KEY=sk-test-rollout "$kwb" rollout --tasks "$tmp/huge" --episodes-per-task 2 --concurrency 1 \
+    --provider openai --base-url "http://127.0.0.1:$port/v1" --model scripted --max-turns 3 \
+    --device cpu --python "$python" --store "$tmp/store.db" --json > "$tmp/run3.json" 2> "$tmp/run3.err" \
+    || { cat "$tmp/run3.err" "$tmp/run3.json"; echo "FAIL: a run with a skipped task exited non-zero"; exit 1; }
+"$python" - "$tmp/run3.json" "$tmp/store.db" <<'PY' || { cat "$tmp/run3.json"; echo "FAIL: the oversized task was not skipped"; exit 1; }
+import json, sqlite3, sys
+out = json.load(open(sys.argv[1]))
+assert out["status"] == "finished" and out["planned"] == 2 and out["done"] == 0 and out["skipped"] == 2, out
+[task] = out["skipped_tasks"]
+assert task["task"] == "huge_gelu" and task["reason"].startswith("task_too_large: ") and "GiB" in task["reason"], task
+rows = sqlite3.connect(sys.argv[2]).execute(
+    "SELECT status, end_cause, reward FROM episodes WHERE json_extract(settings, '$.run_id') = 3").fetchall()
+assert rows == [("failed", "task_too_large", None)], rows
+PY
+"$kwb" runs --store "$tmp/store.db" metrics 3 --json | "$python" -c '
+import json, sys
+o = json.load(sys.stdin)["overall"]
+assert o["scored"] == 0 and o["task_failures"] == 1 and o["episodes"] == 1, o' || { echo "FAIL: metrics of the skipped task"; exit 1; }
+OPENAI_API_KEY=sk-test-rollout "$kwb" rollout resume 3 --store "$tmp/store.db" > "$tmp/resume3.out" 2>&1 \
+    || { cat "$tmp/resume3.out"; echo "FAIL: resuming a run with a skipped task"; exit 1; }
+grep -q "^run 3 finished: 0/2 done, 0 given up, 2 skipped" "$tmp/resume3.out" && grep -q "^skipped huge_gelu: task_too_large" "$tmp/resume3.out" \
+    || { cat "$tmp/resume3.out"; echo "FAIL: the resume did not report the skip"; exit 1; }
+"$python" - "$tmp/store.db" <<'PY' || { echo "FAIL: the resume ran the skipped task again"; exit 1; }
+import sqlite3, sys
+count = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT count(*) FROM episodes WHERE json_extract(settings, '$.run_id') = 3").fetchone()[0]
+assert count == 1, count
+PY
+echo "PASS: a rollout completes with its metrics and exports; killed halfway, it resumes with nothing lost and nothing twice; a task too large for the machine is skipped with its reason"

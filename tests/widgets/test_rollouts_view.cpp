@@ -127,14 +127,15 @@ private slots:
     }
 
     void aRolloutRunsLiveIsPausedStoppedResumedAndOpened() {
-        ScriptedLlmServer server(
-            json{{"turns",
-                  {// Run 1, episode 1: a slow tool call (the pause lands while it streams), the
-                   // same call again, then done. Episode 2: done.
-                   slow(readTurn(), 0.25), doneTurn(), doneTurn(),
-                   // Run 2: the first episode streams slowly and is stopped; after the resume, the
-                   // same turn again and then the other task.
-                   slow(doneTurn(), 0.5), doneTurn(), doneTurn(), doneTurn(), doneTurn()}}});
+        ScriptedLlmServer server(json{
+            {"turns",
+             {// Run 1, episode 1: a slow tool call (the pause lands while it streams), the
+              // same call again, then done. Episode 2: done.
+              slow(readTurn(), 0.25), doneTurn(), doneTurn(),
+              // Run 2: the first episode streams slowly and is stopped; after the resume, the
+              // same turn again and then the other task, slowly: the first one's metrics
+              // show while it streams.
+              slow(doneTurn(), 0.5), doneTurn(), slow(doneTurn(), 0.5), doneTurn(), doneTurn()}}});
         QVERIFY2(server.started(), server.startError().c_str());
 
         QTemporaryDir dir;
@@ -246,7 +247,8 @@ private slots:
                                      agentPanes.agentPane()->shownEpisode()->record.id == second,
                                  kTimeoutMs);
 
-        // Run 2: stopped while its first reply streams; the stop is recorded as such.
+        // Run 2: stopped while its first reply streams; its running episode is given up, and
+        // recorded as cancelled (the resume runs its sample afresh).
         QVERIFY(controller->start(config));
         QTRY_COMPARE_WITH_TIMEOUT(view->selectedRun(), qint64(2), kTimeoutMs);
         QTRY_VERIFY_WITH_TIMEOUT(server.requests().size() >= 5, kTimeoutMs);
@@ -257,10 +259,16 @@ private slots:
                  qPrintable(ended[1][2].toString()));
         QTRY_VERIFY_WITH_TIMEOUT(view->resumeButton()->isEnabled(), kTimeoutMs);
         QTRY_COMPARE_WITH_TIMEOUT(cell(episodes, 0, RolloutEpisodeModel::StatusColumn),
-                                  QStringLiteral("stopped (user_stop)"), kTimeoutMs);
+                                  QStringLiteral("cancelled"), kTimeoutMs);
 
-        // Resume: the stopped item runs again and the other one once; nothing twice.
+        // Resume: the cancelled item runs again and the other one once; nothing twice. The
+        // metrics and the reward distribution follow the run live, not only when it ends.
         view->resumeButton()->click();
+        QTRY_COMPARE_WITH_TIMEOUT(
+            cell(view->metricsView()->model(), RolloutMetricsModel::ScoredRow, 0),
+            QStringLiteral("1"), kTimeoutMs);
+        QCOMPARE(ended.count(), 2); // still running: the second episode streams
+        QCOMPARE(view->histogram()->total(), 1);
         QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 3, kTimeoutMs);
         QCOMPARE(ended[2][0].toLongLong(), qint64(2));
         QCOMPARE(ended[2][1].toString(), QStringLiteral("finished"));

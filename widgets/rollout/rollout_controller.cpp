@@ -2,6 +2,7 @@
 
 #include <QMetaObject>
 #include <QPointer>
+#include <QStringList>
 #include <thread>
 
 namespace kwb::ui {
@@ -93,6 +94,14 @@ void RolloutController::finish(const agent::RolloutOutcome& outcome) {
                               .arg(outcome.planned);
         if (outcome.gaveUp > 0)
             message += tr(", %n given up after infrastructure errors", nullptr, outcome.gaveUp);
+        if (outcome.skipped > 0) {
+            QStringList tasks;
+            for (const agent::SkippedTask& task : outcome.skippedTasks)
+                tasks << QString::fromStdString(task.task);
+            message +=
+                tr(", %n skipped (tasks that cannot be judged here: %1)", nullptr, outcome.skipped)
+                    .arg(tasks.join(QStringLiteral(", ")));
+        }
         if (!outcome.error.empty())
             message += QStringLiteral(" (") + QString::fromStdString(outcome.error) + ')';
         emit runEnded(outcome.run, QString::fromStdString(outcome.status), message);

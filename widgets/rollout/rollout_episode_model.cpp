@@ -31,8 +31,9 @@ RolloutEpisodeModel::RolloutEpisodeModel(QObject* parent) : EpisodeTableModel(pa
 
 QString RolloutEpisodeModel::statusText(const agent::EpisodeRecord& e) {
     const QString status = QString::fromStdString(std::string(agent::episodeStatusName(e.status)));
+    // The cause only where it says more than the status ("cancelled" is its own cause).
     if (e.status == agent::EpisodeStatus::Running || e.status == agent::EpisodeStatus::Finished ||
-        e.endCause.empty())
+        e.endCause.empty() || e.endCause == status.toStdString())
         return status;
     return status + QStringLiteral(" (") + QString::fromStdString(e.endCause) + ')';
 }

@@ -5,6 +5,8 @@ TASK_IMPORT = "task_import"
 TASK_MISSING_FUNCTION = "task_missing_function"
 TASK_BAD_INIT_INPUTS = "task_bad_init_inputs"
 TASK_RUN = "task_run"
+# The task's inputs, sized on the meta device, need more memory than an evaluation may take here.
+TASK_TOO_LARGE = "task_too_large"
 CANDIDATE_IMPORT = "candidate_import"
 CANDIDATE_MISSING_CLASS = "candidate_missing_class"
 CANDIDATE_INIT = "candidate_init"

@@ -15,6 +15,7 @@ from .errors import (
     STATE_DICT_MISMATCH,
     TASK_BAD_INIT_INPUTS,
     TASK_RUN,
+    TASK_TOO_LARGE,
     HarnessError,
     describe_exception,
 )
@@ -177,6 +178,39 @@ def cpu_inputs(task, seed: int, workspace: str | None = None) -> list:
 
 def cached_input_bytes() -> int:
     return sum(values.set_bytes(inputs) for inputs in _cpu_input_cache.values())
+
+
+def meta_input_bytes(task) -> int | None:
+    """The inputs' and initial inputs' size without allocating them: get_inputs() and
+    get_init_inputs() run with the meta device as torch's default. None when a task cannot be
+    sized that way (it reads values, uses numpy, names a device)."""
+    import torch
+
+    try:
+        with torch.device("meta"):
+            sized = list(task.get_inputs()) + list(task.get_init_inputs())
+    except Exception:  # noqa: BLE001 - any failure only means "size it by allocating"
+        return None
+    tensors = values.tensors(sized)
+    if any(t.device.type != "meta" for t in tensors):
+        return None
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def check_input_budget(task, budget_bytes: int) -> None:
+    """Refuses, before anything is allocated, a task whose inputs need more than the budget (0:
+    none): on this machine it cannot be judged at all, which is the task's failure and not any
+    candidate's. A task that cannot be sized on the meta device is left to the memory limit."""
+    if not budget_bytes:
+        return
+    need = meta_input_bytes(task)
+    if need is not None and need > budget_bytes:
+        raise HarnessError(
+            TASK_TOO_LARGE,
+            f"the task's inputs need {need / 2**30:.2f} GiB, more than the {budget_bytes / 2**30:.2f} GiB "
+            "an evaluation's inputs may take on this machine (a quarter of its memory budget); "
+            "evaluate it on a machine with more memory, or with smaller sizes",
+        )
 
 
 def make_inputs(task, seed: int, device: str, workspace: str | None = None) -> list:

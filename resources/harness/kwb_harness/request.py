@@ -76,6 +76,9 @@ class Request:
     baseline_rounds: dict = field(default_factory=dict)
     # screen: inputs larger than this (bytes, sized before allocating) are not run; 0: no limit
     screen_memory_bytes: int = 0
+    # inspect: a task whose inputs (sized before allocating) need more bytes than this fails as
+    # task_too_large; 0: no limit
+    input_budget_bytes: int = 0
     # similar: the task files to check, the tasks they must not resemble, and how alike is too alike
     files: list = field(default_factory=list)
     against: list = field(default_factory=list)
@@ -221,6 +224,9 @@ def parse(data: dict, stage: str) -> Request:
     req.screen_memory_bytes = _get(data, "screen_memory_bytes", (int,), default=0)
     if req.screen_memory_bytes < 0:
         raise _fail("field 'screen_memory_bytes' must not be negative")
+    req.input_budget_bytes = _get(data, "input_budget_bytes", (int,), default=0)
+    if req.input_budget_bytes < 0:
+        raise _fail("field 'input_budget_bytes' must not be negative")
     req.files = [os.path.abspath(p) for p in _str_list(data, "files")]
     req.against = [os.path.abspath(p) for p in _str_list(data, "against")]
     req.similarity_threshold = float(_get(data, "similarity_threshold", (float, int), default=0.9))

@@ -79,10 +79,11 @@ std::vector<RolloutEpisode> table() {
          ""},
         {"/kb/level2/1_E.py", EpisodeStatus::Finished, "turn_limit", 2, 1.6, 0.9, false, 12, 2000,
          0.20, "cuda"},
-        // Failed before any final evaluation: scored as -1.
+        // The task could not be judged here: not the policy's outcome, but its turns and cost
+        // count.
         {"/kb/level2/2_F.py",
          EpisodeStatus::Failed,
-         "malformed_replies",
+         "task_too_large",
          {},
          {},
          {},
@@ -115,23 +116,24 @@ std::vector<RolloutEpisode> table() {
 TEST(RolloutMetrics, OverallMatchesTheHandComputedTable) {
     const MetricsGroup g = computeMetrics(table()).overall;
     EXPECT_EQ(g.episodes, 7); // the running one is not ended
-    EXPECT_EQ(g.scored, 5);   // A B C E F
+    EXPECT_EQ(g.scored, 4);   // A B C E
     EXPECT_EQ(g.infrastructureErrors, 1);
-    EXPECT_DOUBLE_EQ(g.passRate, 3.0 / 5);            // A B E
-    EXPECT_DOUBLE_EQ(g.fasterThanEagerRate, 2.0 / 5); // A E
-    EXPECT_DOUBLE_EQ(g.fasterThanCompileRate, 1.0 / 5);
+    EXPECT_EQ(g.taskFailures, 1);
+    EXPECT_DOUBLE_EQ(g.passRate, 3.0 / 4);            // A B E
+    EXPECT_DOUBLE_EQ(g.fasterThanEagerRate, 2.0 / 4); // A E
+    EXPECT_DOUBLE_EQ(g.fasterThanCompileRate, 1.0 / 4);
     ASSERT_TRUE(g.geomeanVsEager);
     EXPECT_NEAR(*g.geomeanVsEager, std::cbrt(2.5 * 0.8 * 1.6), 1e-12);
     EXPECT_NEAR(*g.geomeanVsCompile, std::cbrt(1.2 * 0.5 * 0.9), 1e-12);
-    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(1.0), 0.4);
-    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(1.05), 0.4);
-    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(1.5), 0.4);
-    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(2.0), 0.2);
-    EXPECT_DOUBLE_EQ(g.fastPVsCompile.at(1.0), 0.2);
+    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(1.0), 0.5);
+    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(1.05), 0.5);
+    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(1.5), 0.5);
+    EXPECT_DOUBLE_EQ(g.fastPVsEager.at(2.0), 0.25);
+    EXPECT_DOUBLE_EQ(g.fastPVsCompile.at(1.0), 0.25);
     EXPECT_DOUBLE_EQ(g.fastPVsCompile.at(1.5), 0.0);
-    EXPECT_DOUBLE_EQ(g.meanReward, (3 + 1 - 1 + 2 - 1) / 5.0);
-    EXPECT_EQ(g.rewardCounts, (std::map<int, int>{{-1, 2}, {1, 1}, {2, 1}, {3, 1}}));
-    EXPECT_DOUBLE_EQ(g.hackFlagRate, 1.0 / 5);
+    EXPECT_DOUBLE_EQ(g.meanReward, (3 + 1 - 1 + 2) / 4.0);
+    EXPECT_EQ(g.rewardCounts, (std::map<int, int>{{-1, 1}, {1, 1}, {2, 1}, {3, 1}}));
+    EXPECT_DOUBLE_EQ(g.hackFlagRate, 1.0 / 4);
     EXPECT_DOUBLE_EQ(g.meanTurns, 57.0 / 7);
     EXPECT_DOUBLE_EQ(g.meanTokens, 7500.0 / 7);
     EXPECT_NEAR(g.meanCostUsd, 0.75 / 7, 1e-12);
@@ -151,9 +153,9 @@ TEST(RolloutMetrics, EachLevelIsSummarisedOnItsOwn) {
     EXPECT_FALSE(one.gpuSecondsPerEvaluation); // CPU mode only
     const MetricsGroup& two = m.byLevel.at(2);
     EXPECT_EQ(two.episodes, 3);
-    EXPECT_EQ(two.scored, 2);
-    EXPECT_DOUBLE_EQ(two.passRate, 0.5);
-    EXPECT_DOUBLE_EQ(two.meanReward, 0.5);
+    EXPECT_EQ(two.scored, 1);
+    EXPECT_DOUBLE_EQ(two.passRate, 1.0);
+    EXPECT_DOUBLE_EQ(two.meanReward, 2.0);
 }
 
 TEST(RolloutMetrics, NothingScoredIsZerosAndNoGeomeanNotANan) {
@@ -175,8 +177,9 @@ TEST(RolloutMetrics, TheJsonNamesEveryMetric) {
           "fast_p_vs_compile", "mean_reward", "reward_counts", "hack_flag_rate", "mean_turns",
           "mean_tokens", "mean_cost_usd", "gpu_seconds_per_evaluation"})
         EXPECT_TRUE(overall.contains(key)) << key;
-    EXPECT_DOUBLE_EQ(overall["fast_p_vs_eager"]["2.00"].get<double>(), 0.2);
-    EXPECT_EQ(overall["reward_counts"]["-1"], 2);
+    EXPECT_DOUBLE_EQ(overall["fast_p_vs_eager"]["2.00"].get<double>(), 0.25);
+    EXPECT_EQ(overall["reward_counts"]["-1"], 1);
+    EXPECT_EQ(overall["task_failures"], 1);
     EXPECT_TRUE(j["by_level"].contains("1"));
     EXPECT_TRUE(j["by_level"].contains("2"));
 }
@@ -195,7 +198,8 @@ TEST(RolloutMetrics, ALevelFromTheTaskSetWinsOverThePath) {
 TEST(RolloutMetrics, AnEpisodeTheLoopStoppedAsStuckIsThePolicysOutcomeAUserStopIsNot) {
     // One definition serves the metrics, the rollout's resume and the exports.
     EXPECT_TRUE(isScoredOutcome(EpisodeStatus::Finished, "model_stopped"));
-    EXPECT_TRUE(isScoredOutcome(EpisodeStatus::Failed, "malformed_replies"));
+    EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Failed, "task_too_large"));
+    EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Cancelled, "cancelled"));
     EXPECT_TRUE(isScoredOutcome(EpisodeStatus::Stopped, "stuck"));
     EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Stopped, "user_stop"));
     EXPECT_FALSE(isScoredOutcome(EpisodeStatus::Stopped, "stopped_in_final_evaluation"));

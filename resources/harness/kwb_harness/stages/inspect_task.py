@@ -48,6 +48,8 @@ class InspectPreparation(Preparation):
         task = check_reference(module)
         self.phases.mark("load task")
 
+        models.check_input_budget(task, req.input_budget_bytes)
+        self.phases.mark("size inputs")
         seed = req.seed
         init = models.init_inputs(task, seed, ws)
         d["init_inputs"] = [values.describe(v) for v in init]

@@ -23,23 +23,6 @@ from ..task_loader import load_reference
 _COMPILE_TOLERANCE = 1e-2
 
 
-def _meta_input_bytes(task) -> int | None:
-    """The inputs' and initial inputs' size without allocating them: get_inputs() and
-    get_init_inputs() run with the meta device as torch's default. None when a task cannot be
-    sized that way (it reads values, uses numpy, names a device)."""
-    import torch
-
-    try:
-        with torch.device("meta"):
-            sized = list(task.get_inputs()) + list(task.get_init_inputs())
-    except Exception:  # noqa: BLE001 - any failure only means "size it by allocating"
-        return None
-    tensors = values.tensors(sized)
-    if any(t.device.type != "meta" for t in tensors):
-        return None
-    return sum(t.numel() * t.element_size() for t in tensors)
-
-
 def _first_tensor_values(output) -> list:
     return [t.detach() for t in values.tensors(output)]
 
@@ -98,7 +81,7 @@ def run(req, result) -> None:
     try:
         task = load_reference(req.reference, req.workspace)
         screen["step"] = "size"
-        meta_bytes = _meta_input_bytes(task)
+        meta_bytes = models.meta_input_bytes(task)
         if meta_bytes is not None:
             screen["input_bytes"], screen["input_bytes_from"] = meta_bytes, "meta"
             if req.screen_memory_bytes and meta_bytes > req.screen_memory_bytes:
