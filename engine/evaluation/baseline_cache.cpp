@@ -51,6 +51,9 @@ BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& devic
                       ", rounds " + std::to_string(o.rounds) + "-" + std::to_string(o.maxRounds) +
                       ", target cv " + std::to_string(o.targetCv) +
                       (o.l2Flush ? ", l2 flush" : "") +
+                      // The judge's process records its own launches only beside a candidate's
+                      // sealed records (the same per-launch cost on both sides).
+                      (o.sealedCensus ? "" : ", no kernel records") +
                       (o.headStartMicroseconds > 0
                            ? ", head start " + std::to_string(o.headStartMicroseconds) + " us"
                            : std::string());

@@ -46,6 +46,7 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
     options.warmWorker = defaults.warmWorker;
     options.standby = defaults.standby;
     options.profileFlagged = defaults.profileFlagged;
+    options.sealedCensus = defaults.sealedCensus;
     switch (profile) {
     case EvaluationProfile::CudaAgent:
         break;
@@ -66,6 +67,8 @@ void applyEvaluationProfile(EvaluationOptions& options, EvaluationProfile profil
         // Batches of pairs: warm workers as in the rl profile (below), for the same reasons.
         options.warmWorker = true;
         options.standby = false;
+        // KernelBench's timed trials record nothing: neither do these (EvaluationOptions).
+        options.sealedCensus = false;
         break;
     case EvaluationProfile::Rl:
         options.checks = 3;

@@ -209,7 +209,7 @@ std::string pythonProblem(const std::string& python) {
 // noise, and honest candidates kept their rewards.
 std::string kernelRecordsLibrary(const RunContext& c) {
     const char* census = std::getenv("KWB_KERNEL_CENSUS");
-    if (census && std::string(census) == "off")
+    if ((census && std::string(census) == "off") || !c.options.sealedCensus)
         return {};
     return c.gpuAllowed && c.device == "cuda" ? timeline::cuptiInjectionLibraryPath()
                                               : std::string();

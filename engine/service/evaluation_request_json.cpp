@@ -115,6 +115,7 @@ json toJson(const EvaluationOptions& o) {
             {"stop_after_compile", o.stopAfterCompile},
             {"refresh_baselines", o.refreshBaselines},
             {"profile_flagged", o.profileFlagged},
+            {"sealed_census", o.sealedCensus},
             {"warmup", o.warmup},
             {"iterations", o.iterations},
             {"rounds", o.rounds},
@@ -198,6 +199,7 @@ bool optionsFromJson(const json& j, EvaluationOptions& o, std::string* error) {
     r.flag("stop_after_compile", o.stopAfterCompile);
     r.flag("refresh_baselines", o.refreshBaselines);
     r.flag("profile_flagged", o.profileFlagged);
+    r.flag("sealed_census", o.sealedCensus);
     r.integer("warmup", o.warmup, 0, 100000);
     r.integer("iterations", o.iterations, 1, 100000);
     r.integer("rounds", o.rounds, 1, 10000);

@@ -26,6 +26,13 @@ TEST(EvaluationProfile, KernelBenchTakesItsTolerancePerPrecisionAndTrialCounts) 
     EXPECT_TRUE(options.l2Flush);
     // KernelBench's runtime is the mean of its trials.
     EXPECT_EQ(options.reward.statistic, TimingStatistic::Mean);
+    // Its timed trials record nothing; the profiles whose rewards train or guide keep the
+    // sealed census in theirs.
+    EXPECT_FALSE(options.sealedCensus);
+    applyEvaluationProfile(options, EvaluationProfile::Rl);
+    EXPECT_TRUE(options.sealedCensus);
+    applyEvaluationProfile(options, EvaluationProfile::CudaAgent);
+    EXPECT_TRUE(options.sealedCensus);
 }
 
 TEST(EvaluationProfile, SwitchingProfilesLeavesNothingOfThePreviousOne) {

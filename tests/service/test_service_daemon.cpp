@@ -46,6 +46,7 @@ TEST(EvaluationRequestJson, EveryOptionCrossesUnchanged) {
     EXPECT_EQ(received.seed, sent.seed);
     EXPECT_EQ(received.headStartMicroseconds, 120.0);
     EXPECT_EQ(received.reward.statistic, TimingStatistic::Mean);
+    EXPECT_FALSE(received.sealedCensus); // the kernelbench profile's
     ASSERT_TRUE(received.counters);
     EXPECT_EQ(received.counters->sections, sent.counters->sections);
     EXPECT_EQ(received.counters->kernelRegex, "gelu.*");
