@@ -8,8 +8,10 @@ namespace kwb {
 // engine broke): such an evaluation judged nothing, so it is no reward of -1, no history entry
 // and no measurement.
 inline bool isInfrastructureFailure(std::string_view failureKind) {
+    // task_out_of_memory: the reference ran out of memory, which depends on what else held the
+    // memory at the moment (other evaluations of a rollout), not on the candidate or the task.
     return failureKind == "python_missing" || failureKind == "internal" ||
-           failureKind == "harness_failed";
+           failureKind == "harness_failed" || failureKind == "task_out_of_memory";
 }
 
 // Failures of the task itself: it does not import, lacks a function, its initial inputs are

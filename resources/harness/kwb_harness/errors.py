@@ -7,6 +7,9 @@ TASK_BAD_INIT_INPUTS = "task_bad_init_inputs"
 TASK_RUN = "task_run"
 # The task's inputs, sized on the meta device, need more memory than an evaluation may take here.
 TASK_TOO_LARGE = "task_too_large"
+# The task's reference ran out of memory: what else held the memory then decides it, not the task
+# (the engine treats it as its own failure, never the candidate's or the task's).
+TASK_OUT_OF_MEMORY = "task_out_of_memory"
 CANDIDATE_IMPORT = "candidate_import"
 CANDIDATE_MISSING_CLASS = "candidate_missing_class"
 CANDIDATE_INIT = "candidate_init"

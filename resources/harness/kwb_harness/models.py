@@ -14,12 +14,31 @@ from .errors import (
     CUDA_ERROR,
     STATE_DICT_MISMATCH,
     TASK_BAD_INIT_INPUTS,
+    TASK_OUT_OF_MEMORY,
     TASK_RUN,
     TASK_TOO_LARGE,
     HarnessError,
     describe_exception,
 )
 from .device import is_cuda_error, synchronize
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    import torch
+
+    torch_oom = getattr(torch, "OutOfMemoryError", None)
+    return isinstance(exc, MemoryError) or (torch_oom is not None and isinstance(exc, torch_oom))
+
+
+def _task_error(kind: str, what: str, exc: BaseException, workspace: str | None) -> HarnessError:
+    """The task's own failure ``kind``, unless it ran out of memory: that depends on what else held
+    the machine's or the GPU's memory at the moment (a rollout runs several evaluations at once),
+    so it is TASK_OUT_OF_MEMORY, which the engine counts as the evaluator's failure (no verdict,
+    and a rollout runs the episode again) rather than as a task that cannot be judged."""
+    text = describe_exception(exc, workspace)
+    if _out_of_memory(exc):
+        return HarnessError(TASK_OUT_OF_MEMORY, f"{what} ran out of memory: {text}")
+    return HarnessError(kind, f"{what} {text}")
 
 
 def init_inputs(task, seed: int, workspace: str | None = None) -> list:
@@ -29,7 +48,7 @@ def init_inputs(task, seed: int, workspace: str | None = None) -> list:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        raise HarnessError(TASK_BAD_INIT_INPUTS, "get_init_inputs() raised " + describe_exception(exc, workspace)) from None
+        raise _task_error(TASK_BAD_INIT_INPUTS, "get_init_inputs() raised", exc, workspace) from None
     if not isinstance(init, (list, tuple)):
         raise HarnessError(
             TASK_BAD_INIT_INPUTS, f"get_init_inputs() must return a list or tuple, got {type(init).__name__}"
@@ -44,9 +63,7 @@ def reference_model(task, init: list, seed: int, device: str, workspace: str | N
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        raise HarnessError(
-            TASK_BAD_INIT_INPUTS, "Model(*get_init_inputs()) failed: " + describe_exception(exc, workspace)
-        ) from None
+        raise _task_error(TASK_BAD_INIT_INPUTS, "Model(*get_init_inputs()) failed:", exc, workspace) from None
     return model.to(device).eval()
 
 
@@ -126,7 +143,7 @@ def _generate_inputs(task, seed: int, workspace: str | None) -> list:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        raise HarnessError(TASK_RUN, "get_inputs() raised " + describe_exception(exc, workspace)) from None
+        raise _task_error(TASK_RUN, "get_inputs() raised", exc, workspace) from None
     if not isinstance(inputs, (list, tuple)):
         raise HarnessError(TASK_RUN, f"get_inputs() must return a list or tuple, got {type(inputs).__name__}")
     return list(inputs)
@@ -245,7 +262,7 @@ def run_model(model, inputs: list, device: str, role: str, workspace: str | None
     except BaseException as exc:
         text = describe_exception(exc, workspace)
         if role == "reference":
-            raise HarnessError(TASK_RUN, "Model.forward failed: " + text) from None
+            raise _task_error(TASK_RUN, "Model.forward failed:", exc, workspace) from None
         if device == "cuda" and is_cuda_error(exc):
             raise HarnessError(CUDA_ERROR, "ModelNew.forward hit a CUDA error: " + text) from None
         raise HarnessError(CANDIDATE_RUN, "ModelNew.forward failed: " + text) from None
