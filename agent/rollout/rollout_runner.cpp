@@ -309,10 +309,7 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
     }
 
     // What is settled already, and how often each open item failed for infrastructure.
-    EpisodeFilter mine;
-    mine.runId = runId;
-    mine.limit = 0;
-    auto episodes = store.listEpisodes(mine);
+    auto episodes = store.listEpisodes(EpisodeFilter::everyEpisodeOf(runId));
     if (!episodes) {
         out.error = episodes.error().message;
         return out;

@@ -29,10 +29,7 @@ EpisodeAdvantage episodeAdvantage(const EpisodeRecord& e, RunId run, double grou
 
 StoreResult<int> storeRunAdvantages(TrajectoryStore& store, RunId run, int episodesPerTask,
                                     const std::string& task) {
-    EpisodeFilter mine;
-    mine.runId = run;
-    mine.limit = 0;
-    auto episodes = store.listEpisodes(mine);
+    auto episodes = store.listEpisodes(EpisodeFilter::everyEpisodeOf(run));
     if (!episodes)
         return episodes.error();
     std::vector<const EpisodeRecord*> scored;

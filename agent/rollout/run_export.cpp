@@ -111,10 +111,7 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
     auto loaded = store.loadRun(run);
     if (!loaded)
         return loaded.error();
-    EpisodeFilter mine;
-    mine.runId = run;
-    mine.limit = 0;
-    auto listed = store.listEpisodes(mine);
+    auto listed = store.listEpisodes(EpisodeFilter::everyEpisodeOf(run));
     if (!listed)
         return listed.error();
     std::vector<EpisodeRecord> episodes = listed.value();

@@ -40,10 +40,7 @@ RunSnapshot readRun(const std::string& storePath, RunId run) {
         return out;
     }
     out.run = std::move(loaded).value();
-    EpisodeFilter mine;
-    mine.runId = run;
-    mine.limit = 0;
-    auto episodes = opened.store->listEpisodes(mine);
+    auto episodes = opened.store->listEpisodes(EpisodeFilter::everyEpisodeOf(run));
     if (!episodes) {
         out.error = episodes.error().message;
         return out;

@@ -99,6 +99,13 @@ struct EpisodeFilter {
     std::optional<EpisodeStatus> status;
     std::optional<RunId> runId; // only this run's episodes
     int limit = 100;            // 0 or less: all
+
+    static EpisodeFilter everyEpisodeOf(RunId run) {
+        EpisodeFilter filter;
+        filter.runId = run;
+        filter.limit = 0;
+        return filter;
+    }
 };
 
 // How an episode ended, for finishEpisode().
