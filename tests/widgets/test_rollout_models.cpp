@@ -113,12 +113,13 @@ private slots:
 
     void metricsByLevelEqualAHandComputedTable() {
         // Level 1: rewards 3 (2.0x eager, 1.2x compile) and -1; level 2: reward 2 (1.5x, 0.5x)
-        // and an infrastructure error, which is not scored.
+        // and an infrastructure error and a task that cannot be judged here, neither scored.
         std::vector<EpisodeRecord> episodes{
             runEpisode(1, "level1/a", 0, EpisodeStatus::Finished, 3, 2.0, 1.2, 1),
             runEpisode(2, "level1/b", 0, EpisodeStatus::Finished, -1, 0.0, 0.0, 1),
             runEpisode(3, "level2/c", 0, EpisodeStatus::Finished, 2, 1.5, 0.5, 2),
-            runEpisode(4, "level2/d", 0, EpisodeStatus::InfrastructureError, {}, 0, 0, 2)};
+            runEpisode(4, "level2/d", 0, EpisodeStatus::InfrastructureError, {}, 0, 0, 2),
+            runEpisode(5, "level2/e", 0, EpisodeStatus::Failed, {}, 0, 0, 2)};
         RolloutMetricsModel model;
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -128,9 +129,12 @@ private slots:
         QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("All"));
         QCOMPARE(model.headerData(2, Qt::Horizontal).toString(), QStringLiteral("Level 2"));
         using R = RolloutMetricsModel;
-        QCOMPARE(cell(model, R::EpisodesRow, 0), QStringLiteral("4"));
+        QCOMPARE(cell(model, R::EpisodesRow, 0), QStringLiteral("5"));
         QCOMPARE(cell(model, R::ScoredRow, 0), QStringLiteral("3"));
         QCOMPARE(cell(model, R::InfrastructureRow, 0), QStringLiteral("1"));
+        QCOMPARE(cell(model, R::TaskFailuresRow, 0), QStringLiteral("1"));
+        QCOMPARE(model.headerData(R::TaskFailuresRow, Qt::Vertical).toString(),
+                 QStringLiteral("Tasks not judgeable here"));
         QCOMPARE(cell(model, R::PassRateRow, 0), QStringLiteral("66.7%"));
         QCOMPARE(cell(model, R::FasterThanEagerRow, 0), QStringLiteral("66.7%"));
         QCOMPARE(cell(model, R::FasterThanCompileRow, 0), QStringLiteral("33.3%"));

@@ -67,6 +67,8 @@ QVariant RolloutMetricsModel::data(const QModelIndex& index, int role) const {
         return g.scored;
     case InfrastructureRow:
         return g.infrastructureErrors;
+    case TaskFailuresRow:
+        return g.taskFailures;
     case PassRateRow:
         return rate(g.passRate);
     case FasterThanEagerRow:
@@ -115,7 +117,12 @@ QVariant RolloutMetricsModel::headerData(int section, Qt::Orientation orientatio
         switch (section) {
         case ScoredRow:
             return tr("Ended episodes whose outcome is the policy's: not an infrastructure "
-                      "error, not cancelled, not stopped by the user. Rates are shares of these.");
+                      "error, not a task that cannot be judged here, not cancelled, not stopped "
+                      "by the user. Rates are shares of these.");
+        case TaskFailuresRow:
+            return tr("Episodes that ended failed: their task cannot be judged on this machine "
+                      "(its inputs do not fit, its reference does not import or run). The run "
+                      "skips such a task's other samples.");
         case PassRateRow:
             return tr("Reward at least 1: correct, and no integrity check rejected it.");
         case FastP1Row:
@@ -139,6 +146,8 @@ QVariant RolloutMetricsModel::headerData(int section, Qt::Orientation orientatio
         return tr("Scored");
     case InfrastructureRow:
         return tr("Infrastructure errors");
+    case TaskFailuresRow:
+        return tr("Tasks not judgeable here");
     case PassRateRow:
         return tr("Pass rate");
     case FasterThanEagerRow:

@@ -18,6 +18,7 @@ public:
         EpisodesRow,
         ScoredRow,
         InfrastructureRow,
+        TaskFailuresRow, // failed: the task cannot be judged on this machine
         PassRateRow,
         FasterThanEagerRow,
         FasterThanCompileRow,
