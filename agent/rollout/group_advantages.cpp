@@ -49,4 +49,11 @@ TurnReturns turnReturns(const std::vector<double>& rewards, const std::vector<do
     return out;
 }
 
+TurnReturns milestoneTurnReturns(std::size_t turns, double reward) {
+    std::vector<double> rewards(turns, 0.0);
+    if (!rewards.empty())
+        rewards.back() = reward;
+    return turnReturns(rewards);
+}
+
 } // namespace kwb::agent

@@ -26,5 +26,8 @@ struct TurnReturns {
 };
 TurnReturns turnReturns(const std::vector<double>& rewards, const std::vector<double>& values = {},
                         double gamma = 1.0, double lambda = 0.95);
+// turnReturns over `turns` model turns with CUDA Agent's per-turn rewards: zero on every turn but
+// the last, which carries the episode's milestone reward; no critic yet (V = 0).
+TurnReturns milestoneTurnReturns(std::size_t turns, double reward);
 
 } // namespace kwb::agent

@@ -17,25 +17,19 @@ EpisodeAdvantage episodeAdvantage(const EpisodeRecord& e, RunId run, double grou
     a.groupComplete = groupComplete;
     a.reward = e.reward.value_or(-1.0);
     a.advantage = groupAdvantage;
-    // CUDA Agent's per-turn rewards: zero on every model turn but the last, the milestone.
-    std::vector<double> rewards(static_cast<std::size_t>(std::max(0, e.turns)), 0.0);
-    if (!rewards.empty())
-        rewards.back() = a.reward;
-    const TurnReturns ppo = turnReturns(rewards);
+    const TurnReturns ppo =
+        milestoneTurnReturns(static_cast<std::size_t>(std::max(0, e.turns)), a.reward);
     a.turnReturns = ppo.returns;
     a.turnGaeAdvantages = ppo.advantages;
     return a;
 }
 
-StoreResult<int> storeRunAdvantages(TrajectoryStore& store, RunId run, int episodesPerTask,
-                                    const std::string& task) {
-    auto episodes = store.listEpisodes(EpisodeFilter::everyEpisodeOf(run));
-    if (!episodes)
-        return episodes.error();
+std::vector<EpisodeAdvantage> runAdvantages(const std::vector<EpisodeRecord>& episodes, RunId run,
+                                            int episodesPerTask, const std::string& task) {
     std::vector<const EpisodeRecord*> scored;
     std::vector<GroupSample> samples;
     std::map<std::string, int> groupSizes;
-    for (const EpisodeRecord& e : episodes.value()) {
+    for (const EpisodeRecord& e : episodes) {
         const std::string group = e.settings.value("run_task", e.task);
         if (!isScoredOutcome(e.status, e.endCause) || (!task.empty() && group != task))
             continue;
@@ -50,6 +44,16 @@ StoreResult<int> storeRunAdvantages(TrajectoryStore& store, RunId run, int episo
         values.push_back(
             episodeAdvantage(*scored[i], run, advantages[i], size, size >= episodesPerTask));
     }
+    return values;
+}
+
+StoreResult<int> storeRunAdvantages(TrajectoryStore& store, RunId run, int episodesPerTask,
+                                    const std::string& task) {
+    auto episodes = store.listEpisodes(EpisodeFilter::everyEpisodeOf(run));
+    if (!episodes)
+        return episodes.error();
+    const std::vector<EpisodeAdvantage> values =
+        runAdvantages(episodes.value(), run, episodesPerTask, task);
     if (values.empty())
         return 0;
     auto stored = store.storeAdvantages(values);

@@ -14,6 +14,10 @@ namespace kwb::agent {
 StoreResult<int> storeRunAdvantages(TrajectoryStore& store, RunId run, int episodesPerTask,
                                     const std::string& task = {});
 
+// The same values computed from the run's episodes, without the store.
+std::vector<EpisodeAdvantage> runAdvantages(const std::vector<EpisodeRecord>& episodes, RunId run,
+                                            int episodesPerTask, const std::string& task = {});
+
 // One episode's values as a rollout stores them, from its reward and its model turns.
 EpisodeAdvantage episodeAdvantage(const EpisodeRecord& episode, RunId run, double groupAdvantage,
                                   int groupSize, bool groupComplete);

@@ -2,6 +2,7 @@
 
 #include "agent/rollout/group_advantages.h"
 #include "agent/rollout/rollout_metrics.h"
+#include "agent/rollout/run_advantages.h"
 #include "agent/store/episode_export.h"
 #include "agent/tools/default_tools.h"
 #include "agent/tools/tool_registry.h"
@@ -162,17 +163,9 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
     }
 
     // GRPO's advantage of every settled episode within its task's group.
-    std::vector<GroupSample> samples;
-    std::vector<EpisodeId> sampled;
-    for (const EpisodeRecord& e : episodes)
-        if (isScoredOutcome(e.status, e.endCause)) {
-            samples.push_back({e.settings.value("run_task", e.task), e.reward.value_or(-1.0)});
-            sampled.push_back(e.id);
-        }
-    const std::vector<double> advantages = groupAdvantages(samples);
     std::map<EpisodeId, double> advantageOf;
-    for (std::size_t i = 0; i < sampled.size(); ++i)
-        advantageOf[sampled[i]] = advantages[i];
+    for (const EpisodeAdvantage& a : runAdvantages(episodes, run, 0))
+        advantageOf[a.episode] = a.advantage;
     // What the rollout stored as each group filled wins; a store from before it kept them (or an
     // episode scored since) gets the same formulas here.
     std::map<EpisodeId, EpisodeAdvantage> stored;
@@ -219,16 +212,12 @@ StoreResult<std::size_t> exportRun(TrajectoryStore& store, RunId run,
         }
         // PPO's returns and GAE per model turn (null for the other messages), the milestone
         // reward on the last turn; no critic has valued these turns yet, so V = 0.
-        std::vector<double> turnRewards;
-        for (const json& trained : c.lossMask)
-            if (trained == 1)
-                turnRewards.push_back(0.0);
-        if (!turnRewards.empty())
-            turnRewards.back() = reward;
-        TurnReturns ppo = turnReturns(turnRewards);
+        const auto modelTurns =
+            static_cast<std::size_t>(std::count(c.lossMask.begin(), c.lossMask.end(), json(1)));
+        TurnReturns ppo = milestoneTurnReturns(modelTurns, reward);
         if (const auto found = stored.find(e.id);
-            found != stored.end() && found->second.turnReturns.size() == turnRewards.size() &&
-            found->second.turnGaeAdvantages.size() == turnRewards.size())
+            found != stored.end() && found->second.turnReturns.size() == modelTurns &&
+            found->second.turnGaeAdvantages.size() == modelTurns)
             ppo = {found->second.turnReturns, found->second.turnGaeAdvantages};
         json returns = json::array(), gae = json::array();
         for (std::size_t m = 0, turn = 0; m < c.lossMask.size(); ++m) {
