@@ -327,8 +327,6 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
         else if (e.status == EpisodeStatus::Failed && !failedTasks.count(task))
             failedTasks[task] = taskFailureReason(e);
     }
-    for (const auto& [task, reason] : failedTasks)
-        out.skippedTasks.push_back({task, reason});
     // Every group's values again: a run recorded before they were stored, or killed between an
     // episode's end and its group's update, has them from here on.
     if (auto stored = storeRunAdvantages(store, runId, config.episodesPerTask); !stored)
@@ -437,11 +435,9 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
                     ++out.gaveUp;
             } else if (result.status == EpisodeStatus::Failed) {
                 ++out.skipped;
-                if (!failedTasks.count(task.id)) {
+                if (!failedTasks.count(task.id))
                     failedTasks[task.id] =
                         record ? taskFailureReason(record.value()) : result.cause;
-                    out.skippedTasks.push_back({task.id, failedTasks[task.id]});
-                }
             }
             if (observer)
                 observer(progressOf(record ? record.value() : EpisodeRecord{}));
@@ -452,6 +448,8 @@ RolloutOutcome RolloutRunner::execute(RunId runId, const RolloutConfig& config, 
         for (int i = 0; i < std::max(1, config.concurrency); ++i)
             workers.emplace_back(worker);
     }
+    for (const auto& [task, reason] : failedTasks)
+        out.skippedTasks.push_back({task, reason});
     out.status = stop.stop_requested() ? "stopped" : "finished";
     (void)store.setRunStatus(runId, out.status);
     return out;

@@ -647,7 +647,6 @@ struct EpisodeRunner::Impl {
 
             std::optional<std::string> stuck;
             std::optional<EvaluationResult> taskFailure;
-            json taskFailureJson;
             bool interrupted = false;
             for (const ToolCall& call : calls) {
                 if (interrupted || steering.stopRequested()) {
@@ -670,8 +669,8 @@ struct EpisodeRunner::Impl {
                 if (data.is_object() && data.contains("evaluation") &&
                     (data.value("mode", "") == "verify" || data.value("mode", "") == "profile")) {
                     json evaluation = data["evaluation"];
-                    if (!taskFailure && (taskFailure = taskFailureIn(evaluation)))
-                        taskFailureJson = evaluation;
+                    if (!taskFailure)
+                        taskFailure = taskFailureIn(evaluation);
                     evaluation["trigger"] = call.name;
                     append(EventKind::Evaluation, std::move(evaluation));
                 }
@@ -684,7 +683,7 @@ struct EpisodeRunner::Impl {
             if (taskFailure)
                 return finish(EpisodeStatus::Failed, taskFailure->failureKind,
                               "the task could not be judged: " + taskFailure->failureMessage, false,
-                              std::move(taskFailureJson));
+                              toJson(*taskFailure));
             if (stuck)
                 return finish(EpisodeStatus::Stopped, "stuck", *stuck, true);
         }

@@ -260,9 +260,9 @@ def run_model(model, inputs: list, device: str, role: str, workspace: str | None
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        text = describe_exception(exc, workspace)
         if role == "reference":
             raise _task_error(TASK_RUN, "Model.forward failed:", exc, workspace) from None
+        text = describe_exception(exc, workspace)
         if device == "cuda" and is_cuda_error(exc):
             raise HarnessError(CUDA_ERROR, "ModelNew.forward hit a CUDA error: " + text) from None
         raise HarnessError(CANDIDATE_RUN, "ModelNew.forward failed: " + text) from None
