@@ -3,6 +3,7 @@
 #include "agent/rollout/run_advantages.h"
 #include "agent/rollout/run_export.h"
 #include "agent/store/trajectory_store.h"
+#include "tests/agent/rollout/run_store_fixture.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -14,20 +15,8 @@ using nlohmann::json;
 
 namespace {
 
-class RunAdvantagesTest : public testing::Test {
+class RunAdvantagesTest : public kwb::test::RunStoreTest {
 protected:
-    void SetUp() override {
-        auto opened = TrajectoryStore::open(":memory:");
-        ASSERT_TRUE(opened.ok()) << opened.error().message;
-        store_ = std::move(opened).value();
-        RunRecord run;
-        run.taskSet = "/data/kb";
-        run.status = "running";
-        auto created = store_->createRun(run);
-        ASSERT_TRUE(created.ok()) << created.error().message;
-        run_ = created.value().id;
-    }
-
     // An ended episode of sample `sample` of `task` with two model turns.
     EpisodeId episode(const std::string& task, int sample, std::optional<double> reward,
                       EpisodeStatus status = EpisodeStatus::Finished) {
@@ -50,10 +39,6 @@ protected:
         return id;
     }
 
-    void append(EpisodeId id, EventKind kind, json payload) {
-        EXPECT_TRUE(store_->appendEvent(id, kind, std::move(payload)).ok());
-    }
-
     std::map<EpisodeId, EpisodeAdvantage> stored() {
         auto loaded = store_->loadAdvantages(run_);
         EXPECT_TRUE(loaded.ok()) << loaded.error().message;
@@ -63,9 +48,6 @@ protected:
                 out[a.episode] = a;
         return out;
     }
-
-    std::unique_ptr<TrajectoryStore> store_;
-    RunId run_ = 0;
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 // holds only the registry's words for it.
 #include "agent/rollout/run_export.h"
 #include "agent/store/trajectory_store.h"
+#include "tests/agent/rollout/run_store_fixture.h"
 
 #include <gtest/gtest.h>
 #include <set>
@@ -13,20 +14,8 @@ using nlohmann::json;
 
 namespace {
 
-class RunExportTest : public testing::Test {
+class RunExportTest : public kwb::test::RunStoreTest {
 protected:
-    void SetUp() override {
-        auto opened = TrajectoryStore::open(":memory:");
-        ASSERT_TRUE(opened.ok()) << opened.error().message;
-        store_ = std::move(opened).value();
-        RunRecord run;
-        run.taskSet = "/data/kb";
-        run.status = "finished";
-        auto created = store_->createRun(run);
-        ASSERT_TRUE(created.ok()) << created.error().message;
-        run_ = created.value().id;
-    }
-
     // One settled episode of the run: a prompt, a model turn with a tool call, the tool's
     // answer (its payload's extra fields from `toolResult`), the model's last word.
     EpisodeId episode(const std::string& task, double reward, json toolResult,
@@ -57,10 +46,6 @@ protected:
         return id;
     }
 
-    void append(EpisodeId id, EventKind kind, json payload) {
-        EXPECT_TRUE(store_->appendEvent(id, kind, std::move(payload)).ok());
-    }
-
     std::set<std::string> exportedTasks(RunExportFormat format) {
         std::ostringstream out;
         RunExportOptions options;
@@ -74,9 +59,6 @@ protected:
         EXPECT_EQ(rows.value(), tasks.size());
         return tasks;
     }
-
-    std::unique_ptr<TrajectoryStore> store_;
-    RunId run_ = 0;
 };
 
 TEST_F(RunExportTest, RejectionFineTuningKeepsOnlyCleanSuccessfulEpisodes) {
