@@ -229,13 +229,6 @@ unsigned stageThreads(const RunContext& c, const std::string& stage) {
     return timesOnTheGpu(stage) ? shares.timedStageThreads : shares.stageThreads;
 }
 
-// The most an evaluation's inputs may take: a quarter of its memory budget, which the reference's
-// and the candidate's copies, their outputs and the comparison share (the task filter skips a
-// task over the same bound).
-std::uint64_t inputBudgetBytes(const RunContext& c) {
-    return (c.options.memoryLimitBytes ? c.options.memoryLimitBytes : defaultMemoryBudget()) / 4;
-}
-
 json baseRequest(const RunContext& c, const std::string& stage) {
     json request = {{"version", 1},
                     {"stage", stage},
@@ -253,7 +246,7 @@ json baseRequest(const RunContext& c, const std::string& stage) {
     // Inspect runs the task first, alone: a task too large for this machine fails there, before
     // anything is allocated, as the task's failure (task_too_large) and not the candidate's.
     if (stage == "inspect")
-        request["input_budget_bytes"] = inputBudgetBytes(c);
+        request["input_budget_bytes"] = inputBudgetWithin(c.options.memoryLimitBytes);
     return request;
 }
 

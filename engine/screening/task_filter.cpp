@@ -79,7 +79,7 @@ json screenToJson(const TaskScreen& s) {
 }
 
 std::uint64_t effectiveBudget(const TaskFilterSettings& settings) {
-    return settings.memoryBudgetBytes ? settings.memoryBudgetBytes : defaultMemoryBudget() / 4;
+    return settings.memoryBudgetBytes ? settings.memoryBudgetBytes : inputBudgetWithin(0);
 }
 
 // The cache entry of one task under the settings that change what is measured.

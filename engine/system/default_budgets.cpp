@@ -15,6 +15,10 @@ std::uint64_t defaultMemoryBudget() {
     return usable ? std::min(kCeiling, usable / 4 * 3) : kCeiling;
 }
 
+std::uint64_t inputBudgetWithin(std::uint64_t memoryBudget) {
+    return (memoryBudget ? memoryBudget : defaultMemoryBudget()) / 4;
+}
+
 std::uint64_t defaultDiskBudget(const std::vector<std::string>& writablePaths) {
     constexpr std::uint64_t kCeiling = 8ULL << 30;
     std::uint64_t budget = kCeiling;

@@ -14,6 +14,11 @@ namespace kwb {
 // evaluations, the page cache).
 std::uint64_t defaultMemoryBudget();
 
+// The most a task's inputs may take under a memory budget (0: defaultMemoryBudget()): a quarter of
+// it, which the reference's and the candidate's copies, their outputs and the comparison share.
+// The evaluation refuses a larger task as task_too_large, the task filter skips it.
+std::uint64_t inputBudgetWithin(std::uint64_t memoryBudget);
+
 // Disk: 8 GiB, and at most half of what is free on the file systems of `writablePaths` (a path
 // not created yet counts by its nearest existing parent); never under 256 MiB.
 std::uint64_t defaultDiskBudget(const std::vector<std::string>& writablePaths);
