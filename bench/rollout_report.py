@@ -56,7 +56,8 @@ def main() -> int:
     stage_seconds = collections.defaultdict(list)
     # Of each stage's seconds: waiting for a GPU lane, for a build slot, and the rest of its start
     # (sandbox, process or warm worker, request and result files).
-    waits = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
+    # Then, inside a timing stage, its wait for the lane alone when it reached its timed calls.
+    waits = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
     totals = []
     for evaluation in evaluations:
         totals.append(evaluation.get("total_seconds") or 0.0)
@@ -69,6 +70,7 @@ def main() -> int:
                 waits[name][0] += lane
                 waits[name][1] += build
                 waits[name][2] += max(0.0, (stage.get("start_seconds") or 0.0) - lane - build)
+                waits[name][3] += stage.get("alone_lane_wait_seconds") or 0.0
     with open(args.metrics) as f:
         metrics = json.load(f)
     overall = metrics.get("overall", {})
@@ -99,13 +101,13 @@ def main() -> int:
               f"(evaluations overlap: {sum(totals) / wall:.1f} at a time on average)")
     print()
     print("| stage | evaluations | median s | sum s | share of all stage time | of which lane wait s | "
-          "build-slot wait s | other start s |")
-    print("|---|---|---|---|---|---|---|---|")
+          "build-slot wait s | other start s | wait for the lane alone s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     everything = sum(sum(v) for v in stage_seconds.values()) or 1.0
     for name, values in sorted(stage_seconds.items(), key=lambda kv: -sum(kv[1])):
-        lane, build, start = waits[name]
+        lane, build, start, alone = waits[name]
         print(f"| {name} | {len(values)} | {statistics.median(values):.2f} | {sum(values):.1f} | "
-              f"{100 * sum(values) / everything:.1f} % | {lane:.1f} | {build:.1f} | {start:.1f} |")
+              f"{100 * sum(values) / everything:.1f} % | {lane:.1f} | {build:.1f} | {start:.1f} | {alone:.1f} |")
 
     if args.anchor and os.path.exists(args.anchor):
         with open(args.anchor) as f:

@@ -163,12 +163,14 @@ RolloutEpisode RolloutEpisode::fromRecord(const EpisodeRecord& record, std::opti
             e.strictFlag = true;
     const json environment = evaluation.value("environment", json::object());
     if (environment.is_object() && environment.value("device", "") == "cuda") {
-        // Less each stage's wait for its GPU lane: time another evaluation held the GPU.
+        // Less each stage's waits for its GPU lane (before it began, and for the lane alone when
+        // it reached its timed calls): time another evaluation held the GPU.
         double seconds = 0.0;
         for (const json& stage : evaluation.value("stages", json::array()))
             if (stage.is_object() && stage.contains("seconds") && stage["seconds"].is_number() &&
                 (stage.value("name", "") == "verify" || stage.value("name", "") == "profile")) {
-                const double wait = positiveNumber(stage, "lane_wait_seconds").value_or(0.0);
+                const double wait = positiveNumber(stage, "lane_wait_seconds").value_or(0.0) +
+                                    positiveNumber(stage, "alone_lane_wait_seconds").value_or(0.0);
                 seconds += std::max(0.0, stage["seconds"].get<double>() - wait);
             }
         e.gpuSeconds = seconds;

@@ -219,6 +219,7 @@ json toJson(const EvaluationResult& r) {
                           {"start_seconds", s.startSeconds},
                           {"lane_wait_seconds", s.laneWaitSeconds},
                           {"build_wait_seconds", s.buildWaitSeconds},
+                          {"alone_lane_wait_seconds", s.aloneLaneWaitSeconds},
                           {"worker_started", s.workerStarted}});
     json diagnostics = json::array();
     for (const auto& d : r.diagnostics)
@@ -327,7 +328,8 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
                                 s.value("seconds", 0.0), s.value("summary", ""), s.value("log", ""),
                                 s.value("prepared_ahead", false), s.value("start_seconds", 0.0),
                                 s.value("worker_started", false), s.value("lane_wait_seconds", 0.0),
-                                s.value("build_wait_seconds", 0.0)});
+                                s.value("build_wait_seconds", 0.0),
+                                s.value("alone_lane_wait_seconds", 0.0)});
         r.compiled = j.value("compiled", false);
         r.correct = j.value("correct", false);
         const json failure = j.value("failure", json::object());

@@ -37,6 +37,9 @@ struct StageRecord {
     // Of startSeconds, the wait for a build slot (a compile under the evaluation service, while
     // as many other builds as the cores allow ran).
     double buildWaitSeconds = 0.0;
+    // Of the stage's time in its process, the wait for its GPU's lane alone when it reached its
+    // timed calls (a timing stage of a warm worker; it started with the lane shared).
+    double aloneLaneWaitSeconds = 0.0;
 };
 
 // Where a speed-up lies with the confidence `level` (the profile stage's bootstrap over timing

@@ -445,24 +445,46 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     const bool warm = warmWorkerWanted(c.options) && (!buildsExtensions(stage) || warmBuild) &&
                       extras.wrapper.empty();
     WarmWorkerPool& pool = warmWorkersOf(c.resources);
-    // A timed stage holds a GPU's lane alone while it runs: another evaluation's kernels on the
+    // A timed stage holds a GPU's lane alone while it times: another evaluation's kernels on the
     // same GPU would be timed with it. Stages that run kernels untimed share a lane, never with
     // a timed stage. The wait is part of the stage's start (laneWaitSeconds). On the CPU the
     // cores are what a timed stage holds; untimed stages there take no lane (CPU-mode speed-ups
     // are provisional, and two cores shared by turns would double a rollout's wall time).
-    const bool shared = runsKernelsUntimed(stage) && c.gpuAllowed;
-    GpuLanes* lanes = shared                  ? c.resources.gpuLanes
-                      : !timesOnTheGpu(stage) ? nullptr
-                      : c.gpuAllowed          ? c.resources.gpuLanes
-                                              : c.resources.cpuTimingLane;
+    // A timed stage in a warm worker starts with its lane shared, and trades it for the lane
+    // alone when it reaches its timed calls (HarnessStageSpec::takeLaneAlone): its process,
+    // inputs, torch.compile's compilation and the candidate's import need no GPU of their own.
+    // One run as a process of its own cannot ask midway and holds the lane alone throughout.
+    GpuLanes* lanes = runsKernelsUntimed(stage) && c.gpuAllowed ? c.resources.gpuLanes
+                      : !timesOnTheGpu(stage)                   ? nullptr
+                      : c.gpuAllowed                            ? c.resources.gpuLanes
+                                                                : c.resources.cpuTimingLane;
     const bool holdsLane = lanes != nullptr && lanes->count() > 0;
+    const bool tradesUp = holdsLane && timesOnTheGpu(stage) && warm;
+    const bool shared = holdsLane && (runsKernelsUntimed(stage) || tradesUp);
     const auto asked = std::chrono::steady_clock::now();
-    const std::optional<GpuLanes::Hold> lane = !holdsLane ? std::nullopt
-                                               : shared   ? lanes->acquireShared(c.stop)
-                                                          : lanes->acquire(c.stop);
-    const double laneWait =
-        holdsLane ? std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count()
-                  : 0.0;
+    std::optional<GpuLanes::Hold> lane = !holdsLane ? std::nullopt
+                                         : shared   ? lanes->acquireShared(c.stop)
+                                                    : lanes->acquire(c.stop);
+    const double laneWait = holdsLane ? secondsSince(asked) : 0.0;
+    double aloneLaneWait = 0.0;
+    if (tradesUp && lane)
+        // Called from the warm worker's wait while this thread is inside pool.run, which
+        // returns only after it: `lane` has one user at a time.
+        spec.takeLaneAlone = [&lane, &aloneLaneWait, lanes](std::stop_token stop) {
+            if (lane && !lane->shared())
+                return true;
+            const int index = lane ? lane->index() : -1;
+            const auto tradeAsked = std::chrono::steady_clock::now();
+            // Let go first: two stages trading up at once would each wait for the other's
+            // shared hold.
+            lane.reset();
+            std::optional<GpuLanes::Hold> alone = lanes->acquire(stop, index);
+            aloneLaneWait += secondsSince(tradeAsked);
+            if (!alone)
+                return false;
+            lane.emplace(std::move(*alone));
+            return true;
+        };
     if (holdsLane) {
         if (!lane) {
             HarnessStageOutcome stopped;
@@ -498,6 +520,7 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     outcome.startSeconds += laneWait + buildWait;
     outcome.laneWaitSeconds = laneWait;
     outcome.buildWaitSeconds = buildWait;
+    outcome.aloneLaneWaitSeconds = aloneLaneWait;
     return outcome;
 }
 
@@ -648,6 +671,7 @@ StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcom
     record.startSeconds = outcome.startSeconds;
     record.laneWaitSeconds = outcome.laneWaitSeconds;
     record.buildWaitSeconds = outcome.buildWaitSeconds;
+    record.aloneLaneWaitSeconds = outcome.aloneLaneWaitSeconds;
     record.workerStarted = outcome.workerStarted;
     const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
     record.status =

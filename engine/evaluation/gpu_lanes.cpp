@@ -11,15 +11,17 @@ GpuLanes::Hold::~Hold() {
 
 GpuLanes::GpuLanes(int gpuCount) : lanes_(static_cast<std::size_t>(std::max(0, gpuCount))) {}
 
-std::optional<GpuLanes::Hold> GpuLanes::acquire(std::stop_token stop) {
+std::optional<GpuLanes::Hold> GpuLanes::acquire(std::stop_token stop, int wanted) {
     std::unique_lock lock(mutex_);
-    if (lanes_.empty())
+    if (lanes_.empty() || wanted >= static_cast<int>(lanes_.size()))
         return std::nullopt;
     int chosen = -1;
     ++waitingAlone_;
     const bool gotOne = freed_.wait(lock, stop, [&] {
         for (std::size_t step = 0; step < lanes_.size(); ++step) {
-            const auto index = (static_cast<std::size_t>(next_) + step) % lanes_.size();
+            const auto index = wanted >= 0
+                                   ? static_cast<std::size_t>(wanted)
+                                   : (static_cast<std::size_t>(next_) + step) % lanes_.size();
             if (!lanes_[index].alone && lanes_[index].shared == 0) {
                 chosen = static_cast<int>(index);
                 return true;
@@ -73,6 +75,11 @@ int GpuLanes::sharedHolds() const {
     for (const Lane& lane : lanes_)
         holds += lane.shared;
     return holds;
+}
+
+int GpuLanes::waitingAlone() const {
+    std::lock_guard lock(mutex_);
+    return waitingAlone_;
 }
 
 void GpuLanes::release(int index, bool shared) {

@@ -14,7 +14,9 @@ namespace kwb {
 // inside a timed call). Stages that use the GPU without timing it (inspect, verify) share a lane
 // with each other but never with a timed stage. A timed stage that waits goes first: new shared
 // holds wait behind it, so verifications cannot keep a profile off the GPU for good. Compiles do
-// not take a lane.
+// not take a lane. A timed stage of a warm worker starts with its lane shared and trades it for
+// the lane alone when it reaches its timed calls (HarnessStageSpec::takeLaneAlone): its start,
+// inputs and compilation need no GPU of their own.
 class GpuLanes {
 public:
     // A lane held, alone or shared; released when destroyed.
@@ -41,13 +43,15 @@ public:
     explicit GpuLanes(int gpuCount);
 
     int count() const { return static_cast<int>(lanes_.size()); }
-    // Waits for a lane that nobody holds and takes it alone (lanes are used in turn); nullopt
-    // when `stop` was requested first, or when there is no GPU.
-    std::optional<Hold> acquire(std::stop_token stop);
+    // Waits for a lane that nobody holds and takes it alone (lanes are used in turn, or lane
+    // `wanted` when given: the one whose GPU a stage already uses); nullopt when `stop` was
+    // requested first, or when there is no GPU.
+    std::optional<Hold> acquire(std::stop_token stop, int wanted = -1);
     // Waits until no timed stage holds or waits for a lane, then shares the least shared one.
     std::optional<Hold> acquireShared(std::stop_token stop);
-    int busyLanes() const;   // lanes held alone
-    int sharedHolds() const; // shared holds on all lanes
+    int busyLanes() const;    // lanes held alone
+    int sharedHolds() const;  // shared holds on all lanes
+    int waitingAlone() const; // timed stages waiting for a lane alone
 
 private:
     struct Lane {

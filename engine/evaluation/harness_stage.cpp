@@ -231,6 +231,13 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     HarnessStageOutcome outcome;
+    // A process of its own cannot ask for the lane when it reaches its timed calls: it times
+    // with the lane alone from its start.
+    if (spec.takeLaneAlone && !spec.takeLaneAlone(spec.stop)) {
+        outcome.failureKind = "cancelled";
+        outcome.failureMessage = "cancelled while waiting for the GPU to itself";
+        return outcome;
+    }
     fs::path requestFile, resultFile;
     if (!writeStageRequest(spec, requestFile, resultFile, outcome.failureMessage)) {
         outcome.failureKind = "internal";

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stop_token>
@@ -41,6 +42,11 @@ struct HarnessStageSpec {
     // A stop request ends the running stage (its process tree, or a warm worker's stage child)
     // at once; the outcome's failureKind is "cancelled".
     std::stop_token stop;
+    // For a timing stage that starts with its GPU's lane shared: trades that hold for the lane
+    // alone, returning false when `stop` came first. A warm worker's stage child asks for it
+    // when it reaches its timed calls; a stage run as a process of its own, before its process
+    // starts. Unset: the stage already holds what it needs.
+    std::function<bool(std::stop_token)> takeLaneAlone;
 };
 
 struct HarnessStageOutcome {
@@ -56,8 +62,9 @@ struct HarnessStageOutcome {
     double startSeconds = 0.0; // StageRecord::startSeconds
     bool workerStarted = false;
     bool preparedAhead = false; // a warm worker's standby child ran it (StageRecord::preparedAhead)
-    double laneWaitSeconds = 0.0;  // StageRecord::laneWaitSeconds
-    double buildWaitSeconds = 0.0; // StageRecord::buildWaitSeconds
+    double laneWaitSeconds = 0.0;      // StageRecord::laneWaitSeconds
+    double buildWaitSeconds = 0.0;     // StageRecord::buildWaitSeconds
+    double aloneLaneWaitSeconds = 0.0; // StageRecord::aloneLaneWaitSeconds
 };
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);

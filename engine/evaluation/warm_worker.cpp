@@ -80,19 +80,58 @@ struct WarmWorkerPool::Worker {
 // to the server as {"cancel": id} on the channel, which only the engine writes; the server kills
 // the stage child and replies "cancelled" (`cancelSent` says the engine asked). A server that
 // does not within a few seconds is ended (`cancelledHard`).
+//
+// A timing stage's child that reaches its timed calls asks for its GPU's lane alone with a line
+// {"id", "lane": "timed"} before the reply: `takeLaneAlone` is called on a thread of its own
+// (the tree is still watched while it waits) and the grant goes back as {"lane_granted": id}.
+// The wait is not the stage's: the server does not count it against the stage's timeout, nor
+// does the deadline here.
 std::optional<std::string>
 WarmWorkerPool::awaitReply(Worker& worker, long long id, std::chrono::milliseconds timeout,
                            const TreeBudget& budget, std::string& limitExceeded,
-                           std::stop_token stop, bool& cancelSent, bool& cancelledHard) {
+                           std::stop_token stop, bool& cancelSent, bool& cancelledHard,
+                           const std::function<bool(std::stop_token)>& takeLaneAlone) {
     std::optional<std::chrono::steady_clock::time_point> cancelDeadline;
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
     TreeWatchdog watchdog(worker.process.pid(), budget);
+    enum class Lane { NotAsked, Waiting, Taken, Granted, Refused };
+    std::atomic<Lane> lane{Lane::NotAsked};
+    std::chrono::steady_clock::time_point laneAsked;
+    std::optional<std::jthread> laneTaker; // after `lane`: joined before it goes
     while (true) {
+        if (lane == Lane::Taken) {
+            worker.process.writeLine(json{{"lane_granted", id}}.dump());
+            deadline += std::chrono::steady_clock::now() - laneAsked;
+            lane = Lane::Granted;
+        }
+        const bool laneWaiting = lane == Lane::Waiting;
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0)
+        if (left.count() <= 0 && !laneWaiting)
             return std::nullopt;
-        auto line = worker.process.readLine(std::min(left, std::chrono::milliseconds(50)));
+        auto line = worker.process.readLine(
+            std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(50)));
+        if (line) {
+            const json message = parseBoundedJson(*line);
+            if (message.is_object() && message.contains("lane") &&
+                integerOr(message, "id", -1) == static_cast<std::int64_t>(id)) {
+                if (lane == Lane::NotAsked) {
+                    laneAsked = std::chrono::steady_clock::now();
+                    if (!takeLaneAlone) {
+                        lane = Lane::Taken; // nothing to trade: the stage holds what it needs
+                        continue;
+                    }
+                    lane = Lane::Waiting;
+                    laneTaker.emplace([&lane, &takeLaneAlone, stop](std::stop_token own) {
+                        std::stop_source either;
+                        std::stop_callback byCaller(stop, [&] { either.request_stop(); });
+                        std::stop_callback byUs(own, [&] { either.request_stop(); });
+                        lane = takeLaneAlone(either.get_token()) ? Lane::Taken : Lane::Refused;
+                    });
+                }
+                continue; // a second ask is not answered twice
+            }
+        }
         if (line || worker.process.ended())
             return line;
         if (stop.stop_requested() && !cancelDeadline) {
@@ -319,7 +358,7 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     bool cancelSent = false, cancelledHard = false;
     if (worker->process.writeLine(message.dump()))
         line = awaitReply(*worker, id, spec.timeout + kReplyGrace, stageBudget(spec, plan),
-                          limitExceeded, spec.stop, cancelSent, cancelledHard);
+                          limitExceeded, spec.stop, cancelSent, cancelledHard, spec.takeLaneAlone);
     if (cancelledHard || !limitExceeded.empty()) {
         // The stage's tree took more memory or disk than an evaluation may, or the server did
         // not answer a cancel: the server, whose tree the stage is part of, goes with it (the

@@ -1,6 +1,7 @@
 // The warm evaluation worker (one forked child per stage from a server with torch imported)
 // must give the same outcomes as cold stage processes, and nothing a candidate does may reach
 // the next evaluation through the shared server.
+#include "engine/evaluation/gpu_lanes.h"
 #include "engine/evaluation/warm_worker.h"
 #include "engine/process/landlock.h"
 #include "engine/process/sandbox.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <future>
 #include <latch>
 #include <random>
 #include <thread>
@@ -401,6 +403,75 @@ TEST_F(WarmWorkerTest, AChangedTaskFileIsNotJudgedOnAStalePreparation) {
     EvaluationResult second = evaluator_.evaluate(target, options);
     EXPECT_FALSE(second.correct) << describe(second);
     EXPECT_EQ(second.failureKind, "numerical_mismatch") << describe(second);
+}
+
+// Under the evaluation service a warm timing stage holds its lane shared until its timed calls:
+// its start, inputs and the candidate's import run beside other evaluations' untimed work. Only
+// then does it ask for the lane alone, and that wait is the service's queue, not the stage's
+// time: it is recorded apart and counts against no timeout. A stop during it ends it at once.
+TEST_F(WarmWorkerTest, ATimedStageSharesItsLaneUntilItsTimedCalls) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward));
+    EvaluationOptions options = warmOptions();
+    options.profile = true;
+    options.standby = false;
+    WarmWorkerPool pool;
+    GpuLanes cpuLane(1); // a timed stage on the CPU holds the cores as one on a GPU holds it
+    EvaluationResources resources = poolOnly(pool);
+    resources.cpuTimingLane = &cpuLane;
+    Evaluator service({}, resources);
+    const auto target = EvaluationTarget::forWorkspace(ws.string());
+    // Short, to show that the wait for the lane alone is not the stage's time.
+    options.stageTimeout = std::chrono::seconds(10);
+    // A warm-up evaluation: the server's start and the task's first baselines are not the
+    // point.
+    ASSERT_TRUE(service.evaluate(target, options).correct);
+    const int servers = pool.workersStarted();
+
+    // Another evaluation's untimed work holds the lane shared.
+    std::optional<GpuLanes::Hold> other = cpuLane.acquireShared({});
+    ASSERT_TRUE(other.has_value());
+    auto running =
+        std::async(std::launch::async, [&] { return service.evaluate(target, options); });
+    for (int i = 0; i < 600 && cpuLane.waitingAlone() == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(cpuLane.waitingAlone(), 1) << "the profile stage never asked for the lane alone";
+    EXPECT_EQ(cpuLane.sharedHolds(), 1) << "it let its shared hold go while it waits";
+    // Longer than the stage's timeout: the wait is not the stage's.
+    std::this_thread::sleep_for(std::chrono::seconds(12));
+    EXPECT_EQ(running.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+    other.reset();
+    const EvaluationResult r = running.get();
+    EXPECT_TRUE(r.correct) << describe(r);
+    const StageRecord* profile = r.stage("profile");
+    ASSERT_NE(profile, nullptr) << describe(r);
+    EXPECT_EQ(profile->status, StageStatus::Passed) << describe(r);
+    EXPECT_GE(profile->aloneLaneWaitSeconds, 11.0);
+    EXPECT_LT(profile->laneWaitSeconds, 1.0) << "it began at once, sharing the lane";
+    EXPECT_NE(profile->log.find("wait for the GPU alone"), std::string::npos) << profile->log;
+    EXPECT_EQ(cpuLane.sharedHolds() + cpuLane.busyLanes(), 0) << "every hold let go";
+    EXPECT_EQ(pool.workersStarted(), servers);
+
+    // A stop while the stage waits for the lane alone ends it there.
+    other.emplace(std::move(*cpuLane.acquireShared({})));
+    std::stop_source stop;
+    auto stopped = std::async(std::launch::async, [&] {
+        return service.evaluate(target, options, {}, stop.get_token());
+    });
+    for (int i = 0; i < 600 && cpuLane.waitingAlone() == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(cpuLane.waitingAlone(), 1);
+    const auto asked = std::chrono::steady_clock::now();
+    stop.request_stop();
+    ASSERT_EQ(stopped.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    const EvaluationResult cancelled = stopped.get();
+    EXPECT_EQ(cancelled.failureKind, "cancelled") << describe(cancelled);
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(10));
+    EXPECT_EQ(cpuLane.waitingAlone(), 0);
+    other.reset();
+    // The server kept serving.
+    EXPECT_TRUE(service.evaluate(target, options).correct);
+    EXPECT_EQ(pool.workersStarted(), servers);
+    pool.shutdown();
 }
 
 } // namespace

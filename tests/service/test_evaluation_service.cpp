@@ -98,6 +98,27 @@ TEST(GpuLanes, SharedHoldsSpreadOverTheGpusAndAStoppedTimedWaitLetsThemThrough) 
     EXPECT_FALSE(GpuLanes(0).acquireShared({}).has_value()) << "no GPU, no lane";
 }
 
+TEST(GpuLanes, ATimedStageTradingUpWaitsForItsOwnGpuEvenWhenAnotherIsFree) {
+    GpuLanes lanes(2);
+    auto verify = lanes.acquireShared({});
+    auto profile = lanes.acquireShared({});
+    ASSERT_TRUE(verify && profile);
+    const int gpu = verify->index();
+    ASSERT_NE(profile->index(), gpu);
+    // The profile's process runs on `gpu` too (its CUDA_VISIBLE_DEVICES was set at its start).
+    profile.reset();
+    auto alone = std::async(std::launch::async, [&] { return lanes.acquire({}, gpu); });
+    EXPECT_EQ(alone.wait_for(100ms), std::future_status::timeout) << "the other GPU is not its";
+    EXPECT_EQ(lanes.waitingAlone(), 1);
+    verify.reset();
+    auto held = alone.get();
+    ASSERT_TRUE(held.has_value());
+    EXPECT_EQ(held->index(), gpu);
+    EXPECT_FALSE(held->shared());
+    EXPECT_EQ(lanes.waitingAlone(), 0);
+    EXPECT_FALSE(GpuLanes(2).acquire({}, 2).has_value()) << "no such GPU";
+}
+
 class EvaluationServiceTest : public EvaluationTest {
 protected:
     EvaluationRequest request(const fs::path& workspace, const std::string& tag) {

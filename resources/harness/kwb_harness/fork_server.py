@@ -24,7 +24,11 @@ request ``{"id", "stage", "request", "result", "log", "timeout_s",
 says "cancelled" (the engine's stop token; the server keeps serving). Only the engine writes the
 channel, so only the engine can cancel; a cancel for a request already answered is ignored. A line
 ``{"standby": true}`` (no reply) says an evaluation is over: the server then forks standby
-children that prepare the next inspect, verify and profile (stages/standby.py). A stage counts as
+children that prepare the next inspect, verify and profile (stages/standby.py). A timing stage
+that reaches its timed calls asks for its GPU's lane alone (timing/timed_lane.py): the server
+writes ``{"id", "lane": "timed"}`` before the request's reply, the engine answers
+``{"lane_granted": id}`` once it holds the lane, and the server passes the grant to the child;
+the wait does not count against the stage's timeout. A stage counts as
 finished when its child reports the result written; the child is then killed and reaped later.
 End of input stops the server.
 
@@ -42,6 +46,7 @@ import time
 from .isolation import candidate_process, confinement, process_tree
 from .stages import stage_child
 from .stages.warm_inputs import warm_inputs
+from .timing import timed_lane
 
 
 _channel = -1  # the socket to the engine (main)
@@ -88,22 +93,32 @@ class _Channel:
 
     def cancel_arrived(self, request_id) -> bool:
         """Whether a cancel of request ``request_id`` came (without waiting)."""
+        return self._take("cancel", request_id)
+
+    def grant_arrived(self, request_id) -> bool:
+        """Whether the engine granted request ``request_id`` its GPU's lane alone (without
+        waiting)."""
+        return self._take("lane_granted", request_id)
+
+    def _take(self, key: str, request_id) -> bool:
+        if request_id is None:
+            return False
         if not self.closed:
             self._fill(0)
         for index, line in enumerate(self.lines):
-            if _cancel_of(line) == request_id and request_id is not None:
+            if _field_of(line, key) == request_id:
                 del self.lines[index]
                 return True
         return False
 
 
-def _cancel_of(line: bytes):
-    """The request id a line cancels, or None."""
+def _field_of(line: bytes, key: str):
+    """The value of ``key`` in a line's JSON object, or None."""
     try:
         message = json.loads(line)
     except ValueError:
         return None
-    return message.get("cancel") if isinstance(message, dict) else None
+    return message.get(key) if isinstance(message, dict) else None
 
 
 def _reply(message: dict) -> None:
@@ -112,12 +127,13 @@ def _reply(message: dict) -> None:
         data = data[os.write(_channel, data):]
 
 
-def _child(message: dict, close_fds: list, done_fd: int) -> None:
+def _child(message: dict, close_fds: list, done_fd: int, grant_fd: int) -> None:
     """Runs in the forked child: becomes a normal stage process and never returns."""
 
     def body() -> int:
         for fd in close_fds + [_channel]:  # the channel and the standby pipes are the server's alone
             os.close(fd)
+        timed_lane.connect(done_fd, grant_fd)
         # Dumpable again, as a cold stage process is (the server is not); a verify or profile
         # judge makes itself undumpable before it forks the candidate's process. A standby
         # child never turns dumpable: its candidate's process exists before its request does,
@@ -136,8 +152,42 @@ _descendants = process_tree.descendants
 _kill_tree = process_tree.kill_tree
 
 
+class _LaneRelay:
+    """The server's part in a stage child's ask for its GPU's lane alone (timing/timed_lane.py):
+    the ask goes to the engine, the engine's grant to the child. The time between them is the
+    engine's queue, not the stage's work: it does not count against the stage's timeout."""
+
+    def __init__(self, request_id, grant_fd: int, channel):
+        self.request_id = request_id
+        self.grant_fd = grant_fd
+        self.channel = channel
+        self.asked_at = None
+        self.waited_s = 0.0
+
+    def ask(self) -> None:
+        if self.asked_at is None and self.grant_fd >= 0:
+            self.asked_at = time.monotonic()
+            _reply({"id": self.request_id, "lane": "timed"})
+
+    def poll(self) -> None:
+        """Passes a grant that came on to the child."""
+        if self.asked_at is None or self.channel is None or not self.channel.grant_arrived(self.request_id):
+            return
+        self.waited_s += time.monotonic() - self.asked_at
+        self.asked_at = None
+        try:
+            os.write(self.grant_fd, timed_lane.GRANTED)
+        except OSError:
+            pass  # the child is gone; its exit ends the wait
+        self.grant_fd = -1  # one grant per stage
+
+    def waiting_s(self, now: float) -> float:
+        """The seconds spent waiting for the engine so far."""
+        return self.waited_s + (now - self.asked_at if self.asked_at is not None else 0.0)
+
+
 def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -1,
-          cancelled=lambda: False) -> tuple:
+          cancelled=lambda: False, lane: _LaneRelay | None = None) -> tuple:
     """Waits for a stage child; returns (reply fields, whether the child is still dying). Like
     the engine's process runner it kills the child's whole tree on timeout or when it holds more
     than ``max_descendants`` processes (RLIMIT_NPROC does not hold for root, and a fork bomb must
@@ -152,6 +202,7 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -
     started = time.monotonic()
     delay = 0.001
     next_census = started
+    from_child = b""
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -163,7 +214,9 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -
             os.waitpid(pid, 0)
             return {"status": "cancelled"}, False
         now = time.monotonic()
-        if now - started > timeout_s:
+        if lane is not None:
+            lane.poll()
+        if now - started - (lane.waiting_s(now) if lane is not None else 0.0) > timeout_s:
             _kill_tree(pid)
             os.waitpid(pid, 0)
             return {"status": "timeout"}, False
@@ -176,10 +229,20 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -
         if done_fd >= 0:
             readable, _, _ = select.select([done_fd], [], [], delay)
             if readable:
-                if os.read(done_fd, 64).startswith(stage_child.RESULT_WRITTEN):
-                    _kill_tree(pid)
-                    return {"status": "exited", "code": 0}, True
-                done_fd = -1  # closed without the message: the child is exiting
+                chunk = os.read(done_fd, 64)
+                if not chunk:
+                    done_fd = -1  # closed without the message: the child is exiting
+                    continue
+                from_child += chunk
+                while b"\n" in from_child:
+                    line, from_child = from_child.split(b"\n", 1)
+                    if line + b"\n" == stage_child.RESULT_WRITTEN:
+                        _kill_tree(pid)
+                        return {"status": "exited", "code": 0}, True
+                    if line + b"\n" == timed_lane.REQUEST and lane is not None:
+                        lane.ask()
+                if len(from_child) > 64:
+                    done_fd = -1  # not a message of the stage's: read no more of it
         else:
             time.sleep(delay)
         delay = min(delay * 2, 0.01)
@@ -231,28 +294,33 @@ class _Server:
         self._reap(block=stage in ("profile", "baseline"))
         started = time.perf_counter()
         pid = None
-        done_fd = -1
+        done_fd = grant_fd = -1
         standby = self._standby.pop(stage, None)
         if standby is not None:
             if (data is not None and standby.fits(stage, data, message.get("confine"))
                     and standby.start(message)):
-                pid, done_fd = standby.pid, standby.take_done_fd()
+                pid, done_fd, grant_fd = standby.pid, standby.take_done_fd(), standby.take_go_fd()
             else:
                 standby.discard(_kill_tree)
         reply["standby"] = pid is not None
         if pid is None:
             close_fds = self._go_fds()
             done_fd, child_done_fd = os.pipe()
+            child_grant_fd, grant_fd = os.pipe()
             pid = os.fork()
             if pid == 0:
                 os.close(done_fd)
-                _child(message, close_fds, child_done_fd)
+                os.close(grant_fd)
+                _child(message, close_fds, child_done_fd, child_grant_fd)
             os.close(child_done_fd)
+            os.close(child_grant_fd)
         try:
+            lane = _LaneRelay(message.get("id"), grant_fd, channel)
             outcome, dying = _wait(pid, float(message.get("timeout_s", 600)), int(message.get("max_descendants", 0)),
-                                   done_fd, lambda: channel.cancel_arrived(message.get("id")))
+                                   done_fd, lambda: channel.cancel_arrived(message.get("id")), lane)
         finally:
             os.close(done_fd)
+            os.close(grant_fd)
         if dying:
             self._dying.append(pid)
         reply.update(outcome)

@@ -24,7 +24,7 @@ from ..isolation import candidate_process
 from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate, SealedCensus
 from ..isolation.reports import checked_flags, guard_flag, missing_report_flag, well_formed
 from ..task_loader import load_reference
-from ..timing import external_clock, gpu_monitor, phase_marks, speedup_interval
+from ..timing import external_clock, gpu_monitor, phase_marks, speedup_interval, timed_lane
 from ..timing.input_pool import InputPool
 from ..timing.phase_clock import PhaseClock
 from ..timing.timers import CpuTimer, CudaTimer, relative_spread, rotated, summarize
@@ -250,6 +250,10 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
             variants["candidate"] = remote
         pools = {name: prepared.pools[name] for name in variants if name != "candidate"}
         phases.mark("models")
+        # Everything so far shared the GPU with other evaluations' untimed work; from here to the
+        # stage's end nothing else runs on it (timed_lane.py).
+        timed_lane.take()
+        phases.mark("wait for the GPU alone")
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
         _measure(variants, pools, req, timer, clock, remote, timings, result, marks)
         phases.mark("timing")

@@ -20,6 +20,7 @@ import signal
 import time
 
 from ..isolation import confinement, process_tree
+from ..timing import timed_lane
 from . import preparation, stage_child
 
 # A standby child holds a CUDA context and the task's tensors; one that is not used for this
@@ -74,13 +75,18 @@ class Standby:
             os.write(self.go_fd, line.encode())
         except OSError:
             return False
-        os.close(self.go_fd)
-        self.go_fd = -1
         return True
 
     def take_done_fd(self) -> int:
-        """The pipe on which the started child reports its result written; the caller closes it."""
+        """The pipe on which the started child reports its result written (and asks for its GPU's
+        lane alone); the caller closes it."""
         fd, self.done_fd = self.done_fd, -1
+        return fd
+
+    def take_go_fd(self) -> int:
+        """The pipe that carried the go message: a started child reads its lane's grant on it
+        (timing/timed_lane.py); the caller closes it."""
+        fd, self.go_fd = self.go_fd, -1
         return fd
 
     def discard(self, kill_tree) -> None:
@@ -125,7 +131,6 @@ def _child(stage: str, data: dict, confine, go_fd: int, done_fd: int, secret: st
 
         prepared = runner.prepare(stage, data)
         line = _read_line(go_fd)
-        os.close(go_fd)
         if not line:
             return 0  # the server let it go
         message = json.loads(line)
@@ -133,6 +138,8 @@ def _child(stage: str, data: dict, confine, go_fd: int, done_fd: int, secret: st
             os.write(2, b"kwb_harness standby: a go message without the server's secret; exiting\n")
             return 4
         stage_child.become_stage_process(message)
+        # The go pipe stays open: the grant of the GPU's lane alone comes on it.
+        timed_lane.connect(done_fd, go_fd)
         return stage_child.run_stage(message, prepared, done_fd)
 
     process_tree.exit_after("standby child", body)
