@@ -8,6 +8,7 @@
 #include "engine/evaluation/gpu_lanes.h"
 #include "engine/evaluation/harness_stage.h"
 #include "engine/evaluation/json_field.h"
+#include "engine/evaluation/judge_failure.h"
 #include "engine/evaluation/static_checks.h"
 #include "engine/evaluation/warm_worker.h"
 #include "engine/process/folder_containment.h"
@@ -806,6 +807,40 @@ Evaluator::Evaluator(std::string pythonPath, EvaluationResources resources)
 EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
                                      const EvaluationOptions& options, const Progress& progress,
                                      std::stop_token stop) const {
+    EvaluationResult first = evaluateOnce(target, options, progress, stop);
+    if (!judgeFailedAfterCandidateCode(first) || stop.stop_requested())
+        return first;
+    // The judge failed after the candidate's code ran: the candidate may have provoked it to be
+    // "not scored" instead of -1 (judge_failure.h). Once more, then the control.
+    EvaluationResult again = evaluateOnce(target, options, progress, stop);
+    if (!judgeFailedAfterCandidateCode(again) || stop.stop_requested())
+        return again;
+    static std::atomic<unsigned> controls{0}; // evaluations run on many threads at once
+    const fs::path folder = fs::path(cacheDirectory()) / "judge-controls" /
+                            (std::to_string(::getpid()) + "-" + std::to_string(++controls));
+    EvaluationTarget control;
+    std::string problem;
+    if (!writeControlTarget(target, folder, control, problem)) {
+        again.failureMessage += " (no control of the judge: " + problem + ")";
+        return again;
+    }
+    EvaluationOptions controlOptions = options;
+    controlOptions.profile = false; // only the stage that failed matters, and it is not profile
+    const EvaluationResult controlResult = evaluateOnce(control, controlOptions, {}, stop);
+    std::error_code ec;
+    fs::remove_all(folder, ec);
+    if (stop.stop_requested())
+        return again;
+    settleJudgeFailure(again, controlResult);
+    const RewardDecision decision = decideReward(again, options.reward);
+    again.reward = decision.reward;
+    again.rewardReason = decision.reason;
+    return again;
+}
+
+EvaluationResult Evaluator::evaluateOnce(const EvaluationTarget& target,
+                                         const EvaluationOptions& options, const Progress& progress,
+                                         std::stop_token stop) const {
     // Stage results are files the stage process writes, and a stage imports candidate code:
     // a result whose fields have unexpected types is a failed evaluation, never a crash of kwb.
     try {

@@ -137,6 +137,9 @@ public:
     const std::string& python() const { return python_; }
 
 private:
+    // One evaluation, a stage result kwb cannot read included (a failed evaluation).
+    EvaluationResult evaluateOnce(const EvaluationTarget& target, const EvaluationOptions& options,
+                                  const Progress& progress, std::stop_token stop) const;
     EvaluationResult evaluateStages(const EvaluationTarget& target,
                                     const EvaluationOptions& options, const Progress& progress,
                                     std::stop_token stop) const;
