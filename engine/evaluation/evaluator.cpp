@@ -37,6 +37,7 @@
 #include <sstream>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -451,43 +452,58 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     // a timed stage. The wait is part of the stage's start (laneWaitSeconds). On the CPU the
     // cores are what a timed stage holds; untimed stages there take no lane (CPU-mode speed-ups
     // are provisional, and two cores shared by turns would double a rollout's wall time).
-    // A timed stage in a warm worker starts with its lane shared, and trades it for the lane
-    // alone when it reaches its timed calls (HarnessStageSpec::takeLaneAlone): its process,
-    // inputs, torch.compile's compilation and the candidate's import need no GPU of their own.
-    // One run as a process of its own cannot ask midway and holds the lane alone throughout.
+    // In a warm worker the lane is taken once the worker has a server for the stage (never
+    // held while waiting for a busy one), shared; a timed stage trades it for the lane alone
+    // when it reaches its timed calls (HarnessStageSpec::takeLaneAlone): its process, inputs
+    // and torch.compile's compilation need no GPU of their own. A stage run as a process of its
+    // own cannot ask midway and holds the lane alone throughout.
     GpuLanes* lanes = runsKernelsUntimed(stage) && c.gpuAllowed ? c.resources.gpuLanes
                       : !timesOnTheGpu(stage)                   ? nullptr
                       : c.gpuAllowed                            ? c.resources.gpuLanes
                                                                 : c.resources.cpuTimingLane;
     const bool holdsLane = lanes != nullptr && lanes->count() > 0;
-    const bool tradesUp = holdsLane && timesOnTheGpu(stage) && warm;
-    const bool shared = holdsLane && (runsKernelsUntimed(stage) || tradesUp);
-    const auto asked = std::chrono::steady_clock::now();
-    std::optional<GpuLanes::Hold> lane = !holdsLane ? std::nullopt
-                                         : shared   ? lanes->acquireShared(c.stop)
-                                                    : lanes->acquire(c.stop);
-    const double laneWait = holdsLane ? secondsSince(asked) : 0.0;
-    double aloneLaneWait = 0.0;
-    if (tradesUp && lane)
-        // Called from the warm worker's wait while this thread is inside pool.run, which
-        // returns only after it: `lane` has one user at a time.
-        spec.takeLaneAlone = [&lane, &aloneLaneWait, lanes](std::stop_token stop) {
-            if (lane && !lane->shared())
-                return true;
-            const int index = lane ? lane->index() : -1;
-            const auto tradeAsked = std::chrono::steady_clock::now();
-            // Let go first: two stages trading up at once would each wait for the other's
-            // shared hold.
-            lane.reset();
-            std::optional<GpuLanes::Hold> alone = lanes->acquire(stop, index);
-            aloneLaneWait += secondsSince(tradeAsked);
-            if (!alone)
-                return false;
-            lane.emplace(std::move(*alone));
+    // In a warm worker the GPU is named before the lane is held (it decides which server serves
+    // the stage) and kept by every hold the stage takes later.
+    const int gpu =
+        holdsLane && warm && c.gpuAllowed && lanes->count() > 1 ? lanes->quietestLane() : -1;
+    if (gpu >= 0)
+        spec.environment["CUDA_VISIBLE_DEVICES"] = visibleDevice(gpu);
+    std::optional<GpuLanes::Hold> lane;
+    double laneWait = 0.0, aloneLaneWait = 0.0;
+    // Called by the warm worker (on its own thread while this one waits inside pool.run, which
+    // returns only after them) or by the cold run: `lane` has one user at a time.
+    auto takeLane = [&lane, &laneWait, lanes, gpu](std::stop_token stop) {
+        if (lane)
             return true;
-        };
-    if (holdsLane) {
-        if (!lane) {
+        const auto asked = std::chrono::steady_clock::now();
+        std::optional<GpuLanes::Hold> held = lanes->acquireShared(stop, gpu);
+        laneWait += secondsSince(asked);
+        if (held)
+            lane.emplace(std::move(*held));
+        return lane.has_value();
+    };
+    auto takeLaneAlone = [&lane, &aloneLaneWait, lanes, gpu](std::stop_token stop) {
+        if (lane && !lane->shared())
+            return true;
+        const auto asked = std::chrono::steady_clock::now();
+        // Let go first: two stages trading up at once would each wait for the other's shared
+        // hold.
+        const int index = lane ? lane->index() : gpu;
+        lane.reset();
+        std::optional<GpuLanes::Hold> alone = lanes->acquire(stop, index);
+        aloneLaneWait += secondsSince(asked);
+        if (alone)
+            lane.emplace(std::move(*alone));
+        return lane.has_value();
+    };
+    if (holdsLane && warm) {
+        spec.takeLane = takeLane;
+        if (timesOnTheGpu(stage))
+            spec.takeLaneAlone = takeLaneAlone;
+    } else if (holdsLane) {
+        const bool took = runsKernelsUntimed(stage) ? takeLane(c.stop) : takeLaneAlone(c.stop);
+        laneWait += std::exchange(aloneLaneWait, 0.0);
+        if (!took) {
             HarnessStageOutcome stopped;
             stopped.failureKind = "cancelled";
             stopped.failureMessage = c.gpuAllowed ? "cancelled while waiting for a GPU lane"
@@ -516,9 +532,12 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
         }
     }
     const double buildWait = slot ? secondsSince(slotAsked) : 0.0;
+    const double laneWaitBefore = laneWait;
     HarnessStageOutcome outcome = warm ? pool.run(spec) : runHarnessStage(spec);
-    outcome.seconds += laneWait + buildWait;
-    outcome.startSeconds += laneWait + buildWait;
+    // A wait taken before the stage began is added to its start; one the warm worker took is
+    // inside the wall time it measured already.
+    outcome.seconds += laneWaitBefore + buildWait;
+    outcome.startSeconds += laneWaitBefore + buildWait;
     outcome.laneWaitSeconds = laneWait;
     outcome.buildWaitSeconds = buildWait;
     outcome.aloneLaneWaitSeconds = aloneLaneWait;
@@ -818,6 +837,13 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     static std::atomic<unsigned> controls{0}; // evaluations run on many threads at once
     const fs::path folder = fs::path(cacheDirectory()) / "judge-controls" /
                             (std::to_string(::getpid()) + "-" + std::to_string(++controls));
+    struct RemovedAtEnd {
+        fs::path folder;
+        ~RemovedAtEnd() {
+            std::error_code ec;
+            fs::remove_all(folder, ec);
+        }
+    } removed{folder};
     EvaluationTarget control;
     std::string problem;
     if (!writeControlTarget(target, folder, control, problem)) {
@@ -826,12 +852,22 @@ EvaluationResult Evaluator::evaluate(const EvaluationTarget& target,
     }
     EvaluationOptions controlOptions = options;
     controlOptions.profile = false; // only the stage that failed matters, and it is not profile
+    controlOptions.standby = false; // no warm worker prepares the control's next evaluation
     const EvaluationResult controlResult = evaluateOnce(control, controlOptions, {}, stop);
-    std::error_code ec;
-    fs::remove_all(folder, ec);
     if (stop.stop_requested())
         return again;
     settleJudgeFailure(again, controlResult);
+    // Every second accounted: the first attempt and the control are this evaluation's time.
+    StageRecord settling;
+    settling.name = "judge_check";
+    settling.status = StageStatus::Passed; // the check ran; the failure is the evaluation's
+    settling.seconds = first.totalSeconds + controlResult.totalSeconds;
+    settling.summary = "the first attempt (" + first.failureKind + ") and the control (" +
+                       (controlResult.failureKind.empty() ? std::string("no failure")
+                                                          : controlResult.failureKind) +
+                       ")";
+    again.stages.push_back(settling);
+    again.totalSeconds += settling.seconds;
     const RewardDecision decision = decideReward(again, options.reward);
     again.reward = decision.reward;
     again.rewardReason = decision.reason;

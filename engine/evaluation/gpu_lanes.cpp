@@ -41,9 +41,9 @@ std::optional<GpuLanes::Hold> GpuLanes::acquire(std::stop_token stop, int wanted
     return Hold(this, chosen, false);
 }
 
-std::optional<GpuLanes::Hold> GpuLanes::acquireShared(std::stop_token stop) {
+std::optional<GpuLanes::Hold> GpuLanes::acquireShared(std::stop_token stop, int wanted) {
     std::unique_lock lock(mutex_);
-    if (lanes_.empty())
+    if (lanes_.empty() || wanted >= static_cast<int>(lanes_.size()))
         return std::nullopt;
     int chosen = -1;
     const bool gotOne = freed_.wait(lock, stop, [&] {
@@ -51,7 +51,7 @@ std::optional<GpuLanes::Hold> GpuLanes::acquireShared(std::stop_token stop) {
             return false;
         chosen = -1;
         for (std::size_t index = 0; index < lanes_.size(); ++index)
-            if (!lanes_[index].alone &&
+            if (!lanes_[index].alone && (wanted < 0 || static_cast<int>(index) == wanted) &&
                 (chosen < 0 ||
                  lanes_[index].shared < lanes_[static_cast<std::size_t>(chosen)].shared))
                 chosen = static_cast<int>(index);
@@ -75,6 +75,18 @@ int GpuLanes::sharedHolds() const {
     for (const Lane& lane : lanes_)
         holds += lane.shared;
     return holds;
+}
+
+int GpuLanes::quietestLane() const {
+    std::lock_guard lock(mutex_);
+    int chosen = 0;
+    auto load = [&](std::size_t index) {
+        return (lanes_[index].alone ? 1 : 0) + lanes_[index].shared;
+    };
+    for (std::size_t index = 1; index < lanes_.size(); ++index)
+        if (load(index) < load(static_cast<std::size_t>(chosen)))
+            chosen = static_cast<int>(index);
+    return chosen;
 }
 
 int GpuLanes::waitingAlone() const {

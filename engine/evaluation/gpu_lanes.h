@@ -47,8 +47,12 @@ public:
     // `wanted` when given: the one whose GPU a stage already uses); nullopt when `stop` was
     // requested first, or when there is no GPU.
     std::optional<Hold> acquire(std::stop_token stop, int wanted = -1);
-    // Waits until no timed stage holds or waits for a lane, then shares the least shared one.
-    std::optional<Hold> acquireShared(std::stop_token stop);
+    // Waits until no timed stage holds or waits for a lane, then shares the least shared one
+    // (or lane `wanted` when given).
+    std::optional<Hold> acquireShared(std::stop_token stop, int wanted = -1);
+    // The lane with the fewest holds now, for a stage that must name its GPU before it holds
+    // one (a warm worker's server is started for one GPU).
+    int quietestLane() const;
     int busyLanes() const;    // lanes held alone
     int sharedHolds() const;  // shared holds on all lanes
     int waitingAlone() const; // timed stages waiting for a lane alone

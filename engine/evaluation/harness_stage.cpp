@@ -233,9 +233,10 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     HarnessStageOutcome outcome;
     // A process of its own cannot ask for the lane when it reaches its timed calls: it times
     // with the lane alone from its start.
-    if (spec.takeLaneAlone && !spec.takeLaneAlone(spec.stop)) {
+    if (spec.takeLaneAlone ? !spec.takeLaneAlone(spec.stop)
+                           : spec.takeLane && !spec.takeLane(spec.stop)) {
         outcome.failureKind = "cancelled";
-        outcome.failureMessage = "cancelled while waiting for the GPU to itself";
+        outcome.failureMessage = "cancelled while waiting for a GPU lane";
         return outcome;
     }
     fs::path requestFile, resultFile;

@@ -42,10 +42,14 @@ struct HarnessStageSpec {
     // A stop request ends the running stage (its process tree, or a warm worker's stage child)
     // at once; the outcome's failureKind is "cancelled".
     std::stop_token stop;
-    // For a timing stage that starts with its GPU's lane shared: trades that hold for the lane
-    // alone, returning false when `stop` came first. A warm worker's stage child asks for it
-    // when it reaches its timed calls; a stage run as a process of its own, before its process
-    // starts. Unset: the stage already holds what it needs.
+    // The stage's GPU lane, taken by whoever runs the stage, returning false when `stop` came
+    // first (unset: the stage already holds what it needs). `takeLane` shares it: a warm
+    // worker calls it once it has the server (a lane is never held while waiting for a busy
+    // server, whose stage may be waiting for that lane). `takeLaneAlone`, for a timing stage,
+    // trades the shared hold for the lane alone: a warm worker's stage child asks for it when
+    // it reaches its timed calls; a stage run as a process of its own takes it before its
+    // process starts. Both may be called again: a hold already taken is kept.
+    std::function<bool(std::stop_token)> takeLane;
     std::function<bool(std::stop_token)> takeLaneAlone;
 };
 

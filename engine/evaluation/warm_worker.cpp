@@ -109,8 +109,10 @@ WarmWorkerPool::awaitReply(Worker& worker, long long id, std::chrono::millisecon
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0 && !laneWaiting)
             return std::nullopt;
-        auto line = worker.process.readLine(
-            std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(50)));
+        auto line =
+            worker.process.readLine(laneWaiting ? std::chrono::milliseconds(50)
+                                                : std::clamp(left, std::chrono::milliseconds(1),
+                                                             std::chrono::milliseconds(50)));
         if (line) {
             const json message = parseBoundedJson(*line);
             if (message.is_object() && message.contains("lane") &&
@@ -331,6 +333,14 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
         return runHarnessStage(spec); // reports the real problem (no torch, no Python, ...)
     const std::shared_ptr<Worker> worker = lease.worker;
     std::unique_lock busy = std::move(lease.busy);
+    // The lane after the server: a stage waiting for a busy server holds no lane that the
+    // server's own stage may be waiting for.
+    if (spec.takeLane && !spec.takeLane(spec.stop)) {
+        HarnessStageOutcome cancelled;
+        cancelled.failureKind = "cancelled";
+        cancelled.failureMessage = "cancelled while waiting for a GPU lane";
+        return cancelled;
+    }
 
     HarnessStageOutcome outcome;
     fs::path requestFile, resultFile;

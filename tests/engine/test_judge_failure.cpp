@@ -27,6 +27,10 @@ TEST_F(JudgeFailureTest, ACandidateThatInterruptsItsJudgeIsChargedWithTheFailure
     EXPECT_NE(r.failureMessage.find("internal"), std::string::npos) << r.failureMessage;
     EXPECT_NE(r.failureMessage.find("verify"), std::string::npos) << r.failureMessage;
     EXPECT_FALSE(judgeFailedAfterCandidateCode(r)) << "settled: no longer the evaluator's";
+    const StageRecord* check = r.stage("judge_check");
+    ASSERT_NE(check, nullptr) << describe(r);
+    EXPECT_GT(check->seconds, 0.0) << "the first attempt and the control are the evaluation's time";
+    EXPECT_GE(r.stageSeconds(), check->seconds);
 
     // The honest candidate in the same workspace is judged as usual, with no control run.
     writeText(ws / "model_new.py", tinyCandidate("        return x * self.weight * self.factor"));
@@ -55,7 +59,13 @@ EvaluationResult failedIn(const std::string& stage, const std::string& kind) {
 TEST(JudgeFailure, OnlyAJudgeFailureAfterCandidateCodeInBuildOrVerifyNeedsSettling) {
     EXPECT_TRUE(judgeFailedAfterCandidateCode(failedIn("verify", "internal")));
     EXPECT_TRUE(judgeFailedAfterCandidateCode(failedIn("compile", "harness_failed")));
-    EXPECT_TRUE(judgeFailedAfterCandidateCode(failedIn("verify", "task_out_of_memory")));
+    EXPECT_FALSE(judgeFailedAfterCandidateCode(failedIn("verify", "task_out_of_memory")))
+        << "verify's references ran before the candidate's import: other evaluations' memory";
+    EvaluationResult unreadable;
+    unreadable.failureKind = "harness_failed";
+    unreadable.failureMessage = "a stage wrote a result that kwb cannot read";
+    EXPECT_TRUE(judgeFailedAfterCandidateCode(unreadable))
+        << "the compile stage's child, where the candidate's extension runs, can write it";
     EXPECT_FALSE(judgeFailedAfterCandidateCode(failedIn("inspect", "internal")))
         << "inspect runs the reference alone";
     EXPECT_FALSE(judgeFailedAfterCandidateCode(failedIn("verify", "numerical_mismatch")))
@@ -75,6 +85,25 @@ TEST(JudgeFailure, TheControlDecidesWhoseFailureItIs) {
     settleJudgeFailure(kept, alsoFailed);
     EXPECT_EQ(kept.failureKind, "internal") << "the judge fails on the reference too";
     EXPECT_NE(kept.failureMessage.find("failed in verify too"), std::string::npos);
+
+    // The control has nothing to build: its compile stage is skipped, which passes it.
+    EvaluationResult skippedBuild;
+    skippedBuild.stages.push_back(stageRecord("compile", StageStatus::Skipped));
+    EvaluationResult buildFailure = failedIn("compile", "harness_failed");
+    settleJudgeFailure(buildFailure, skippedBuild);
+    EXPECT_EQ(buildFailure.failureKind, "judge_failed_on_candidate");
+
+    // Which stage failed is not known: the control's own evaluation decides.
+    EvaluationResult unknownStage;
+    unknownStage.failureKind = "harness_failed";
+    settleJudgeFailure(unknownStage, passed);
+    EXPECT_EQ(unknownStage.failureKind, "judge_failed_on_candidate");
+    EvaluationResult unknownToo;
+    unknownToo.failureKind = "harness_failed";
+    EvaluationResult controlUnreadable;
+    controlUnreadable.failureKind = "harness_failed";
+    settleJudgeFailure(unknownToo, controlUnreadable);
+    EXPECT_EQ(unknownToo.failureKind, "harness_failed");
 
     EvaluationResult notReached = failedIn("inspect", "python_missing");
     EvaluationResult unsettled = failedIn("verify", "internal");

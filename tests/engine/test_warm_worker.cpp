@@ -474,5 +474,34 @@ TEST_F(WarmWorkerTest, ATimedStageSharesItsLaneUntilItsTimedCalls) {
     pool.shutdown();
 }
 
+// Two timing stages of one server: the second waits for the busy server while the first, inside
+// it, waits for its lane alone. The waiting one must hold no lane then (a shared hold taken
+// before the server would keep the first from its timed calls, and the first holds the server).
+TEST_F(WarmWorkerTest, AStageWaitingForABusyServerHoldsNoLane) {
+    const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward));
+    EvaluationOptions options = warmOptions();
+    options.profile = true;
+    options.standby = false;
+    WarmWorkerPool pool(1);
+    GpuLanes cpuLane(1);
+    EvaluationResources resources = poolOnly(pool);
+    resources.cpuTimingLane = &cpuLane;
+    Evaluator service({}, resources);
+    const auto target = EvaluationTarget::forWorkspace(ws.string());
+    ASSERT_TRUE(service.evaluate(target, options).correct); // the server started, baselines cached
+    auto first = std::async(std::launch::async, [&] { return service.evaluate(target, options); });
+    auto second = std::async(std::launch::async, [&] { return service.evaluate(target, options); });
+    ASSERT_EQ(first.wait_for(std::chrono::seconds(300)), std::future_status::ready)
+        << "the evaluations wait for each other";
+    ASSERT_EQ(second.wait_for(std::chrono::seconds(300)), std::future_status::ready);
+    for (auto* done : {&first, &second}) {
+        const EvaluationResult r = done->get();
+        EXPECT_TRUE(r.correct) << describe(r);
+        EXPECT_NE(r.stage("profile"), nullptr) << describe(r);
+    }
+    EXPECT_EQ(pool.workersStarted(), 1);
+    pool.shutdown();
+}
+
 } // namespace
 } // namespace kwb::test

@@ -417,7 +417,7 @@ def main() -> int:
                 message = json.loads(line)
                 if not isinstance(message, dict):
                     raise ValueError("a request must be a JSON object")
-                if "cancel" in message:
+                if "cancel" in message or "lane_granted" in message:
                     continue  # for a request already answered
                 if message.get("standby") is True:
                     # The engine's evaluation is over: nothing is being timed until the next one.

@@ -241,6 +241,12 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
                 if compiled is not None:
                     variants["compile"] = compiled
                 phases.mark("torch.compile")
+        # Everything so far shared the GPU with other evaluations' untimed work; from here to the
+        # stage's end nothing else runs on it (timed_lane.py). Before the candidate's import: no
+        # candidate code may wait beside another evaluation's timed calls, where its threads
+        # could disturb them.
+        timed_lane.take()
+        phases.mark("wait for the GPU alone")
         if with_candidate:
             process.ask({"op": "load", "candidate": req.candidate, "extension_path": req.extension_path,
                          "kernels_dir": req.kernels_dir})
@@ -250,10 +256,6 @@ def _run(req, result: dict, with_candidate: bool, prepared: ProfilePreparation) 
             variants["candidate"] = remote
         pools = {name: prepared.pools[name] for name in variants if name != "candidate"}
         phases.mark("models")
-        # Everything so far shared the GPU with other evaluations' untimed work; from here to the
-        # stage's end nothing else runs on it (timed_lane.py).
-        timed_lane.take()
-        phases.mark("wait for the GPU alone")
         gpu_before = monitor.read() if monitor else {"available": False, "reason": "CPU mode"}
         _measure(variants, pools, req, timer, clock, remote, timings, result, marks)
         phases.mark("timing")

@@ -1,11 +1,12 @@
 """The GPU's lane alone, asked for when a stage reaches its timed calls.
 
 Under the evaluation service a timing stage (profile, baseline) starts with its GPU's lane
-shared, as the stages that run kernels untimed do: its process start, the task, the inputs,
-torch.compile's compilation and the candidate's import share the GPU with other evaluations'
-untimed work. Only the timed calls need the GPU to themselves (another process's kernels would
-be timed with them), so the stage asks for the lane alone just before them and keeps it to its
-end. A stage forked by the warm worker asks on its done pipe (the line below) and waits for the
+shared, as the stages that run kernels untimed do: its process start, the task, the inputs and
+torch.compile's compilation share the GPU with other evaluations' untimed work. Only the timed
+calls need the GPU to themselves (another process's kernels would be timed with them), so the
+stage asks for the lane alone before them and keeps it to its end. It asks before the
+candidate's import: candidate code never waits for the lane beside another evaluation's timed
+calls, where its threads could launch kernels into them. A stage forked by the warm worker asks on its done pipe (the line below) and waits for the
 server's grant on a pipe of its own; the server passes both on to the engine, which owns the
 lanes. A stage run as a process of its own was given the lane alone before it started:
 ``take()`` then returns at once.
