@@ -45,7 +45,8 @@ public:
     int count() const { return static_cast<int>(lanes_.size()); }
     // Waits for a lane that nobody holds and takes it alone (lanes are used in turn, or lane
     // `wanted` when given: the one whose GPU a stage already uses); nullopt when `stop` was
-    // requested first, or when there is no GPU.
+    // requested first, or when there is no GPU. With `stop` already requested it takes a lane
+    // that is free at once, and waits for none.
     std::optional<Hold> acquire(std::stop_token stop, int wanted = -1);
     // Waits until no timed stage holds or waits for a lane, then shares the least shared one
     // (or lane `wanted` when given).

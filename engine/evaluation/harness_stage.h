@@ -48,7 +48,8 @@ struct HarnessStageSpec {
     // server, whose stage may be waiting for that lane). `takeLaneAlone`, for a timing stage,
     // trades the shared hold for the lane alone: a warm worker's stage child asks for it when
     // it reaches its timed calls; a stage run as a process of its own takes it before its
-    // process starts. Both may be called again: a hold already taken is kept.
+    // process starts. Both may be called again: a hold already taken is kept. Called with a
+    // stop already requested, each takes the lane only if it is free at once.
     std::function<bool(std::stop_token)> takeLane;
     std::function<bool(std::stop_token)> takeLaneAlone;
 };

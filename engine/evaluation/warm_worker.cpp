@@ -123,6 +123,14 @@ WarmWorkerPool::awaitReply(Worker& worker, long long id, std::chrono::millisecon
                         lane = Lane::Taken; // nothing to trade: the stage holds what it needs
                         continue;
                     }
+                    // Free now (the instant loop's case): granted without a thread, which the
+                    // loop below would notice only after its next read's timeout.
+                    std::stop_source atOnce;
+                    atOnce.request_stop();
+                    if (takeLaneAlone(atOnce.get_token())) {
+                        lane = Lane::Taken;
+                        continue;
+                    }
                     lane = Lane::Waiting;
                     laneTaker.emplace([&lane, &takeLaneAlone, stop](std::stop_token own) {
                         std::stop_source either;

@@ -181,6 +181,10 @@ class _LaneRelay:
             pass  # the child is gone; its exit ends the wait
         self.grant_fd = -1  # one grant per stage
 
+    def awaits_grant(self) -> bool:
+        """Asked, not yet granted, and the engine's channel still open."""
+        return self.asked_at is not None and self.channel is not None and not self.channel.closed
+
     def waiting_s(self, now: float) -> float:
         """The seconds spent waiting for the engine so far."""
         return self.waited_s + (now - self.asked_at if self.asked_at is not None else 0.0)
@@ -227,8 +231,10 @@ def _wait(pid: int, timeout_s: float, max_descendants: int = 0, done_fd: int = -
                 os.waitpid(pid, 0)
                 return {"status": "limit", "limit": f"process limit ({max_descendants})"}, False
         if done_fd >= 0:
-            readable, _, _ = select.select([done_fd], [], [], delay)
-            if readable:
+            # While the child waits for its lane, the engine's grant wakes this wait too.
+            watched = [done_fd] + ([lane.channel.fd] if lane is not None and lane.awaits_grant() else [])
+            readable, _, _ = select.select(watched, [], [], delay)
+            if done_fd in readable:
                 chunk = os.read(done_fd, 64)
                 if not chunk:
                     done_fd = -1  # closed without the message: the child is exiting
