@@ -56,15 +56,30 @@ EvaluationResult failedIn(const std::string& stage, const std::string& kind) {
     return r;
 }
 
+// The candidate's second result once the control's is known.
+EvaluationResult settled(EvaluationResult again, const EvaluationResult& control) {
+    settleJudgeFailure(again, control);
+    return again;
+}
+
+EvaluationResult withStage(const std::string& name, StageStatus status) {
+    EvaluationResult r;
+    r.stages.push_back(stageRecord(name, status));
+    return r;
+}
+
+EvaluationResult unreadable() {
+    EvaluationResult r; // a stage wrote a result kwb could not read: no stage kept
+    r.failureKind = "harness_failed";
+    return r;
+}
+
 TEST(JudgeFailure, OnlyAJudgeFailureAfterCandidateCodeInBuildOrVerifyNeedsSettling) {
     EXPECT_TRUE(judgeFailedAfterCandidateCode(failedIn("verify", "internal")));
     EXPECT_TRUE(judgeFailedAfterCandidateCode(failedIn("compile", "harness_failed")));
     EXPECT_FALSE(judgeFailedAfterCandidateCode(failedIn("verify", "task_out_of_memory")))
         << "verify's references ran before the candidate's import: other evaluations' memory";
-    EvaluationResult unreadable;
-    unreadable.failureKind = "harness_failed";
-    unreadable.failureMessage = "a stage wrote a result that kwb cannot read";
-    EXPECT_TRUE(judgeFailedAfterCandidateCode(unreadable))
+    EXPECT_TRUE(judgeFailedAfterCandidateCode(unreadable()))
         << "the compile stage's child, where the candidate's extension runs, can write it";
     EXPECT_FALSE(judgeFailedAfterCandidateCode(failedIn("inspect", "internal")))
         << "inspect runs the reference alone";
@@ -74,40 +89,27 @@ TEST(JudgeFailure, OnlyAJudgeFailureAfterCandidateCodeInBuildOrVerifyNeedsSettli
 }
 
 TEST(JudgeFailure, TheControlDecidesWhoseFailureItIs) {
-    EvaluationResult passed;
-    passed.stages.push_back(stageRecord("verify", StageStatus::Passed));
-    EvaluationResult charged = failedIn("verify", "internal");
-    settleJudgeFailure(charged, passed);
-    EXPECT_EQ(charged.failureKind, "judge_failed_on_candidate");
+    const EvaluationResult passed = withStage("verify", StageStatus::Passed);
+    EXPECT_EQ(settled(failedIn("verify", "internal"), passed).failureKind,
+              "judge_failed_on_candidate");
 
-    EvaluationResult alsoFailed = failedIn("verify", "internal");
-    EvaluationResult kept = failedIn("verify", "internal");
-    settleJudgeFailure(kept, alsoFailed);
+    const EvaluationResult kept =
+        settled(failedIn("verify", "internal"), failedIn("verify", "internal"));
     EXPECT_EQ(kept.failureKind, "internal") << "the judge fails on the reference too";
     EXPECT_NE(kept.failureMessage.find("failed in verify too"), std::string::npos);
 
     // The control has nothing to build: its compile stage is skipped, which passes it.
-    EvaluationResult skippedBuild;
-    skippedBuild.stages.push_back(stageRecord("compile", StageStatus::Skipped));
-    EvaluationResult buildFailure = failedIn("compile", "harness_failed");
-    settleJudgeFailure(buildFailure, skippedBuild);
-    EXPECT_EQ(buildFailure.failureKind, "judge_failed_on_candidate");
+    EXPECT_EQ(
+        settled(failedIn("compile", "harness_failed"), withStage("compile", StageStatus::Skipped))
+            .failureKind,
+        "judge_failed_on_candidate");
 
     // Which stage failed is not known: the control's own evaluation decides.
-    EvaluationResult unknownStage;
-    unknownStage.failureKind = "harness_failed";
-    settleJudgeFailure(unknownStage, passed);
-    EXPECT_EQ(unknownStage.failureKind, "judge_failed_on_candidate");
-    EvaluationResult unknownToo;
-    unknownToo.failureKind = "harness_failed";
-    EvaluationResult controlUnreadable;
-    controlUnreadable.failureKind = "harness_failed";
-    settleJudgeFailure(unknownToo, controlUnreadable);
-    EXPECT_EQ(unknownToo.failureKind, "harness_failed");
+    EXPECT_EQ(settled(unreadable(), passed).failureKind, "judge_failed_on_candidate");
+    EXPECT_EQ(settled(unreadable(), unreadable()).failureKind, "harness_failed");
 
-    EvaluationResult notReached = failedIn("inspect", "python_missing");
-    EvaluationResult unsettled = failedIn("verify", "internal");
-    settleJudgeFailure(unsettled, notReached);
+    const EvaluationResult unsettled =
+        settled(failedIn("verify", "internal"), failedIn("inspect", "python_missing"));
     EXPECT_EQ(unsettled.failureKind, "internal") << "no evidence against the candidate";
     EXPECT_NE(unsettled.failureMessage.find("did not reach verify"), std::string::npos);
 }
