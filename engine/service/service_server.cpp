@@ -244,6 +244,9 @@ json ServiceServer::status() const {
             {"python", service_->evaluator().python()},
             {"uptime_s", uptime},
             {"idle_exit_s", config_.idleExit.count()},
+            // What `--concurrent` set: a daemon already serving keeps its own, whatever a later
+            // `kwb serve` asks for.
+            {"concurrent_evaluations", config_.service.concurrentEvaluations},
             {"queued", service_->queued()},
             {"running", service_->running()},
             {"connections", activeConnections_.load()},

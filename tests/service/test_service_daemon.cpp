@@ -179,6 +179,7 @@ TEST_F(ServiceDaemonTest, StatusBadRequestsASecondDaemonAndStop) {
     ASSERT_TRUE(status.reached) << status.error;
     EXPECT_EQ(status.value["status"]["pid"], ::getpid());
     EXPECT_EQ(status.value["status"]["fingerprint"], c.fingerprint);
+    EXPECT_EQ(status.value["status"]["concurrent_evaluations"], c.service.concurrentEvaluations);
 
     EXPECT_NE(client.call({{"op", "dance"}}).error.find("unknown op"), std::string::npos);
     EXPECT_NE(client.call({{"op", "eval"}, {"target", {{"workspace", 3}}}}).error.find("workspace"),
