@@ -101,7 +101,7 @@ agreement)
     # No warm phase: a pair's first evaluation in a profile (which times and caches eager and
     # torch.compile) is in the measure phase's walls; the throughput phase runs on cached ones.
     KWB_CACHE_DIR="$work/cache" timeout $(within 560) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
-        --out "$work" --phases "${KWB_PHASES:-prebuild,measure,throughput}" "${only[@]}"
+        --out "$work" --phases "${KWB_PHASES:-prebuild,measure,throughput}" --concurrency "${KWB_CONCURRENCY:-4}" --profiles "${KWB_PROFILES:-kernelbench,rl}" "${only[@]}"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
 latency)
     [ -x "$kwb" ] || build_kwb

@@ -61,6 +61,30 @@ def prebuild(pair: str, cache: str) -> dict:
             "seconds": time.perf_counter() - started, "error": done.stderr[-400:] if done.returncode else ""}
 
 
+def serve_with(kwb: str, concurrent: int) -> None:
+    """Restarts the `kwb serve` daemon that `kwb eval` uses with room for CONCURRENT evaluations
+    at once (a daemon started on demand takes a quarter of the cores, 4 on a 16-core host)."""
+    def serving() -> int | None:
+        done = subprocess.run([kwb, "serve", "status", "--json"], capture_output=True, text=True)
+        try:
+            return json.loads(done.stdout)["status"].get("concurrent_evaluations", -1)
+        except (json.JSONDecodeError, KeyError):
+            return None
+
+    subprocess.run([kwb, "serve", "stop"], capture_output=True)
+    for _ in range(100):
+        if serving() is None:
+            break
+        time.sleep(0.1)
+    subprocess.Popen([kwb, "serve", "--concurrent", str(concurrent), "--idle-exit", "300"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    for _ in range(100):
+        if serving() == concurrent:
+            return
+        time.sleep(0.1)
+    print(f"no kwb serve with {concurrent} evaluations at once answered (serving: {serving()})", flush=True)
+
+
 def kwb_eval(kwb: str, pair: str, profile: str, env: dict | None = None, extra: tuple = ()) -> dict:
     started = time.perf_counter()
     done = subprocess.run([kwb, "eval", os.path.join(pair, "reference.py"), "--candidate",
@@ -207,8 +231,11 @@ def main() -> int:
     parser.add_argument("--phases", default="prebuild,warm,measure,stability")
     parser.add_argument("--stability", default="gelu_tanh")
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--concurrency", default="4",
+                        help="kwb eval calls at a time in the throughput phase; a list (4,8) measures each")
     parser.add_argument("--head-start-us", type=float, default=100.0, help="the headstart phase's spin")
+    parser.add_argument("--profiles", default=",".join(PROFILES),
+                        help="kwb's profiles in the warm and throughput phases")
     parser.add_argument("--summary-only", action="store_true")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -228,6 +255,8 @@ def main() -> int:
         for line in open(log):
             entry = json.loads(line)
             done.add((entry["phase"], entry["pair"], entry.get("profile", "")))
+            if entry["phase"] == "throughput":
+                done.add(("throughput", entry["profile"], entry["concurrency"]))
     with open(log, "a") as out:
         if "prebuild" in phases:
             started = time.perf_counter()
@@ -240,7 +269,7 @@ def main() -> int:
             print(f"prebuilt {len(pairs)} extensions in {time.perf_counter() - started:.1f} s", flush=True)
         if "warm" in phases:
             for pair in pairs:
-                for profile in PROFILES:
+                for profile in args.profiles.split(","):
                     if ("warm", os.path.basename(pair), profile) in done:
                         continue
                     record(out, {"phase": "warm", "pair": os.path.basename(pair), "profile": profile,
@@ -295,14 +324,18 @@ def main() -> int:
             # phase already ran it over these pairs: its rate is read from those walls when every
             # pair has one, rather than paying for the same evaluations twice.
             measured = {e["pair"] for e in map(json.loads, open(log)) if e["phase"] == "measure"}
-            runs = {}
+            runs = []
             if not all(os.path.basename(p) in measured for p in pairs):
-                runs["kernelbench-method"] = (1, lambda p: kernelbench_method(p, cache))
-            for profile in PROFILES:
-                runs[profile] = (args.concurrency, lambda p, profile=profile: kwb_eval(args.kwb, p, profile))
-            for name, (concurrency, evaluate) in runs.items():
-                if ("throughput", "*", name) in done:
+                runs.append(("kernelbench-method", 1, lambda p: kernelbench_method(p, cache)))
+            for concurrency in (int(c) for c in args.concurrency.split(",")):
+                for profile in args.profiles.split(","):
+                    runs.append((profile, concurrency,
+                                 lambda p, profile=profile: kwb_eval(args.kwb, p, profile)))
+            for name, concurrency, evaluate in runs:
+                if ("throughput", name, concurrency) in done:
                     continue
+                if name != "kernelbench-method":
+                    serve_with(args.kwb, concurrency)
                 started = time.perf_counter()
                 with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
                     results = list(pool.map(evaluate, pairs))
