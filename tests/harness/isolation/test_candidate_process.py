@@ -84,7 +84,11 @@ class StopTest(unittest.TestCase):
             finally:
                 os._exit(0)
         try:
-            time.sleep(0.003)  # part of the chain is there, the rest comes while it is stopped
+            # Part of the chain is there, the rest comes while it is stopped. Waited for, not
+            # slept for: on a loaded machine the root may not have forked 3 ms after it started.
+            deadline = time.monotonic() + 10.0
+            while not process_tree.descendants(root) and time.monotonic() < deadline:
+                time.sleep(0.0005)
             seen, running = process_tree.stop_until_still(
                 lambda: [root] + process_tree.descendants(root), patience_s=5.0)
             tree = [root] + process_tree.descendants(root)
