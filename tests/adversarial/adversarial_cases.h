@@ -2,9 +2,8 @@
 
 // The adversarial suite: one candidate per reward-hacking pattern (tests/adversarial/candidates,
 // each a model_new.py, sometimes with kernels, over the bundled 07_scale_residual_add task and
-// its reference kernels; on the CPU with an eighth of its batch), and the reason the evaluator must
-// give for rejecting it. Honest candidates expect no reason at all: no strict flag and a reward of
-// at least 1.
+// its reference kernels), and the reason the evaluator must give for rejecting it. Honest
+// candidates expect no reason at all: no strict flag and a reward of at least 1.
 #include <ostream>
 #include <string>
 #include <vector>

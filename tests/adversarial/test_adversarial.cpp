@@ -39,14 +39,6 @@ std::string findings(const EvaluationResult& r) {
     return text;
 }
 
-constexpr bool gpuTable() {
-#ifdef KWB_ADVERSARIAL_ON_GPU
-    return true;
-#else
-    return false;
-#endif
-}
-
 bool warmWorkerForced() {
     const char* value = std::getenv("KWB_WARM_WORKER");
     return value && std::string(value) == "1";
@@ -179,26 +171,10 @@ protected:
         return options;
     }
 
-    // The table's task. On the GPU, the bundled 07_scale_residual_add as it is: the timing and
-    // census cases were sized on its kernels. On the CPU, the same task with an eighth of its
-    // batch (512 rows of 2048): the attacks do not depend on the size, while every check, call
-    // and output fetch of a CPU case handled its 32-MiB tensors, most of the table's CI time.
-    fs::path suiteTask() {
-        const fs::path bundled = task("07_scale_residual_add");
-        if (gpuTable())
-            return bundled;
-        const fs::path smaller = root_ / "cpu-task" / bundled.filename();
-        fs::create_directories(smaller.parent_path());
-        fs::copy_file(bundled, smaller, fs::copy_options::overwrite_existing);
-        patchFile(smaller, "batch_size = 4096", "batch_size = 512");
-        return smaller;
-    }
-
     fs::path workspaceFor(const AdversarialCase& c) {
         caseName_ = c.name;
         fs::remove_all(root_ / c.name);
-        const fs::path ws =
-            makeWorkspaceFrom(suiteTask(), solution("07_scale_residual_add"), c.name);
+        const fs::path ws = makeWorkspace("07_scale_residual_add", true, c.name);
         for (const auto& entry : fs::recursive_directory_iterator(kCandidates / c.name)) {
             if (!entry.is_regular_file())
                 continue;
