@@ -504,10 +504,7 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
         const bool took = runsKernelsUntimed(stage) ? takeLane(c.stop) : takeLaneAlone(c.stop);
         laneWait += std::exchange(aloneLaneWait, 0.0);
         if (!took) {
-            HarnessStageOutcome stopped;
-            stopped.failureKind = "cancelled";
-            stopped.failureMessage = c.gpuAllowed ? "cancelled while waiting for a GPU lane"
-                                                  : "cancelled while waiting to time on the CPU";
+            HarnessStageOutcome stopped = cancelledWaitingForLane(c.gpuAllowed);
             stopped.seconds = stopped.startSeconds = stopped.laneWaitSeconds = laneWait;
             return stopped;
         }

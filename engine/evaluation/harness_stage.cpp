@@ -229,15 +229,21 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
     return command;
 }
 
+HarnessStageOutcome cancelledWaitingForLane(bool onTheGpu) {
+    HarnessStageOutcome stopped;
+    stopped.failureKind = "cancelled";
+    stopped.failureMessage = onTheGpu ? "cancelled while waiting for a GPU lane"
+                                      : "cancelled while waiting to time on the CPU";
+    return stopped;
+}
+
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     HarnessStageOutcome outcome;
     // A process of its own cannot ask for the lane when it reaches its timed calls: it times
     // with the lane alone from its start.
     if (spec.takeLaneAlone ? !spec.takeLaneAlone(spec.stop)
                            : spec.takeLane && !spec.takeLane(spec.stop)) {
-        outcome.failureKind = "cancelled";
-        outcome.failureMessage = "cancelled while waiting for a GPU lane";
-        return outcome;
+        return cancelledWaitingForLane();
     }
     fs::path requestFile, resultFile;
     if (!writeStageRequest(spec, requestFile, resultFile, outcome.failureMessage)) {

@@ -72,6 +72,10 @@ struct HarnessStageOutcome {
     double aloneLaneWaitSeconds = 0.0; // StageRecord::aloneLaneWaitSeconds
 };
 
+// A stage stopped before it began, while it waited for its GPU lane (or, on the CPU, for its
+// turn to time).
+HarnessStageOutcome cancelledWaitingForLane(bool onTheGpu = true);
+
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);
 
 // The end of a process's output for a message: at most maxChars, from a line's start where one

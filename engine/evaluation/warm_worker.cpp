@@ -343,12 +343,8 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     std::unique_lock busy = std::move(lease.busy);
     // The lane after the server: a stage waiting for a busy server holds no lane that the
     // server's own stage may be waiting for.
-    if (spec.takeLane && !spec.takeLane(spec.stop)) {
-        HarnessStageOutcome cancelled;
-        cancelled.failureKind = "cancelled";
-        cancelled.failureMessage = "cancelled while waiting for a GPU lane";
-        return cancelled;
-    }
+    if (spec.takeLane && !spec.takeLane(spec.stop))
+        return cancelledWaitingForLane();
 
     HarnessStageOutcome outcome;
     fs::path requestFile, resultFile;
