@@ -310,8 +310,9 @@ def pair_sources(name: str) -> tuple:
                 CANDIDATE.format(kernel=kernel, declaration="torch::Tensor run(torch::Tensor x);",
                                  module=module, args="x", call="x.contiguous()"), expect)
     if name == "bug_relu_dropped_tail":
-        # 4095 columns: n % 4 == 3 elements are never written.
-        return (REFERENCE.format(args="x", expr="torch.relu(x)", inputs=f"torch.randn({ROWS}, {COLS - 1})"),
+        # The kernel writes whole float4s of the flat tensor: 4097 x 4095 elements leave
+        # n % 4 == 3 of them never written (4096 rows would make n a multiple of 4, no tail).
+        return (REFERENCE.format(args="x", expr="torch.relu(x)", inputs=f"torch.randn({ROWS + 1}, {COLS - 1})"),
                 CANDIDATE.format(kernel=TAIL_BUG_KERNEL, declaration="torch::Tensor run(torch::Tensor x);",
                                  module=module, args="x", call="x.contiguous()"),
                 {"bug": True, "kind": "dropped tail"})
