@@ -1,5 +1,6 @@
 #include "engine/evaluation/baseline_cache.h"
 
+#include "engine/evaluation/cpu_shares.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/system/bounded_json.h"
 #include "engine/system/content_hash.h"
@@ -45,18 +46,21 @@ BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& devic
                            const std::string& deviceName, const std::string& torchVersion,
                            const EvaluationOptions& o) {
     BaselineKey key;
-    key.description = "task " + sha256OfFile(taskPath).substr(0, 16) + ", " + device + " " +
-                      deviceName + ", torch " + torchVersion + ", warmup " +
-                      std::to_string(o.warmup) + ", iterations " + std::to_string(o.iterations) +
-                      ", rounds " + std::to_string(o.rounds) + "-" + std::to_string(o.maxRounds) +
-                      ", target cv " + std::to_string(o.targetCv) +
-                      (o.l2Flush ? ", l2 flush" : "") +
-                      // The judge's process records its own launches only beside a candidate's
-                      // sealed records (the same per-launch cost on both sides).
-                      (o.sealedCensus ? "" : ", no kernel records") +
-                      (o.headStartMicroseconds > 0
-                           ? ", head start " + std::to_string(o.headStartMicroseconds) + " us"
-                           : std::string());
+    key.description =
+        "task " + sha256OfFile(taskPath).substr(0, 16) + ", " + device + " " + deviceName +
+        ", torch " + torchVersion + ", warmup " + std::to_string(o.warmup) + ", iterations " +
+        std::to_string(o.iterations) + ", rounds " + std::to_string(o.rounds) + "-" +
+        std::to_string(o.maxRounds) + ", target cv " + std::to_string(o.targetCv) +
+        (o.l2Flush ? ", l2 flush" : "") +
+        // The judge's process records its own launches only beside a candidate's
+        // sealed records (the same per-launch cost on both sides).
+        (o.sealedCensus ? "" : ", no kernel records") +
+        // CPU baselines timed with spinning OpenMP threads (before CPU stages
+        // slept them) are not the candidate's conditions.
+        (device == "cpu" ? std::string(", omp wait ") + kCpuOpenMpWaitPolicy : std::string()) +
+        (o.headStartMicroseconds > 0
+             ? ", head start " + std::to_string(o.headStartMicroseconds) + " us"
+             : std::string());
     key.hash = sha256Hex(key.description + "|v" + std::to_string(kCacheVersion));
     return key;
 }

@@ -22,6 +22,10 @@ struct CpuShares {
     unsigned buildJobs = 1;
 };
 
+// How torch's OpenMP threads wait between parallel regions in a CPU-mode stage: asleep, not
+// spinning, since evaluations running side by side each size their threads as if alone.
+inline constexpr const char* kCpuOpenMpWaitPolicy = "PASSIVE";
+
 // `cores`: the machine's (0 reads as 1); `concurrentEvaluations`: how many run at once (0 reads
 // as 1: a one-shot evaluation gets the whole machine).
 CpuShares cpuSharesFor(unsigned cores, unsigned concurrentEvaluations);

@@ -365,8 +365,15 @@ HarnessStageSpec stageSpec(const RunContext& c, const std::string& stage, json r
                         {"OMP_NUM_THREADS", std::to_string(alone.timedStageThreads)}};
     if (!c.bytecodeCache.empty())
         spec.environment["KWB_BYTECODE_CACHE"] = c.bytecodeCache;
-    if (!c.gpuAllowed)
+    if (!c.gpuAllowed) {
         spec.environment["CUDA_VISIBLE_DEVICES"] = "";
+        // torch's OpenMP threads spin between parallel regions. Each CPU evaluation sizes its
+        // threads as if it had the machine; two side by side (a rollout's episodes, CI's
+        // parallel tests) then spin on each other's cores: two bundled solutions evaluated
+        // together took 155 s each on 2 cores, against 15-22 s alone. Sleeping threads took
+        // 18-25 s together and no longer alone. Baselines are keyed by it (baselineKeyFor).
+        spec.environment["OMP_WAIT_POLICY"] = kCpuOpenMpWaitPolicy;
+    }
     // Every workspace compiles the same binding.cpp against the same torch headers (tens of
     // seconds each); ccache, where installed, turns the repeats into cache hits.
     if (fs::exists("/usr/lib/ccache/c++") && !std::getenv("CXX")) {
