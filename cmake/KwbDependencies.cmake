@@ -5,6 +5,13 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 2.0 REQUIRED)
 find_package(CURL REQUIRED)
 find_package(SQLite3 REQUIRED)
+# CMake 3.30 renamed the imported target (SQLite3::SQLite3) and warns at every use of the old
+# one, which Debian 12's CMake 3.25 alone provides.
+if(TARGET SQLite3::SQLite3)
+    set(KWB_SQLITE_TARGET SQLite3::SQLite3)
+else()
+    set(KWB_SQLITE_TARGET SQLite::SQLite3)
+endif()
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # simdjson (Debian's libsimdjson-dev) reads CUPTI record files and Chrome traces about ten times
 # faster than nlohmann-json (a 1M-kernel file in under a second instead of ~10 s). Optional: a
