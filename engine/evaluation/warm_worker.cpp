@@ -1,5 +1,6 @@
 #include "engine/evaluation/warm_worker.h"
 
+#include "engine/evaluation/json_field.h"
 #include "engine/evaluation/warm_worker_plan.h"
 #include "engine/process/head_tail_capper.h"
 #include "engine/process/line_process.h"
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -56,6 +58,26 @@ std::string keyFor(const SandboxedCommand& command) {
                   command.spec.limits.maxProcesses, command.spec.limits.openFiles,
                   command.spec.limits.fileSizeBytes}}};
     return key.dump();
+}
+
+// Where a warm stage's time went outside the stage process (the record's start_seconds): the
+// engine's side (the server and lane taken, the request written; the result read) and the
+// server's (preparing the inputs, the child from its start to its "result written").
+std::string accountingLine(const json& reply, std::chrono::steady_clock::duration beforeSending,
+                           std::chrono::steady_clock::duration sentToReply,
+                           std::chrono::steady_clock::duration readingResult) {
+    const auto seconds = [](std::chrono::steady_clock::duration d) {
+        return std::chrono::duration<double>(d).count();
+    };
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "warm worker: %.3fs before the request (server, lane, request file), %.3fs "
+                  "to the reply (the server's input warm-up %.3fs, the child %.3fs), %.3fs "
+                  "reading the result\n",
+                  seconds(beforeSending), seconds(sentToReply),
+                  jsonField<double>(reply, "warm_s", 0.0), jsonField<double>(reply, "seconds", 0.0),
+                  seconds(readingResult));
+    return line;
 }
 
 } // namespace
@@ -329,6 +351,7 @@ HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
 
 HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bool& workerStarted) {
     std::string error;
+    const auto begun = std::chrono::steady_clock::now();
     const WarmWorkerPlan plan = planWarmWorker(spec);
     Lease lease = workerFor(plan, spec.workingDirectory, error, workerStarted, spec.stop);
     if (!lease.worker && spec.stop.stop_requested()) {
@@ -426,7 +449,11 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     outcome.preparedAhead = boolOr(reply, "standby", false);
     if (reply.value("fatal", std::string()).size())
         worker->broken = true;
-    return interpretStageRun(spec, process, resultFile, std::move(outcome));
+    const auto replied = std::chrono::steady_clock::now();
+    outcome = interpretStageRun(spec, process, resultFile, std::move(outcome));
+    outcome.log += accountingLine(reply, sent - begun, replied - sent,
+                                  std::chrono::steady_clock::now() - replied);
+    return outcome;
 }
 
 } // namespace kwb
