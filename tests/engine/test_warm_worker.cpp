@@ -13,6 +13,7 @@
 #include <fstream>
 #include <future>
 #include <latch>
+#include <optional>
 #include <random>
 #include <thread>
 #include <unistd.h>
@@ -205,6 +206,16 @@ bool preparedAhead(const EvaluationResult& r, const std::string& stage) {
     return false;
 }
 
+// From a warm stage's accounting line: the child's life, from the server's go to its "result
+// written" (the standby's preparation still running when the request came is in it).
+std::optional<double> childSeconds(const StageRecord& stage) {
+    const std::string marker = "the child ";
+    const auto at = stage.log.find(marker);
+    if (at == std::string::npos)
+        return std::nullopt;
+    return std::strtod(stage.log.c_str() + at + marker.size(), nullptr);
+}
+
 TEST_F(WarmWorkerTest, NextEvaluationRunsOnStandbyChildrenPreparedInAdvance) {
     const fs::path ws = makePythonWorkspace(kTinyTask, tinyCandidate(kHonestForward));
     EvaluationOptions options = warmOptions();
@@ -231,6 +242,14 @@ TEST_F(WarmWorkerTest, NextEvaluationRunsOnStandbyChildrenPreparedInAdvance) {
     EXPECT_TRUE(preparedAhead(second, "profile")) << describe(second);
     EXPECT_TRUE(second.candidate.available);
     EXPECT_TRUE(second.baselinesFromCache);
+    // The time outside the stage process is accounted for: the child's life lies between the
+    // stage process's own time and the stage's wall time.
+    const StageRecord* verify = second.stage("verify");
+    ASSERT_NE(verify, nullptr);
+    const std::optional<double> child = childSeconds(*verify);
+    ASSERT_TRUE(child.has_value()) << verify->log;
+    EXPECT_GE(*child + 0.01, verify->seconds - verify->startSeconds) << verify->log;
+    EXPECT_LE(*child, verify->seconds + 0.01) << verify->log;
 
     // A wrong candidate on a prepared stage is judged as in a cold one.
     writeText(ws / "model_new.py", tinyCandidate("        return x * self.weight * 3.0"));
