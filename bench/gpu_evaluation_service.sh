@@ -13,7 +13,11 @@
 #                                               where it stopped: call it again until it summarizes;
 #                                               KWB_PHASES=census compares the kernelbench profile
 #                                               with the sealed kernel records off, headstart with
-#                                               a GPU spin before each timed call)
+#                                               a GPU spin before each timed call;
+#                                               KWB_MEASURE_PROFILES=kernelbench leaves rl out of
+#                                               the measure phase, and KWB_PHASES=warm with
+#                                               KWB_WARM_CONCURRENCY=8 caches rl's baselines
+#                                               8 at a time before its throughput phase)
 #   bench/gpu_evaluation_service.sh latency     the edit latency through `kwb serve`
 #                                               (bench/serve_latency.sh: the plain pair's fast
 #                                               path, the fast-path workspace, the CUDA-Agent
@@ -101,7 +105,8 @@ agreement)
     # No warm phase: a pair's first evaluation in a profile (which times and caches eager and
     # torch.compile) is in the measure phase's walls; the throughput phase runs on cached ones.
     KWB_CACHE_DIR="$work/cache" timeout $(within 560) python3 "$repo/bench/kernelbench_agreement.py" --kwb "$kwb" \
-        --out "$work" --phases "${KWB_PHASES:-prebuild,measure,throughput}" --concurrency "${KWB_CONCURRENCY:-4}" --profiles "${KWB_PROFILES:-kernelbench,rl}" "${only[@]}"
+        --out "$work" --phases "${KWB_PHASES:-prebuild,measure,throughput}" --concurrency "${KWB_CONCURRENCY:-4}" --profiles "${KWB_PROFILES:-kernelbench,rl}" \
+        --measure-profiles "${KWB_MEASURE_PROFILES:-kernelbench,rl}" --warm-concurrency "${KWB_WARM_CONCURRENCY:-1}" "${only[@]}"
     cp "$work/agreement.jsonl" "$out/" 2>/dev/null ;;
 latency)
     [ -x "$kwb" ] || build_kwb
