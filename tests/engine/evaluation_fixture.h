@@ -44,22 +44,14 @@ protected:
     fs::path task(const std::string& id) const {
         return fs::path(bundledTasksDirectory()) / (id + ".py");
     }
-    fs::path solution(const std::string& id) const {
-        return fs::path(bundledSolutionsDirectory()) / id;
-    }
 
     fs::path makeWorkspace(const std::string& taskId, bool withSolution,
                            const std::string& name = "ws") {
-        return makeWorkspaceFrom(task(taskId), withSolution ? solution(taskId) : fs::path(), name);
-    }
-
-    // A workspace of any task file, with a solution's files when `solution` is not empty.
-    fs::path makeWorkspaceFrom(const fs::path& taskFile, const fs::path& solution,
-                               const std::string& name) {
         WorkspaceInitOptions options;
-        options.solutionDirectory = solution.string();
+        if (withSolution)
+            options.solutionDirectory = (fs::path(bundledSolutionsDirectory()) / taskId).string();
         WorkspaceInitResult init =
-            initWorkspace(taskFile.string(), (root_ / name).string(), options);
+            initWorkspace(task(taskId).string(), (root_ / name).string(), options);
         EXPECT_TRUE(init.ok) << init.error;
         return root_ / name;
     }
