@@ -114,6 +114,12 @@ std::string extensionBuildDirectory(const RunContext& c, const std::string& stag
     return (fs::path(c.workspaceRunsDirectory) / "torch_extensions").string();
 }
 
+// Where every KernelBench pair's candidate builds its load_inline extension, a folder per
+// candidate file.
+fs::path pairBuildsFolder(const std::string& cacheDirectory) {
+    return fs::path(cacheDirectory) / "pairs";
+}
+
 // Fills what every run shares: seed, interpreter, cache, and a scratch folder of its own.
 RunContext newRunContext(const EvaluationTarget& target, const EvaluationOptions& options,
                          const std::string& python, EvaluationResult& r) {
@@ -254,8 +260,11 @@ json baseRequest(const RunContext& c, const std::string& stage) {
 
 // The folders a warm worker may bind for every workspace like this one (WarmWorkerPlan): the
 // workspace's parent, where a rollout's episodes or a set of KernelBench pairs sit side by side,
-// and the folder of every workspace's runs. Not a parent that holds far more than workspaces
-// (the file system's root, a home folder, the shared /tmp), and not kwb's own trees.
+// the folder of every workspace's runs and, for KernelBench pairs, the folder of every pair's
+// load_inline build (each pair's own build folder is writable in its stages, so without that root
+// every pair got a server of its own and paid the torch import again). Not a parent that holds
+// far more than workspaces (the file system's root, a home folder, the shared /tmp), and not
+// kwb's own trees.
 std::vector<std::string> sharedWorkerRoots(const RunContext& c) {
     const fs::path parent = fs::path(c.target.workspace).lexically_normal().parent_path();
     if (parent.empty())
@@ -275,7 +284,12 @@ std::vector<std::string> sharedWorkerRoots(const RunContext& c) {
         if (isWithinFolder(inside, root) || isWithinFolder(root, inside))
             return {};
     }
-    return {parent.string(), (fs::path(c.cacheDirectory) / "runs").string()};
+    std::vector<std::string> roots = {parent.string(),
+                                      (fs::path(c.cacheDirectory) / "runs").string()};
+    if (c.pairMode &&
+        fs::path(c.buildDirectory).parent_path() == pairBuildsFolder(c.cacheDirectory))
+        roots.push_back(pairBuildsFolder(c.cacheDirectory).string());
+    return roots;
 }
 
 // What one stage needs beyond the common set-up (the profile stage's timeline recording).
@@ -967,7 +981,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     c.buildDirectory =
         workspaceMode
             ? (fs::path(target.workspace) / "build").string()
-            : (fs::path(c.cacheDirectory) / "pairs" / sha256Hex(target.candidatePath).substr(0, 24))
+            : (pairBuildsFolder(c.cacheDirectory) / sha256Hex(target.candidatePath).substr(0, 24))
                   .string();
 
     // Inputs that cannot be evaluated at all.

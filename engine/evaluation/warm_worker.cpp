@@ -375,6 +375,15 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
         outcome.failureKind = "internal";
         return outcome;
     }
+    // A cold stage's sandbox creates the folders it binds writable; a shared server's child
+    // may only write inside folders that exist when it confines itself (a pair's first
+    // load_inline build folder, say), and could not create them then.
+    if (plan.shared)
+        for (const auto& path : plan.confinement.value("writable", json::array()))
+            if (path.is_string()) {
+                std::error_code ec;
+                fs::create_directories(path.get<std::string>(), ec);
+            }
     const fs::path logFile = fs::path(spec.scratchDirectory) / "harness-log.txt";
     outcome.sandboxed = worker->sandboxed;
     outcome.sandboxWarning = worker->sandboxWarning;

@@ -362,6 +362,73 @@ with open(os.path.join(_home, "own-file"), "w") as f:
     pool.shutdown();
 }
 
+TEST_F(WarmWorkerTest, KernelBenchPairsShareOneServerAndNoneWritesAnothersBuild) {
+    // Each pair's candidate may write its own load_inline build folder (cache/pairs/<hash>),
+    // which used to give every pair a server of its own: a stream of distinct pairs paid the
+    // server's start (the torch import) in each one's first stage. The first pair's candidate
+    // tries to plant a file in every other pair's build folder, then writes its own.
+    const std::string planter = R"(import glob
+import os
+
+_own = os.environ["TORCH_EXTENSIONS_DIR"]
+for target in glob.glob(os.path.join(os.path.dirname(_own), "*")):
+    if os.path.realpath(target) == os.path.realpath(_own):
+        continue
+    try:
+        with open(os.path.join(target, "planted-by-a"), "w") as f:
+            f.write("planted")
+        print("PLANTED", target)
+    except OSError as exc:
+        print("REFUSED", target, type(exc).__name__)
+with open(os.path.join(_own, "own-file"), "w") as f:
+    f.write("a pair's stage writes its own build folder")
+)";
+    auto makePair = [&](const std::string& name, const std::string& candidate) {
+        const fs::path folder = root_ / "pairs" / name;
+        fs::create_directories(folder);
+        writeText(folder / "reference.py", kTinyTask);
+        writeText(folder / "candidate.py", candidate);
+        return EvaluationTarget::forPair((folder / "reference.py").string(),
+                                         (folder / "candidate.py").string());
+    };
+    const auto b = makePair("pair_b", tinyCandidate(kHonestForward));
+    const auto a = makePair("pair_a", tinyCandidate(kHonestForward, planter));
+
+    WarmWorkerPool pool;
+    Evaluator service({}, poolOnly(pool));
+    const EvaluationOptions options = warmOptions();
+    // b first: its build folder exists when a's candidate looks for others'.
+    const EvaluationResult first = service.evaluate(b, options);
+    ASSERT_TRUE(first.correct) << describe(first);
+    const int serversForOnePair = pool.workersStarted();
+    const EvaluationResult planted = service.evaluate(a, options);
+    EXPECT_TRUE(planted.correct) << describe(planted);
+    const EvaluationResult again = service.evaluate(b, options);
+    EXPECT_TRUE(again.correct) << describe(again);
+
+    ASSERT_NE(planted.stage("verify"), nullptr);
+    const std::string& log = planted.stage("verify")->log;
+    EXPECT_EQ(log.find("PLANTED"), std::string::npos) << log;
+    if (landlockAbi() >= 1 && bubblewrapUsable()) {
+        EXPECT_EQ(pool.workersStarted(), serversForOnePair) << "the second pair started a server";
+        // The shared server binds every pair's build folder; only the child's confinement stops
+        // the writes.
+        EXPECT_NE(log.find("REFUSED"), std::string::npos)
+            << "the candidate's attempts ran: " << log;
+    } else {
+        // A server of its own binds no other pair's folder.
+        EXPECT_GT(pool.workersStarted(), serversForOnePair);
+    }
+    std::size_t ownFiles = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(
+             fs::path(cacheDirectory()) / "pairs", fs::directory_options::skip_permission_denied)) {
+        EXPECT_NE(entry.path().filename(), "planted-by-a") << entry.path();
+        ownFiles += entry.path().filename() == "own-file";
+    }
+    EXPECT_GE(ownFiles, 1U) << "the candidate could not write its own build folder";
+    pool.shutdown();
+}
+
 TEST_F(WarmWorkerTest, EvaluationsOfSiblingWorkspacesAtOnceGetServersOfTheirOwn) {
     // A rollout evaluates several episodes at once: one busy shared server must not make the
     // others wait while the pool has room for more.
