@@ -109,7 +109,8 @@ def kwb_eval(kwb: str, pair: str, profile: str, env: dict | None = None, extra: 
             "baselines_from_cache": t.get("baselines_from_cache"),
             "max_abs_error": worst,
             "flags": [f"{f.get('severity', '')[:1]}:{f.get('code')}" for f in r.get("flags", [])],
-            "stages": {s["name"]: round(s["seconds"], 3) for s in r.get("stages", [])}}
+            "stages": {s["name"]: round(s["seconds"], 3) for s in r.get("stages", [])},
+            "servers_started": sum(1 for s in r.get("stages", []) if s.get("worker_started"))}
 
 
 def kernelbench_method(pair: str, cache: str) -> dict:
@@ -199,6 +200,10 @@ def summarize(path: str) -> None:
         print(f"throughput {e['profile']} at concurrency {e['concurrency']}: {e['pairs']} pairs in "
               f"{e['wall_s']:.1f} s -> {60 * e['pairs'] / e['wall_s']:.1f} evaluations per GPU-minute "
               f"({correct} correct)")
+        if e.get("stage_seconds"):
+            stages = ", ".join(f"{k} {v:.1f}" for k, v in e["stage_seconds"].items() if v >= 0.05)
+            print(f"  stage seconds summed over the pairs: {stages}; warm servers started: "
+                  f"{e.get('servers_started', 0)}")
     census = {e["pair"]: e["result"] for e in entries if e["phase"] == "census"}
     for e in measured:
         off = census.get(e["pair"])
@@ -355,7 +360,16 @@ def main() -> int:
                     results = list(pool.map(evaluate, pairs))
                 record(out, {"phase": "throughput", "pair": "*", "profile": name, "concurrency": concurrency,
                              "pairs": len(pairs), "wall_s": time.perf_counter() - started,
-                             "correct": [r.get("correct") for r in results]})
+                             "correct": [r.get("correct") for r in results],
+                             # Where the evaluations' time went (summed over the pairs; stages
+                             # overlap across concurrent evaluations), and how many warm servers
+                             # had to start.
+                             "walls": [round(r.get("wall_s", 0.0), 2) for r in results],
+                             "stage_seconds": {name: round(sum(r.get("stages", {}).get(name, 0.0)
+                                                               for r in results), 2)
+                                               for name in sorted({n for r in results
+                                                                   for n in r.get("stages", {})})},
+                             "servers_started": sum(r.get("servers_started", 0) for r in results)})
             print("throughput measured", flush=True)
     summarize(log)
     return 0
