@@ -148,6 +148,13 @@ PY
             [ -f "$run/$f" ] && cp "$run/$f" "$out/"
         done
     fi
+    # libtorch's GPU tests, carried with kwb-model (tools/pack-tuning-carry.sh): generation
+    # through CUDA graphs equals the steps launched one by one.
+    if [ -x "$carry/kwb_torch_gpu_tests" ]; then
+        LD_LIBRARY_PATH="$libraries:$LD_LIBRARY_PATH" timeout 120 "$carry/kwb_torch_gpu_tests" 2>&1 |
+            grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Which is|row "
+        echo "kwb_torch_gpu_tests: exit ${PIPESTATUS[0]}"
+    fi
     # Generation and training throughput against PyTorch on the same model (what is left of
     # the call; the tuning run comes first).
     if [ "${KWB_THROUGHPUT:-on}" != off ]; then

@@ -38,11 +38,12 @@ PROMPT = [{"role": "system", "content": "You are a helpful assistant."},
 class Serve:
     """kwb-model serve on stdin/stdout."""
 
-    def __init__(self, kwb_model, model, device, log, rank, alpha, learning_rate):
+    def __init__(self, kwb_model, model, device, log, rank, alpha, learning_rate, env=None):
         self.process = subprocess.Popen(
             [kwb_model, "serve", model, "--device", device, "--lora-rank", str(rank),
              "--lora-alpha", str(alpha), "--learning-rate", str(learning_rate)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+            env=dict(os.environ, **env) if env else None)
         self.ready = self.read()
         if "error" in self.ready:
             raise SystemExit(f"kwb-model serve did not start: {self.ready['error']}")
@@ -76,13 +77,9 @@ def median(values):
     return statistics.median(values) if values else 0.0
 
 
-def kwb_side(args, folder, log):
-    serve = Serve(args.kwb_model, args.model, args.device, log, args.lora_rank, args.lora_alpha,
-                  args.learning_rate)
-    result = {"model": serve.ready.get("model"),
-              "trainable_parameters": serve.ready.get("trainable_parameters")}
-    # Saved before any update: the adapters' B is zero, so the folder holds the base weights.
-    serve.ask({"op": "save", "out": folder})
+def kwb_generation(serve, args):
+    """Tokens per second of `sample` at each batch size; the prompt's ids, the last reply and how
+    the steps ran (CUDA graphs or eager, the reply's `decoding`)."""
     generation = {}
     prompt_tokens, last = None, None
     for batch in args.batches:
@@ -98,7 +95,29 @@ def kwb_side(args, folder, log):
             if repeat:
                 rates.append(tokens / reply["seconds"])
             prompt_tokens, last = reply["prompt_tokens"], reply
-        generation[batch] = {"tokens_per_second": median(rates), "runs": rates}
+        generation[batch] = {"tokens_per_second": median(rates), "runs": rates,
+                             "decoding": last.get("decoding")}
+    return generation, prompt_tokens, last
+
+
+def kwb_eager_generation(args, log):
+    """The same generation with every step's kernels launched one by one (KWB_CUDA_GRAPHS=off):
+    what the CUDA graphs are worth."""
+    serve = Serve(args.kwb_model, args.model, args.device, log, args.lora_rank, args.lora_alpha,
+                  args.learning_rate, env={"KWB_CUDA_GRAPHS": "off"})
+    generation, _, _ = kwb_generation(serve, args)
+    serve.quit()
+    return generation
+
+
+def kwb_side(args, folder, log):
+    serve = Serve(args.kwb_model, args.model, args.device, log, args.lora_rank, args.lora_alpha,
+                  args.learning_rate)
+    result = {"model": serve.ready.get("model"),
+              "trainable_parameters": serve.ready.get("trainable_parameters")}
+    # Saved before any update: the adapters' B is zero, so the folder holds the base weights.
+    serve.ask({"op": "save", "out": folder})
+    generation, prompt_tokens, last = kwb_generation(serve, args)
     result["generation"] = generation
     result["prompt_tokens"] = len(prompt_tokens)
 
@@ -257,6 +276,8 @@ def main():
     parser.add_argument("--lora-alpha", type=float, default=32.0)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--json", help="Write every figure here")
+    parser.add_argument("--no-eager", action="store_true",
+                        help="skip kwb-model's generation with CUDA graphs off")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -267,6 +288,8 @@ def main():
         folder = os.path.join(tmp, "model")
         with open(os.path.join(tmp, "serve.log"), "w") as log:
             kwb, prompt_tokens, episodes = kwb_side(args, folder, log)
+            if args.device == "cuda" and not args.no_eager:
+                kwb["generation_eager"] = kwb_eager_generation(args, log)
         pytorch = torch_side(args, folder, prompt_tokens, episodes)
 
     import torch
@@ -295,7 +318,13 @@ def main():
     for batch in args.batches:
         k = kwb["generation"][batch]["tokens_per_second"]
         p = pytorch["generation"][batch]["tokens_per_second"]
-        print(f"| generation, batch {batch}, tokens/s | {k:,.0f} | {p:,.0f} | {k / p:.2f}x |")
+        print(f"| generation, batch {batch}, tokens/s ({kwb['generation'][batch].get('decoding')}) "
+              f"| {k:,.0f} | {p:,.0f} | {k / p:.2f}x |")
+        eager = kwb.get("generation_eager", {}).get(batch)
+        if eager:
+            e = eager["tokens_per_second"]
+            print(f"| generation, batch {batch}, tokens/s, kwb with CUDA graphs off | {e:,.0f} | "
+                  f"{p:,.0f} | {e / p:.2f}x |")
     k = kwb["training"]["tokens_per_second"]
     p = pytorch["training"]["tokens_per_second"]
     print(f"| GRPO step, {len(episodes)} x {kwb['training']['tokens_per_sequence']} tokens, "

@@ -13,6 +13,12 @@ rm -rf "$repo/.carry-a" "$repo/.carry-b"
 mkdir -p "$repo/.carry-a" "$repo/.carry-b"
 cp "$model_worker" "$repo/.carry-a/kwb-model"
 strip "$repo/.carry-a/kwb-model"
+# libtorch's GPU tests (generation through CUDA graphs), where this build has them.
+gpu_tests="$(dirname "$model_worker")/../../tests/kwb_torch_gpu_tests"
+if [ -x "$gpu_tests" ]; then
+    cp "$gpu_tests" "$repo/.carry-a/kwb_torch_gpu_tests"
+    strip "$repo/.carry-a/kwb_torch_gpu_tests"
+fi
 half=$(( ($(stat -c %s "$gguf") + 1) / 2 ))
 head -c "$half" "$gguf" > "$repo/.carry-a/smollm2.gguf.part-a"
 tail -c +"$((half + 1))" "$gguf" > "$repo/.carry-b/smollm2.gguf.part-b"

@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
                                     {"model", loaded.model->describe()},
                                     {"prefill_seconds", g.prefillSeconds},
                                     {"decode_seconds", g.decodeSeconds},
+                                    {"decoding", g.decoding},
                                     {"tokens_per_second",
                                      g.decodeSeconds > 0 ? double(g.tokens.size()) / g.decodeSeconds
                                                          : 0.0}}

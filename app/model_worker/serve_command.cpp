@@ -227,6 +227,7 @@ private:
                 {"seconds", seconds},
                 {"prefill_seconds", group.empty() ? 0.0 : group.front().prefillSeconds},
                 {"decode_seconds", group.empty() ? 0.0 : group.front().decodeSeconds},
+                {"decoding", group.empty() ? std::string() : group.front().decoding},
                 {"generated_tokens", generated},
                 {"tokens_per_second", seconds > 0 ? double(generated) / seconds : 0.0}};
     }

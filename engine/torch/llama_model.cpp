@@ -1,12 +1,14 @@
 #include "engine/torch/llama_model.h"
 
 #include "engine/model/llama_weights.h"
+#include "engine/torch/decode_graphs.h"
 #include "engine/torch/llama_network.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <torch/torch.h>
 
@@ -71,6 +73,11 @@ void requireTokenIds(const std::vector<std::int32_t>& ids, int vocabulary) {
             throw std::invalid_argument("token id " + std::to_string(ids[i]) + " at position " +
                                         std::to_string(i) + " is outside the vocabulary (0 to " +
                                         std::to_string(vocabulary - 1) + ")");
+}
+
+// torch's errors carry a backtrace after their first line.
+std::string firstLine(const std::string& text) {
+    return text.substr(0, text.find('\n'));
 }
 
 } // namespace
@@ -178,6 +185,11 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
             ? torch::rand({std::max(1, options.maxTokens), count, 1}, generator, torch::kFloat64)
                   .to(p.device)
             : torch::Tensor();
+    // On a GPU each step is a CUDA graph's replay (DecodeGraphs says why); on the CPU, where a
+    // launch costs nothing like a GPU's, the steps run as the prompt did.
+    std::optional<DecodeGraphs> graphs;
+    if (DecodeGraphs::wanted(p))
+        graphs.emplace(p, cache, count);
     std::vector<bool> done(std::size_t(count), false);
     std::vector<std::int64_t> fed(std::size_t(count), prompt.back());
     for (Generation& g : out)
@@ -244,16 +256,24 @@ LlamaModel::generateGroup(const std::vector<std::int32_t>& prompt, int count,
             break;
         if (cache.length >= capacity)
             break;
-        const torch::Tensor next = torch::tensor(fed, torch::kInt64).view({count, 1}).to(p.device);
-        last = p.forward(next, &cache, false, LlamaNetwork::Adapters::Merged)
-                   .select(1, -1)
-                   .to(torch::kFloat32);
+        const torch::Tensor next = torch::tensor(fed, torch::kInt64).view({count, 1});
+        last = graphs ? graphs->step(next)
+                      : p.forward(next.to(p.device), &cache, false, LlamaNetwork::Adapters::Merged)
+                            .select(1, -1)
+                            .to(torch::kFloat32);
     }
+    std::string decodingMode = "eager";
+    if (graphs)
+        decodingMode =
+            graphs->fallbackReason().empty()
+                ? "cuda graphs (" + std::to_string(graphs->graphsCaptured()) + " captured)"
+                : "eager (" + firstLine(graphs->fallbackReason()) + ")";
     const double decodeSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - decoding).count();
     for (Generation& g : out) {
         g.prefillSeconds = prefillSeconds;
         g.decodeSeconds = decodeSeconds;
+        g.decoding = decodingMode;
     }
     return out;
 }

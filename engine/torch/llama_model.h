@@ -51,6 +51,9 @@ public:
         std::string stopReason; // "stop_token", "max_tokens" or "context"
         double prefillSeconds = 0;
         double decodeSeconds = 0;
+        // How the steps ran: "cuda graphs (N captured)", "eager", or "eager (why graphs were
+        // not used)" (DecodeGraphs).
+        std::string decoding;
     };
     // Continues `prompt` one token at a time with a key/value cache allocated once for the
     // prompt and every token asked for (each step attends to the cache, not the whole sequence).

@@ -154,18 +154,11 @@ torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cach
     return rmsNorm(x, norm);
 }
 
-torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor& input,
-                                         const torch::Tensor& cos, const torch::Tensor& sin,
-                                         const std::optional<torch::Tensor>& mask, bool causal,
-                                         KvCache* cache, std::int64_t past,
-                                         Adapters adapters) const {
-    const std::int64_t batch = input.size(0), length = input.size(1);
-    const std::int64_t total = past + length;
+LlamaNetwork::Projected LlamaNetwork::projectQkv(const Layer& l, const torch::Tensor& h,
+                                                 const torch::Tensor& cos, const torch::Tensor& sin,
+                                                 Adapters adapters) const {
+    const std::int64_t batch = h.size(0), length = h.size(1);
     const int D = config.headDim;
-    const int groups = config.heads / config.kvHeads;
-    torch::Tensor x = input;
-    const Layer& l = layers[index];
-    const torch::Tensor h = rmsNorm(x, l.attnNorm);
     torch::Tensor q =
         project(l, 0, h, adapters).view({batch, length, config.heads, D}).transpose(1, 2);
     torch::Tensor k =
@@ -174,6 +167,31 @@ torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor&
         project(l, 2, h, adapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
     q = q * cos + rotateHalf(q) * sin;
     k = k * cos + rotateHalf(k) * sin;
+    return {q, k, v};
+}
+
+torch::Tensor LlamaNetwork::finishLayer(const Layer& l, const torch::Tensor& x,
+                                        const torch::Tensor& attended, Adapters adapters) const {
+    const std::int64_t batch = attended.size(0), length = attended.size(2);
+    const torch::Tensor merged =
+        attended.transpose(1, 2).reshape({batch, length, config.heads * config.headDim});
+    const torch::Tensor afterAttention = x + project(l, 3, merged, adapters);
+    const torch::Tensor g = rmsNorm(afterAttention, l.ffnNorm);
+    const torch::Tensor gated =
+        torch::silu(project(l, 4, g, adapters)) * project(l, 5, g, adapters);
+    return afterAttention + project(l, 6, gated, adapters);
+}
+
+torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor& input,
+                                         const torch::Tensor& cos, const torch::Tensor& sin,
+                                         const std::optional<torch::Tensor>& mask, bool causal,
+                                         KvCache* cache, std::int64_t past,
+                                         Adapters adapters) const {
+    const std::int64_t length = input.size(1);
+    const std::int64_t total = past + length;
+    const int groups = config.heads / config.kvHeads;
+    const Layer& l = layers[index];
+    auto [q, k, v] = projectQkv(l, rmsNorm(input, l.attnNorm), cos, sin, adapters);
     if (cache) {
         cache->keys[index].narrow(2, past, length).copy_(k);
         cache->values[index].narrow(2, past, length).copy_(v);
@@ -187,15 +205,48 @@ torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor&
     // Torch's fused attention (flash or memory-efficient where it has them): the scores
     // matrix is never kept for the backward pass, where a 4k-token episode's would take
     // ~20 GB in float32 over 30 layers; the softmax accumulates in float32 as before.
-    const torch::Tensor attended = at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal)
-                                       .transpose(1, 2)
-                                       .reshape({batch, length, config.heads * D});
-    x = x + project(l, 3, attended, adapters);
-    const torch::Tensor g = rmsNorm(x, l.ffnNorm);
-    const torch::Tensor gated =
-        torch::silu(project(l, 4, g, adapters)) * project(l, 5, g, adapters);
-    x = x + project(l, 6, gated, adapters);
-    return x;
+    return finishLayer(l, input, at::scaled_dot_product_attention(q, k, v, mask, 0.0, causal),
+                       adapters);
+}
+
+torch::Tensor LlamaNetwork::decodeStep(const torch::Tensor& ids, const torch::Tensor& position,
+                                       KvCache& cache, std::int64_t window,
+                                       Adapters adapters) const {
+    torch::NoGradGuard noGrad;
+    const std::int64_t batch = ids.size(0);
+    const int D = config.headDim;
+    const int groups = config.heads / config.kvHeads;
+    torch::Tensor x = embed.index_select(0, ids.reshape({-1})).reshape({batch, 1, -1});
+    // The rotary angles of the one position, from the device: as forward() forms them.
+    const torch::Tensor angles =
+        position.to(torch::kFloat32).view({1, 1}) * inverseFrequencies.view({1, -1});
+    const torch::Tensor doubled = torch::cat({angles, angles}, -1);
+    const torch::Tensor cos = doubled.cos().to(dtype).view({1, 1, 1, D});
+    const torch::Tensor sin = doubled.sin().to(dtype).view({1, 1, 1, D});
+    // Keys up to the position take part; the window's later slots hold zeros or a longer
+    // sequence's leftovers, and are masked.
+    const torch::Tensor attended =
+        torch::arange(window, torch::TensorOptions().dtype(torch::kInt64).device(device))
+            .le(position)
+            .view({1, 1, 1, window});
+    for (std::size_t index = 0; index < layers.size(); ++index) {
+        const Layer& l = layers[index];
+        auto [q, k, v] = projectQkv(l, rmsNorm(x, l.attnNorm), cos, sin, adapters);
+        cache.keys[index].index_copy_(2, position, k);
+        cache.values[index].index_copy_(2, position, v);
+        torch::Tensor keys = cache.keys[index].narrow(2, 0, window);
+        torch::Tensor values = cache.values[index].narrow(2, 0, window);
+        if (groups > 1) {
+            // Each key/value head for its group of query heads, as a broadcast view: an expand
+            // and a copy, no index computed on the host.
+            const auto shape = std::vector<std::int64_t>{batch, config.kvHeads, groups, window, D};
+            keys = keys.unsqueeze(2).expand(shape).reshape({batch, config.heads, window, D});
+            values = values.unsqueeze(2).expand(shape).reshape({batch, config.heads, window, D});
+        }
+        x = finishLayer(l, x, at::scaled_dot_product_attention(q, keys, values, attended),
+                        adapters);
+    }
+    return torch::linear(rmsNorm(x, norm), head);
 }
 
 std::vector<torch::Tensor> LlamaNetwork::attachLora(int rank, double alpha,

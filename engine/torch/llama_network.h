@@ -98,7 +98,26 @@ struct LlamaNetwork {
                                bool causal, KvCache* cache, std::int64_t past,
                                Adapters adapters) const;
 
+    // One decoding step whose every shape and address is fixed, so that a CUDA graph captured
+    // once replays it (DecodeGraphs): `ids` [batch, 1] follow the cached positions before
+    // `position` ([1], int64, on the device; no value of it is read on the host). The new keys
+    // and values go to the cache at `position`, and attention reads the cache's first `window`
+    // positions (at least position + 1), those after `position` masked. Logits
+    // [batch, 1, vocabulary]; cache->length is not changed (the caller's step counter is).
+    torch::Tensor decodeStep(const torch::Tensor& ids, const torch::Tensor& position,
+                             KvCache& cache, std::int64_t window, Adapters adapters) const;
+
 private:
+    struct Projected {
+        torch::Tensor q, k, v;
+    };
+    // A layer's queries, keys and values for its normalised input `h`, rotated to their positions.
+    Projected projectQkv(const Layer& layer, const torch::Tensor& h, const torch::Tensor& cos,
+                         const torch::Tensor& sin, Adapters adapters) const;
+    // The rest of a layer after attention ([batch, heads, length, head dim]): the output
+    // projection, the residual, the feed-forward block.
+    torch::Tensor finishLayer(const Layer& layer, const torch::Tensor& x,
+                              const torch::Tensor& attended, Adapters adapters) const;
     torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
     torch::Tensor project(const Layer& layer, int which, const torch::Tensor& x,
                           Adapters adapters) const;
