@@ -16,6 +16,12 @@
 namespace kwb::torchnn {
 namespace {
 
+// Token ids as int64 (a braced list of mixed integer types makes a tensor of mixed scalar types,
+// which torch refuses).
+torch::Tensor longs(const std::vector<std::int64_t>& values) {
+    return torch::tensor(values, torch::kInt64);
+}
+
 class DecodeGraphsGpu : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -75,12 +81,11 @@ TEST_F(DecodeGraphsGpu, TeacherForcedBfloat16StepsEqualTheEagerSteps) {
     const std::int64_t batch = 4, capacity = 600;
     LlamaNetwork::KvCache graphed = net.allocateCache(batch, capacity);
     LlamaNetwork::KvCache eager = net.allocateCache(batch, capacity);
-    const torch::Tensor prompt =
-        torch::tensor({std::int64_t(3), 1, 4, 1, 5}, torch::kInt64).view({1, 5}).repeat({batch, 1});
+    const torch::Tensor prompt = longs({3, 1, 4, 1, 5}).view({1, 5}).repeat({batch, 1});
     net.forward(prompt.to(net.device), &graphed, false, LlamaNetwork::Adapters::Merged);
     net.forward(prompt.to(net.device), &eager, false, LlamaNetwork::Adapters::Merged);
     DecodeGraphs graphs(net, graphed, batch);
-    torch::Tensor next = torch::tensor({std::int64_t(6), 9, 2, 11}, torch::kInt64);
+    torch::Tensor next = longs({6, 9, 2, 11});
     double worst = 0;
     for (int step = 0; step < 590; ++step) {
         const torch::Tensor fromGraphs = graphs.step(next).cpu();
