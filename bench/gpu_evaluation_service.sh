@@ -42,8 +42,10 @@ call_ends=$(($(date +%s) + ${KWB_CALL_SECONDS:-580}))
 exec > >(tee -a "$out/$(IFS=-; echo "${parts[*]}").log") 2>&1
 source "$(dirname "${BASH_SOURCE[0]}")/gpu_host_env.sh"
 # The pairs' folder must keep its path between parts: kwb's pair mode keys a candidate's
-# extension build by the candidate file's path.
-work="$build/kb-agreement"
+# extension build by the candidate file's path. Outside the source tree: kwb binds no folder
+# inside its own trees into a shared warm server, so pairs there each started a server of their
+# own (31 starts in 31 evaluations on 2026-12-06).
+work="${KWB_AGREEMENT_WORK:-/tmp/kwb-kb-agreement}"
 mkdir -p "$work"
 echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
