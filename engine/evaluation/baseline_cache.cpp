@@ -82,6 +82,11 @@ std::optional<CachedBaseline> loadBaseline(const BaselineKey& key) {
     return baseline;
 }
 
+bool worthCaching(const CachedBaseline& baseline) {
+    return baseline.eager.available && !baseline.eager.hostDisturbed &&
+           !baseline.compiled.hostDisturbed;
+}
+
 void storeBaseline(const BaselineKey& key, const CachedBaseline& baseline) {
     std::error_code ec;
     const fs::path target = pathFor(key);

@@ -27,6 +27,10 @@ BaselineKey baselineKeyFor(const std::string& taskPath, const std::string& devic
                            const std::string& deviceName, const std::string& torchVersion,
                            const EvaluationOptions& options);
 std::optional<CachedBaseline> loadBaseline(const BaselineKey& key);
+// Whether timings are fit to serve later evaluations: eager was timed, and no kept round of
+// either baseline waited on a busy host (a later evaluation times them again instead: a baseline
+// timed too slow would inflate every later candidate's speed-up).
+bool worthCaching(const CachedBaseline& baseline);
 void storeBaseline(const BaselineKey& key, const CachedBaseline& baseline);
 
 // A key's turn to look up, time and store its baselines. Evaluations of one task that run side

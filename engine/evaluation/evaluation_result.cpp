@@ -101,7 +101,10 @@ json toJson(const TimingStats& t) {
             {"round_cv", t.roundCv},
             {"rounds", t.rounds},
             {"stable", t.stable},
-            {"round_medians_ms", t.roundMediansMs}};
+            {"round_medians_ms", t.roundMediansMs},
+            {"host_wait_ms", t.hostWaitMs},
+            {"rounds_retimed", t.roundsRetimed},
+            {"host_disturbed", t.hostDisturbed}};
 }
 
 namespace {
@@ -144,6 +147,9 @@ TimingStats timingFromJson(const json& j) {
     t.rounds = intOr(j, "rounds", 0);
     t.stable = j.value("stable", false);
     t.roundMediansMs = jsonField<std::vector<double>>(j, "round_medians_ms", {});
+    t.hostWaitMs = j.value("host_wait_ms", 0.0);
+    t.roundsRetimed = intOr(j, "rounds_retimed", 0);
+    t.hostDisturbed = j.value("host_disturbed", false);
     return t;
 }
 

@@ -70,6 +70,12 @@ struct TimingStats {
     int rounds = 0;                     // rounds run (repeat-until-stable)
     bool stable = false;                // roundCv within the target
     std::vector<double> roundMediansMs; // one median per round: what speed-up intervals resample
+    // Eager and torch.compile, which the judge times in its own thread: how long that thread
+    // waited for a CPU over the kept rounds, how many rounds it timed again because of such a
+    // wait, and whether a kept round still waited too long (kwb_harness/timing/busy_host.py).
+    double hostWaitMs = 0;
+    int roundsRetimed = 0;
+    bool hostDisturbed = false;
 
     double spreadPercent() const { return medianMs > 0 ? 100.0 * stdevMs / medianMs : 0.0; }
 };

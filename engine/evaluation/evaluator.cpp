@@ -1272,7 +1272,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
             // Not from an evaluation that broke a strict rule (the profile stage's flags are in
             // by now): its candidate may have slowed the judge while it timed these
             // (judge_disturbed), and a later honest evaluation would be measured against them.
-            if (r.eager.available && !timeline && !r.hasStrictFlag())
+            if (worthCaching(measured) && !timeline && !r.hasStrictFlag())
                 storeBaseline(key, measured);
         }
         baselineTurn.reset(); // the entry is stored (or cannot be): the next one reads or times
@@ -1329,7 +1329,7 @@ EvaluationResult Evaluator::baseline(const std::string& taskPath,
         const CachedBaseline measured = baselineTimingsFrom(outcome.result);
         r.eager = measured.eager;
         r.compiledBaseline = measured.compiled;
-        if (r.eager.available)
+        if (worthCaching(measured))
             storeBaseline(baselineKeyFor(r.referencePath, c.device, r.environment.deviceName,
                                          r.environment.torchVersion, options),
                           measured);

@@ -74,6 +74,31 @@ TEST_F(BaselineCacheTest, AnEntryWithoutTorchCompilesTimingIsTimedAgain) {
     EXPECT_FALSE(loadBaseline(key()).has_value());
 }
 
+// A baseline whose judge thread still waited on a busy host after its rounds were timed again
+// would inflate every later candidate's speed-up: the next evaluation times it again instead.
+TEST_F(BaselineCacheTest, BaselinesTimedOnABusyHostAreNotWorthCaching) {
+    TimingStats waited = timed(3.0);
+    waited.hostDisturbed = true;
+    waited.roundsRetimed = 2;
+    waited.hostWaitMs = 1.4;
+    EXPECT_TRUE(worthCaching({timed(2.0), timed(1.5)}));
+    EXPECT_FALSE(worthCaching({waited, timed(1.5)}));
+    EXPECT_FALSE(worthCaching({timed(2.0), waited}));
+    EXPECT_FALSE(worthCaching({TimingStats{}, timed(1.5)})) << "eager was not timed";
+
+    // A round timed again that then ran undisturbed is fit, and its record comes back whole.
+    TimingStats retimed = timed(2.0);
+    retimed.roundsRetimed = 1;
+    retimed.hostWaitMs = 0.1;
+    ASSERT_TRUE(worthCaching({retimed, timed(1.5)}));
+    storeBaseline(key(), {retimed, timed(1.5)});
+    const auto loaded = loadBaseline(key());
+    ASSERT_TRUE(loaded.has_value());
+    EXPECT_EQ(loaded->eager.roundsRetimed, 1);
+    EXPECT_DOUBLE_EQ(loaded->eager.hostWaitMs, 0.1);
+    EXPECT_FALSE(loaded->eager.hostDisturbed);
+}
+
 // Evaluations of one task side by side: the second waits for the first's entry instead of timing
 // the baselines again; another task's key does not wait; a stop ends the wait.
 TEST_F(BaselineCacheTest, OneEvaluationAtATimeHasATasksTurnToTimeItsBaselines) {

@@ -24,7 +24,7 @@ from ..isolation import candidate_process
 from ..isolation.remote_timing import CANDIDATE_SALT, RemoteTimedCandidate, SealedCensus
 from ..isolation.reports import checked_flags, guard_flag, missing_report_flag, well_formed
 from ..task_loader import load_reference
-from ..timing import external_clock, gpu_monitor, phase_marks, speedup_interval, timed_lane
+from ..timing import busy_host, external_clock, gpu_monitor, phase_marks, speedup_interval, timed_lane
 from ..timing.input_pool import InputPool
 from ..timing.phase_clock import PhaseClock
 from ..timing.timers import CpuTimer, CudaTimer, relative_spread, rotated, summarize
@@ -380,23 +380,47 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
     import torch
 
     marks = marks or phase_marks.PhaseMarks("cpu")
+    # Per variant timed here: run-queue wait over its kept rounds, rounds timed again, and
+    # whether a kept round was still disturbed (busy_host.py).
+    host_wait_ms = {name: 0.0 for name in variants}
+    retimed = {name: 0 for name in variants}
+    host_disturbed = {name: False for name in variants}
 
-    def local_round(name: str, count: int, label: str) -> tuple:
+    def timed_calls(name: str, count: int, label: str) -> tuple:
+        devices_ms, hosts_ms = [], []
+        with marks.range(label):
+            for k in range(count):
+                args = pools[name].next()
+                if marks.enabled:
+                    with marks.range(f"iteration {k}"):
+                        device, host, _ = timer.time_call(variants[name], args)
+                else:
+                    device, host, _ = timer.time_call(variants[name], args)
+                devices_ms.append(device)
+                hosts_ms.append(host)
+        return devices_ms, hosts_ms
+
+    def local_round(name: str, count: int, label: str, warmup: bool) -> tuple:
+        """A round of eager or torch.compile, timed again on a GPU while the host kept this
+        thread waiting (busy_host.py). Not warm-up rounds, which are not measured; and not on
+        the CPU, where every variant's wall-clock time takes the host's load alike and rotating
+        the variants shares it out (CI's two busy cores would time most rounds again)."""
         if remote is not None:
             remote.process.pause()
         try:
-            devices_ms, hosts_ms = [], []
-            with marks.range(label):
-                for k in range(count):
-                    args = pools[name].next()
-                    if marks.enabled:
-                        with marks.range(f"iteration {k}"):
-                            device, host, _ = timer.time_call(variants[name], args)
-                    else:
-                        device, host, _ = timer.time_call(variants[name], args)
-                    devices_ms.append(device)
-                    hosts_ms.append(host)
-            return devices_ms, hosts_ms
+            if warmup or req.device != "cuda":
+                return timed_calls(name, count, label)
+
+            def retimed_because(waited: float, measured: float) -> None:
+                print(f"{label}: timed again, its thread waited {waited:.2f} ms for a CPU while it "
+                      f"measured {measured:.2f} ms", flush=True)
+
+            kept = busy_host.timed_round(lambda: timed_calls(name, count, label),
+                                         on_retry=retimed_because)
+            host_wait_ms[name] += kept.waited_ms
+            retimed[name] += kept.retimed
+            host_disturbed[name] = host_disturbed[name] or kept.disturbed
+            return kept.devices_ms, kept.hosts_ms
         finally:
             if remote is not None:
                 remote.process.resume()
@@ -406,7 +430,7 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
             if name == "candidate":
                 with marks.range(label):
                     return remote.batch(count, warmup)
-            return local_round(name, count, label)
+            return local_round(name, count, label, warmup)
         except KeyboardInterrupt:
             raise
         except HarnessError:
@@ -481,6 +505,10 @@ def _measure(variants: dict, pools: dict, req, timer, clock, remote, timings: di
         t["round_cv"] = relative_spread(round_medians[name])
         t["stable"] = t["round_cv"] <= req.target_cv
         t["round_medians_ms"] = list(round_medians[name])
+        if name != "candidate" and req.device == "cuda":
+            t["host_wait_ms"] = host_wait_ms[name]
+            t["rounds_retimed"] = retimed[name]
+            t["host_disturbed"] = host_disturbed[name]
         print(f"{name:>9}: median {t['median_ms']:.4f} ms (p10 {t['p10_ms']:.4f}, p90 {t['p90_ms']:.4f}, "
               f"cv {100 * t['cv']:.1f}%, round cv {100 * t['round_cv']:.1f}%, {t['samples']} samples, "
               f"{rounds_done} rounds, {t['method']})")
