@@ -3,6 +3,7 @@
 #include "engine/torch/advantages.h"
 #include "engine/torch/llama_model.h"
 #include "engine/torch/llama_network.h"
+#include "engine/torch/multi_tensor_step.h"
 #include "engine/torch/policy_losses.h"
 
 #include <cerrno>
@@ -204,9 +205,8 @@ struct PolicyTrainer::Impl {
     void optimiseCritic(const torch::Tensor& loss) {
         criticOptimiser->zero_grad();
         loss.backward();
-        torch::nn::utils::clip_grad_norm_(criticParameters,
-                                          settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
-        criticOptimiser->step();
+        clipGradientNorm(criticParameters, settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
+        adamwStep(*criticOptimiser);
         critic->adaptersChanged();
     }
 
@@ -244,9 +244,9 @@ struct PolicyTrainer::Impl {
             static_cast<torch::optim::AdamWOptions&>(group.options()).lr(rate);
         optimiser->zero_grad();
         loss.backward();
-        out.gradNorm = torch::nn::utils::clip_grad_norm_(
-            parameters, settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
-        optimiser->step();
+        out.gradNorm =
+            clipGradientNorm(parameters, settings.maxGradNorm > 0 ? settings.maxGradNorm : 1e30);
+        adamwStep(*optimiser);
         net->adaptersChanged(); // LoRA's merged weights for generation; nothing without LoRA
         out.learningRate = rate;
         out.step = ++steps;
