@@ -122,14 +122,9 @@ torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cach
     const std::int64_t batch = ids.size(0), length = ids.size(1);
     const std::int64_t past = cache ? cache->length : 0;
     const std::int64_t total = past + length;
-    const int D = config.headDim;
     torch::Tensor x = embed.index_select(0, ids.reshape({-1})).reshape({batch, length, -1});
-    const torch::Tensor positions =
-        torch::arange(past, total, torch::TensorOptions().dtype(torch::kFloat32).device(device));
-    const torch::Tensor angles = torch::outer(positions, inverseFrequencies);
-    const torch::Tensor doubled = torch::cat({angles, angles}, -1);
-    const torch::Tensor cos = doubled.cos().to(dtype).view({1, 1, length, D});
-    const torch::Tensor sin = doubled.sin().to(dtype).view({1, 1, length, D});
+    const auto [cos, sin] = rotaryTables(
+        torch::arange(past, total, torch::TensorOptions().dtype(torch::kFloat32).device(device)));
     // New position i (absolute past + i) sees keys 0 .. past + i. Without a past that is plain
     // causal attention and one token after a past sees every key: both need no mask, which
     // keeps torch's flash kernels eligible. A chunk after a past needs it (true: attended).
@@ -152,6 +147,26 @@ torch::Tensor LlamaNetwork::hiddenStates(const torch::Tensor& ids, KvCache* cach
     if (cache)
         cache->length = total;
     return rmsNorm(x, norm);
+}
+
+std::pair<torch::Tensor, torch::Tensor>
+LlamaNetwork::rotaryTables(const torch::Tensor& positions) const {
+    const torch::Tensor angles = torch::outer(positions, inverseFrequencies);
+    const torch::Tensor doubled = torch::cat({angles, angles}, -1);
+    const std::vector<std::int64_t> shape = {1, 1, positions.size(0), config.headDim};
+    return {doubled.cos().to(dtype).view(shape), doubled.sin().to(dtype).view(shape)};
+}
+
+torch::Tensor LlamaNetwork::repeatKvHeads(const torch::Tensor& t) const {
+    const int groups = config.heads / config.kvHeads;
+    if (groups == 1)
+        return t;
+    // A broadcast view and one copy (what repeat_interleave computes), with no index formed on
+    // the host, so that a CUDA graph can capture it.
+    const std::int64_t batch = t.size(0), length = t.size(2), D = t.size(3);
+    return t.unsqueeze(2)
+        .expand({batch, config.kvHeads, groups, length, D})
+        .reshape({batch, config.heads, length, D});
 }
 
 LlamaNetwork::Projected LlamaNetwork::projectQkv(const Layer& l, const torch::Tensor& h,
@@ -189,7 +204,6 @@ torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor&
                                          Adapters adapters) const {
     const std::int64_t length = input.size(1);
     const std::int64_t total = past + length;
-    const int groups = config.heads / config.kvHeads;
     const Layer& l = layers[index];
     auto [q, k, v] = projectQkv(l, rmsNorm(input, l.attnNorm), cos, sin, adapters);
     if (cache) {
@@ -198,10 +212,8 @@ torch::Tensor LlamaNetwork::layerForward(std::size_t index, const torch::Tensor&
         k = cache->keys[index].narrow(2, 0, total);
         v = cache->values[index].narrow(2, 0, total);
     }
-    if (groups > 1) {
-        k = k.repeat_interleave(groups, 1);
-        v = v.repeat_interleave(groups, 1);
-    }
+    k = repeatKvHeads(k);
+    v = repeatKvHeads(v);
     // Torch's fused attention (flash or memory-efficient where it has them): the scores
     // matrix is never kept for the backward pass, where a 4k-token episode's would take
     // ~20 GB in float32 over 30 layers; the softmax accumulates in float32 as before.
@@ -214,15 +226,9 @@ torch::Tensor LlamaNetwork::decodeStep(const torch::Tensor& ids, const torch::Te
                                        Adapters adapters) const {
     torch::NoGradGuard noGrad;
     const std::int64_t batch = ids.size(0);
-    const int D = config.headDim;
-    const int groups = config.heads / config.kvHeads;
     torch::Tensor x = embed.index_select(0, ids.reshape({-1})).reshape({batch, 1, -1});
-    // The rotary angles of the one position, from the device: as forward() forms them.
-    const torch::Tensor angles =
-        position.to(torch::kFloat32).view({1, 1}) * inverseFrequencies.view({1, -1});
-    const torch::Tensor doubled = torch::cat({angles, angles}, -1);
-    const torch::Tensor cos = doubled.cos().to(dtype).view({1, 1, 1, D});
-    const torch::Tensor sin = doubled.sin().to(dtype).view({1, 1, 1, D});
+    // The rotary tables of the one position, read on the device.
+    const auto [cos, sin] = rotaryTables(position.to(torch::kFloat32));
     // Keys up to the position take part; the window's later slots hold zeros or a longer
     // sequence's leftovers, and are masked.
     const torch::Tensor attended =
@@ -234,15 +240,8 @@ torch::Tensor LlamaNetwork::decodeStep(const torch::Tensor& ids, const torch::Te
         auto [q, k, v] = projectQkv(l, rmsNorm(x, l.attnNorm), cos, sin, adapters);
         cache.keys[index].index_copy_(2, position, k);
         cache.values[index].index_copy_(2, position, v);
-        torch::Tensor keys = cache.keys[index].narrow(2, 0, window);
-        torch::Tensor values = cache.values[index].narrow(2, 0, window);
-        if (groups > 1) {
-            // Each key/value head for its group of query heads, as a broadcast view: an expand
-            // and a copy, no index computed on the host.
-            const auto shape = std::vector<std::int64_t>{batch, config.kvHeads, groups, window, D};
-            keys = keys.unsqueeze(2).expand(shape).reshape({batch, config.heads, window, D});
-            values = values.unsqueeze(2).expand(shape).reshape({batch, config.heads, window, D});
-        }
+        const torch::Tensor keys = repeatKvHeads(cache.keys[index].narrow(2, 0, window));
+        const torch::Tensor values = repeatKvHeads(cache.values[index].narrow(2, 0, window));
         x = finishLayer(l, x, at::scaled_dot_product_attention(q, keys, values, attended),
                         adapters);
     }

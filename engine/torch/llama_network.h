@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <torch/types.h>
+#include <utility>
 #include <vector>
 
 namespace kwb::torchnn {
@@ -111,6 +112,12 @@ private:
     struct Projected {
         torch::Tensor q, k, v;
     };
+    // cos and sin of the rotary angles of `positions` ([length], float32), [1, 1, length, head
+    // dim] in the model's type, as Hugging Face forms them.
+    std::pair<torch::Tensor, torch::Tensor> rotaryTables(const torch::Tensor& positions) const;
+    // Keys or values [batch, kv heads, length, head dim] repeated for each query head of their
+    // group (grouped-query attention).
+    torch::Tensor repeatKvHeads(const torch::Tensor& t) const;
     // A layer's queries, keys and values for its normalised input `h`, rotated to their positions.
     Projected projectQkv(const Layer& layer, const torch::Tensor& h, const torch::Tensor& cos,
                          const torch::Tensor& sin, Adapters adapters) const;
