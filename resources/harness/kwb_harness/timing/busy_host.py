@@ -39,11 +39,10 @@ class RoundWatch:
 
     def __init__(self):
         self._start = scheduler_wait.own_wait_ns()
-        self.waited_ms = 0.0
 
     def stop(self) -> float:
-        self.waited_ms = (scheduler_wait.own_wait_ns() - self._start) / 1e6
-        return self.waited_ms
+        """Milliseconds waited since the watch began."""
+        return (scheduler_wait.own_wait_ns() - self._start) / 1e6
 
 
 class Round:
