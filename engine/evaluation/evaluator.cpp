@@ -756,6 +756,18 @@ void absorbFlags(EvaluationResult& r, const json& result) {
         r.flags.push_back(flagFromJson(f));
 }
 
+// The engine's own finding that the judge was stopped and had to be continued
+// (HarnessStageOutcome::judgeStopped), unless the judge saw it itself: its own SIGCONT handler
+// reports the same code from inside the stage.
+void noteJudgeStopped(EvaluationResult& r, const HarnessStageOutcome& outcome) {
+    if (outcome.judgeStopped.empty())
+        return;
+    for (const auto& f : r.flags)
+        if (f.code == "judge_disturbed")
+            return;
+    r.flags.push_back({"judge_disturbed", FlagSeverity::Strict, outcome.judgeStopped});
+}
+
 // Above this speed-up over eager a result is flagged for review: real kernels rarely beat
 // torch by this much, exploits often do.
 constexpr double kImplausibleSpeedup = 10.0;
@@ -1067,6 +1079,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     absorbEnvironment(r, inspect.result);
     // The source checks run inside inspect: they need the task's shapes and dtypes.
     absorbFlags(r, inspect.result);
+    noteJudgeStopped(r, inspect);
     if (stoppedIn(inspect, "inspect"))
         return finish();
     if (!inspect.ok) {
@@ -1164,6 +1177,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
             r.outputErrors.push_back(outputErrorFromJson(o));
     }
     absorbFlags(r, verify.result);
+    noteJudgeStopped(r, verify);
     absorbVerifyEvidence(r.integrity, verify.result);
     r.correct = verify.ok && verify.result.is_object() && verify.result.value("correct", false);
     if (!r.correct) {
@@ -1250,6 +1264,7 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         return finish();
     }
     absorbFlags(r, profile.result);
+    noteJudgeStopped(r, profile);
     absorbProfileEvidence(r.integrity, profile.result);
     if (counters) {
         collectCounterPages(c, ncu, counterReport, profile, r);

@@ -82,6 +82,7 @@ HarnessStageOutcome interpretStageRun(const HarnessStageSpec& spec, const Proces
                                       const std::filesystem::path& resultFile,
                                       HarnessStageOutcome outcome) {
     outcome.result = readStageResult(resultFile);
+    outcome.judgeStopped = process.ownProcessesStopped;
 
     if (!process.started) {
         outcome.failureKind = "python_missing";
@@ -205,6 +206,8 @@ SandboxedCommand harnessCommand(const HarnessStageSpec& spec,
         if (!(i == 0 && pythonArguments[i] == "-m"))
             argv.push_back(pythonArguments[i]);
     SandboxedCommand command = sandboxCommand(argv, spec.workingDirectory, policy);
+    // The stage's process is the judge; under a profiler, the profiler's child is.
+    command.spec.treeBudget.ownLevels = spec.wrapper.empty() ? 1 : 2;
     command.spec.timeout = spec.timeout;
     command.spec.outputLimitBytes = 128 * 1024;
     for (const auto& [name, value] : spec.environment)

@@ -70,6 +70,9 @@ struct HarnessStageOutcome {
     double laneWaitSeconds = 0.0;      // StageRecord::laneWaitSeconds
     double buildWaitSeconds = 0.0;     // StageRecord::buildWaitSeconds
     double aloneLaneWaitSeconds = 0.0; // StageRecord::aloneLaneWaitSeconds
+    // The engine found the judge (or the warm server above it) stopped by someone and continued
+    // it (ProcessResult::ownProcessesStopped): what it found, in words; "" when nothing was.
+    std::string judgeStopped;
 };
 
 // A stage stopped before it began, while it waited for its GPU lane (or, on the CPU, for its

@@ -33,6 +33,7 @@ namespace {
 TreeBudget stageBudget(const HarnessStageSpec& spec, const WarmWorkerPlan& plan) {
     TreeBudget budget = treeBudgetFor(spec.sandbox);
     budget.maxProcesses = 0;
+    budget.ownLevels = 2; // the server and its stage children: the judges
     budget.diskPaths.clear();
     for (const auto& path : plan.confinement.value("writable", json::array()))
         if (path.is_string())
@@ -108,14 +109,19 @@ struct WarmWorkerPool::Worker {
 // (the tree is still watched while it waits) and the grant goes back as {"lane_granted": id}.
 // The wait is not the stage's: the server does not count it against the stage's timeout, nor
 // does the deadline here.
-std::optional<std::string>
-WarmWorkerPool::awaitReply(Worker& worker, long long id, std::chrono::milliseconds timeout,
-                           const TreeBudget& budget, std::string& limitExceeded,
-                           std::stop_token stop, bool& cancelSent, bool& cancelledHard,
-                           const std::function<bool(std::stop_token)>& takeLaneAlone) {
+std::optional<std::string> WarmWorkerPool::awaitReply(
+    Worker& worker, long long id, std::chrono::milliseconds timeout, const TreeBudget& budget,
+    std::string& limitExceeded, std::stop_token stop, bool& cancelSent, bool& cancelledHard,
+    const std::function<bool(std::stop_token)>& takeLaneAlone, std::string& judgeStopped) {
     std::optional<std::chrono::steady_clock::time_point> cancelDeadline;
     auto deadline = std::chrono::steady_clock::now() + timeout;
     TreeWatchdog watchdog(worker.process.pid(), budget);
+    // On every way out: what the watchdog found of the judge's stops.
+    struct ReportStops {
+        const TreeWatchdog& watchdog;
+        std::string& into;
+        ~ReportStops() { into = watchdog.judgeKeeper().finding(); }
+    } reportStops{watchdog, judgeStopped};
     enum class Lane { NotAsked, Waiting, Taken, Granted, Refused };
     std::atomic<Lane> lane{Lane::NotAsked};
     std::chrono::steady_clock::time_point laneAsked;
@@ -402,9 +408,11 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     std::optional<std::string> line;
     std::string limitExceeded;
     bool cancelSent = false, cancelledHard = false;
+    std::string judgeStopped;
     if (worker->process.writeLine(message.dump()))
         line = awaitReply(*worker, id, spec.timeout + kReplyGrace, stageBudget(spec, plan),
-                          limitExceeded, spec.stop, cancelSent, cancelledHard, spec.takeLaneAlone);
+                          limitExceeded, spec.stop, cancelSent, cancelledHard, spec.takeLaneAlone,
+                          judgeStopped);
     if (cancelledHard || !limitExceeded.empty()) {
         // The stage's tree took more memory or disk than an evaluation may, or the server did
         // not answer a cancel: the server, whose tree the stage is part of, goes with it (the
@@ -415,6 +423,7 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
         killed.started = true;
         killed.cancelled = cancelledHard;
         killed.limitExceeded = limitExceeded;
+        killed.ownProcessesStopped = judgeStopped;
         killed.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - sent);
         killed.err.text = readCapped(logFile);
@@ -433,6 +442,7 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
 
     ProcessResult process;
     process.started = true;
+    process.ownProcessesStopped = judgeStopped;
     const std::string status = reply.value("status", std::string());
     if (status == "exited") {
         process.exitedNormally = true;

@@ -61,11 +61,10 @@ private:
     // A stop during a new server's start ends that server (error "cancelled").
     Lease workerFor(const WarmWorkerPlan& plan, const std::string& workspace, std::string& error,
                     bool& started, std::stop_token stop);
-    static std::optional<std::string>
-    awaitReply(Worker& worker, long long id, std::chrono::milliseconds timeout,
-               const TreeBudget& budget, std::string& limitExceeded, std::stop_token stop,
-               bool& cancelSent, bool& cancelledHard,
-               const std::function<bool(std::stop_token)>& takeLaneAlone);
+    static std::optional<std::string> awaitReply(
+        Worker& worker, long long id, std::chrono::milliseconds timeout, const TreeBudget& budget,
+        std::string& limitExceeded, std::stop_token stop, bool& cancelSent, bool& cancelledHard,
+        const std::function<bool(std::stop_token)>& takeLaneAlone, std::string& judgeStopped);
 
     std::size_t capacity_;
     mutable std::mutex mutex_;

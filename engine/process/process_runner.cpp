@@ -208,6 +208,7 @@ ProcessResult runProcess(const ProcessSpec& spec) {
     // also outside the group.
     kill(-pid, SIGKILL);
     watchdog.killAll();
+    result.ownProcessesStopped = watchdog.judgeKeeper().finding();
     for (int fd : fds)
         if (fd >= 0)
             close(fd);

@@ -56,6 +56,9 @@ struct ProcessResult {
     // "process limit (N)", "memory limit (...)", "disk limit (...)" when the watchdog killed
     // the tree.
     std::string limitExceeded;
+    // JudgeKeeper::finding(): kwb's own processes at the top of the tree (TreeBudget::ownLevels)
+    // found stopped and continued; "" when none was.
+    std::string ownProcessesStopped;
     CapturedOutput out;
     CapturedOutput err;
     std::chrono::milliseconds elapsed{0};

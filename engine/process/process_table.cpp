@@ -100,6 +100,13 @@ std::vector<int> descendantPids(int root) {
     return pids;
 }
 
+std::optional<ProcessEntry> readProcess(int pid) {
+    ProcessEntry process;
+    if (!parseStat(readStat(("/proc/" + std::to_string(pid) + "/stat").c_str()), pid, process))
+        return std::nullopt;
+    return process;
+}
+
 std::uint64_t processStartTime(int pid) {
     ProcessEntry process;
     return parseStat(readStat(("/proc/" + std::to_string(pid) + "/stat").c_str()), pid, process)

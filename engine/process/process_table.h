@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,8 @@ std::vector<int> descendantPids(int root);
 
 // The start time of `pid` (ProcessEntry::startTime), 0 when it is gone.
 std::uint64_t processStartTime(int pid);
+
+// One process's entry (its parent, state and name), nullopt when it is gone.
+std::optional<ProcessEntry> readProcess(int pid);
 
 } // namespace kwb

@@ -27,7 +27,13 @@ struct TreeBudget {
     // into folders of the server's sandbox that the stage's own list does not name).
     bool attributeDiskToTree = true;
 
-    bool any() const { return maxProcesses > 0 || memoryBytes > 0 || diskBytes > 0; }
+    // How many levels of processes at the top of the tree, below the sandbox's wrappers, are
+    // kwb's own (JudgeKeeper: continued whenever found stopped). 0: none watched.
+    int ownLevels = 0;
+
+    bool any() const {
+        return maxProcesses > 0 || memoryBytes > 0 || diskBytes > 0 || ownLevels > 0;
+    }
 };
 
 } // namespace kwb

@@ -151,7 +151,7 @@ std::string byteSize(std::uint64_t bytes) {
 }
 
 TreeWatchdog::TreeWatchdog(int rootPid, TreeBudget budget)
-    : root_(rootPid), budget_(std::move(budget)) {
+    : root_(rootPid), budget_(std::move(budget)), keeper_(rootPid, budget_.ownLevels) {
     seen_[root_] = processStartTime(root_);
     if (budget_.diskBytes == 0)
         return;
@@ -191,6 +191,7 @@ std::string TreeWatchdog::check() {
     const std::vector<ProcessEntry> tree = descendants(root_);
     for (const auto& process : tree)
         seen_.insert_or_assign(process.pid, process.startTime); // a reused pid: the new one
+    keeper_.check(tree);
     if (budget_.maxProcesses > 0 && tree.size() + 1 > budget_.maxProcesses)
         return "process limit (" + std::to_string(budget_.maxProcesses) + ")";
     if (budget_.memoryBytes > 0) {

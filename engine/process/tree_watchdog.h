@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/process/judge_keeper.h"
 #include "engine/process/process_table.h"
 #include "engine/process/tree_budget.h"
 
@@ -32,6 +33,10 @@ public:
     // Private memory of the tree at the last check.
     std::uint64_t lastMemoryBytes() const { return lastMemory_; }
 
+    // kwb's own processes at the top of the tree found stopped and continued (TreeBudget::
+    // ownLevels), checked with the tree.
+    const JudgeKeeper& judgeKeeper() const { return keeper_; }
+
 private:
     struct Mount {
         std::string path;
@@ -45,6 +50,7 @@ private:
 
     int root_;
     TreeBudget budget_;
+    JudgeKeeper keeper_;
     std::vector<Mount> mounts_; // one per file system of budget_.diskPaths
     std::uint64_t folderBytesAtStart_ = 0;
     std::int64_t startSeconds_ = 0; // wall clock, for the files of shared folders

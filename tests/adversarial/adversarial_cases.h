@@ -180,6 +180,11 @@ inline std::vector<AdversarialCase> adversarialCases() {
         // are found either way, the judge's stops when a helper got there first.
         {"judge_stopper_resurrecting", "judge_disturbed|processes_started", true, Where::Cpu, false,
          true},
+        // The judge stopped by the candidate's process and never continued: nothing inside the
+        // stage can, so the engine does (JudgeKeeper) and the verdict names it. Before, the stage
+        // waited until its timeout (once in a fresh clone's suite, 2026-12-06, the case above:
+        // the judge stopped the helper stopping it, and the profile ended "not profiled").
+        {"judge_frozen", "judge_disturbed"},
         // A watcher process that starts memory burners whenever the judge stops the candidate to
         // time the baselines; burners started after the judge listed the tree ran unstopped
         // (a third outside round, 2026-12-05: reward 3 and the slowed baselines cached).
