@@ -327,7 +327,10 @@ ScratchTidy removeIdleWorkspaceRuns(const fs::path& runsRoot, std::chrono::secon
     const int root = ::open(runsRoot.c_str(), kFolderFlags);
     if (root < 0)
         return tidy;
-    const std::time_t now = std::time(nullptr);
+    // The fine clock: time() reads the kernel's coarse one, up to a tick behind a change time
+    // the file system took from the fine clock, so a folder changed in the last instant of a
+    // second could look changed in the next one, and younger than any idle time (0 included).
+    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     for (const auto& name : folderEntries(root)) {
         const bool leftover = name.rfind(".kwb-deep-", 0) == 0; // an interrupted removal's
         if (name.rfind("ws-", 0) != 0 && !leftover)
