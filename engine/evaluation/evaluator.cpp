@@ -517,6 +517,7 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
             lane.emplace(std::move(*alone));
         return lane.has_value();
     };
+    spec.laneOnTheGpu = c.gpuAllowed;
     if (holdsLane && warm) {
         spec.takeLane = takeLane;
         if (timesOnTheGpu(stage))

@@ -246,7 +246,7 @@ HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec) {
     // with the lane alone from its start.
     if (spec.takeLaneAlone ? !spec.takeLaneAlone(spec.stop)
                            : spec.takeLane && !spec.takeLane(spec.stop)) {
-        return cancelledWaitingForLane();
+        return cancelledWaitingForLane(spec.laneOnTheGpu);
     }
     fs::path requestFile, resultFile;
     if (!writeStageRequest(spec, requestFile, resultFile, outcome.failureMessage)) {

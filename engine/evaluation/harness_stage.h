@@ -52,6 +52,9 @@ struct HarnessStageSpec {
     // stop already requested, each takes the lane only if it is free at once.
     std::function<bool(std::stop_token)> takeLane;
     std::function<bool(std::stop_token)> takeLaneAlone;
+    // Whether those lanes are a GPU's (false: the CPU's turn to time, in CPU mode), for the
+    // message of a stage stopped while it waited.
+    bool laneOnTheGpu = true;
 };
 
 struct HarnessStageOutcome {
@@ -77,7 +80,7 @@ struct HarnessStageOutcome {
 
 // A stage stopped before it began, while it waited for its GPU lane (or, on the CPU, for its
 // turn to time).
-HarnessStageOutcome cancelledWaitingForLane(bool onTheGpu = true);
+HarnessStageOutcome cancelledWaitingForLane(bool onTheGpu);
 
 HarnessStageOutcome runHarnessStage(const HarnessStageSpec& spec);
 

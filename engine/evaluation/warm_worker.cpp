@@ -373,7 +373,7 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     // The lane after the server: a stage waiting for a busy server holds no lane that the
     // server's own stage may be waiting for.
     if (spec.takeLane && !spec.takeLane(spec.stop))
-        return cancelledWaitingForLane();
+        return cancelledWaitingForLane(spec.laneOnTheGpu);
 
     HarnessStageOutcome outcome;
     fs::path requestFile, resultFile;

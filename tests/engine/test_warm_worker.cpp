@@ -566,6 +566,35 @@ TEST_F(WarmWorkerTest, ATimedStageSharesItsLaneUntilItsTimedCalls) {
     // The server kept serving.
     EXPECT_TRUE(service.evaluate(target, options).correct);
     EXPECT_EQ(pool.workersStarted(), servers);
+
+    // A stop while the stage waits for even a shared hold (another stage times alone) ends it
+    // before its child starts, and its record says what it waited for: the CPU's turn to time.
+    std::optional<GpuLanes::Hold> timing = cpuLane.acquire({});
+    ASSERT_TRUE(timing.has_value());
+    std::atomic<bool> profiling{false};
+    std::stop_source beforeItBegan;
+    auto waiting = std::async(std::launch::async, [&] {
+        return service.evaluate(
+            target, options,
+            [&](const std::string& stage) {
+                if (stage == "profile")
+                    profiling = true;
+            },
+            beforeItBegan.get_token());
+    });
+    for (int i = 0; i < 600 && !profiling; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(profiling) << "the evaluation never reached its profile stage";
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    beforeItBegan.request_stop();
+    ASSERT_EQ(waiting.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    const EvaluationResult notBegun = waiting.get();
+    EXPECT_EQ(notBegun.failureKind, "cancelled") << describe(notBegun);
+    const StageRecord* waited = notBegun.stage("profile");
+    ASSERT_NE(waited, nullptr) << describe(notBegun);
+    EXPECT_EQ(waited->summary, "cancelled: cancelled while waiting to time on the CPU");
+    timing.reset();
+    EXPECT_TRUE(service.evaluate(target, options).correct);
     pool.shutdown();
 }
 
