@@ -300,14 +300,27 @@ TEST_F(WarmWorkerTest, TheInteractiveLoopRebuildsAnEditedKernelInAWarmBuildServe
     pool.shutdown();
 }
 
+// The planting candidates' attempt on one file outside their own folders: what each printed
+// tells the test that the attempt ran and was refused.
+const std::string kPlant = R"(import glob
+import os
+
+
+def _plant(path, shown):
+    try:
+        with open(path, "a") as f:
+            f.write("\n# planted by a\n")
+        print("PLANTED", shown)
+    except OSError as exc:
+        print("REFUSED", shown, type(exc).__name__)
+)";
+
 TEST_F(WarmWorkerTest, OneServerServesEveryWorkspaceBelowOneFolderAndNoneWritesAnothers) {
     // Rollout episodes and KernelBench pairs sit side by side: where the kernel lets the stage
     // child confine itself (Landlock under bubblewrap), they share one server. The candidate of
     // the first workspace tries to plant files in its sibling and in every other workspace's runs
     // folder, and to overwrite its own reference; then shows that its own folders still work.
-    const std::string planter = R"(import glob
-import os
-
+    const std::string planter = kPlant + R"(
 _home = os.environ["HOME"]
 for target in glob.glob(os.path.join(os.path.dirname(os.getcwd()), "*", "model_new.py")) + \
         [os.path.join(d, "planted-by-a") for d in glob.glob(os.path.join(os.path.dirname(_home), "*"))
@@ -315,12 +328,7 @@ for target in glob.glob(os.path.join(os.path.dirname(os.getcwd()), "*", "model_n
     if os.path.realpath(os.path.dirname(target)) == os.path.realpath(os.getcwd()) and \
             target.endswith("model_new.py"):
         continue
-    try:
-        with open(target, "a") as f:
-            f.write("\n# planted by a\n")
-        print("PLANTED", target)
-    except OSError as exc:
-        print("REFUSED", target, type(exc).__name__)
+    _plant(target, target)
 with open(os.path.join(_home, "own-file"), "w") as f:
     f.write("a stage writes its own runs folder")
 )";
@@ -367,19 +375,11 @@ TEST_F(WarmWorkerTest, KernelBenchPairsShareOneServerAndNoneWritesAnothersBuild)
     // which used to give every pair a server of its own: a stream of distinct pairs paid the
     // server's start (the torch import) in each one's first stage. The first pair's candidate
     // tries to plant a file in every other pair's build folder, then writes its own.
-    const std::string planter = R"(import glob
-import os
-
+    const std::string planter = kPlant + R"(
 _own = os.environ["TORCH_EXTENSIONS_DIR"]
 for target in glob.glob(os.path.join(os.path.dirname(_own), "*")):
-    if os.path.realpath(target) == os.path.realpath(_own):
-        continue
-    try:
-        with open(os.path.join(target, "planted-by-a"), "w") as f:
-            f.write("planted")
-        print("PLANTED", target)
-    except OSError as exc:
-        print("REFUSED", target, type(exc).__name__)
+    if os.path.realpath(target) != os.path.realpath(_own):
+        _plant(os.path.join(target, "planted-by-a"), target)
 with open(os.path.join(_own, "own-file"), "w") as f:
     f.write("a pair's stage writes its own build folder")
 )";
