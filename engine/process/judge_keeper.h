@@ -30,9 +30,8 @@ public:
 
     void check(const std::vector<ProcessEntry>& tree);
 
-    // How many times one of them was found stopped and continued.
-    int continued() const { return continued_; }
-    // "" when none was; otherwise the finding, in words, for the evaluation's flag.
+    // "" when none was found stopped; otherwise the finding (how many times, which processes),
+    // in words, for the evaluation's flag.
     std::string finding() const;
 
 private:

@@ -108,10 +108,8 @@ std::optional<ProcessEntry> readProcess(int pid) {
 }
 
 std::uint64_t processStartTime(int pid) {
-    ProcessEntry process;
-    return parseStat(readStat(("/proc/" + std::to_string(pid) + "/stat").c_str()), pid, process)
-               ? process.startTime
-               : 0;
+    const std::optional<ProcessEntry> process = readProcess(pid);
+    return process ? process->startTime : 0;
 }
 
 } // namespace kwb
