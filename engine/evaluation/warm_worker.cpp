@@ -97,31 +97,26 @@ struct WarmWorkerPool::Worker {
     std::string lastWorkspace; // whose stages it ran last (its standby children are theirs)
 };
 
-// The server's reply, read in short waits so the engine can watch the server's tree (the stage
-// child and everything it started) against the budget meanwhile; nullopt on timeout, end of
-// output, or an exceeded budget (then `limitExceeded` says which). A stop request is passed on
-// to the server as {"cancel": id} on the channel, which only the engine writes; the server kills
-// the stage child and replies "cancelled" (`cancelSent` says the engine asked). A server that
-// does not within a few seconds is ended (`cancelledHard`).
+// The server's reply, read in short waits so that `watchdog` can watch the server's tree (the
+// stage child and everything it started) against the stage's budget meanwhile, and keep the
+// judge running; nullopt on timeout, end of output, or an exceeded budget (then `limitExceeded`
+// says which). A stop request is passed on to the server as {"cancel": id} on the channel, which
+// only the engine writes; the server kills the stage child and replies "cancelled" (`cancelSent`
+// says the engine asked). A server that does not within a few seconds is ended
+// (`cancelledHard`).
 //
 // A timing stage's child that reaches its timed calls asks for its GPU's lane alone with a line
 // {"id", "lane": "timed"} before the reply: `takeLaneAlone` is called on a thread of its own
 // (the tree is still watched while it waits) and the grant goes back as {"lane_granted": id}.
 // The wait is not the stage's: the server does not count it against the stage's timeout, nor
 // does the deadline here.
-std::optional<std::string> WarmWorkerPool::awaitReply(
-    Worker& worker, long long id, std::chrono::milliseconds timeout, const TreeBudget& budget,
-    std::string& limitExceeded, std::stop_token stop, bool& cancelSent, bool& cancelledHard,
-    const std::function<bool(std::stop_token)>& takeLaneAlone, std::string& judgeStopped) {
+std::optional<std::string>
+WarmWorkerPool::awaitReply(Worker& worker, long long id, std::chrono::milliseconds timeout,
+                           TreeWatchdog& watchdog, std::string& limitExceeded, std::stop_token stop,
+                           bool& cancelSent, bool& cancelledHard,
+                           const std::function<bool(std::stop_token)>& takeLaneAlone) {
     std::optional<std::chrono::steady_clock::time_point> cancelDeadline;
     auto deadline = std::chrono::steady_clock::now() + timeout;
-    TreeWatchdog watchdog(worker.process.pid(), budget);
-    // On every way out: what the watchdog found of the judge's stops.
-    struct ReportStops {
-        const TreeWatchdog& watchdog;
-        std::string& into;
-        ~ReportStops() { into = watchdog.judgeKeeper().finding(); }
-    } reportStops{watchdog, judgeStopped};
     enum class Lane { NotAsked, Waiting, Taken, Granted, Refused };
     std::atomic<Lane> lane{Lane::NotAsked};
     std::chrono::steady_clock::time_point laneAsked;
@@ -408,11 +403,12 @@ HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bo
     std::optional<std::string> line;
     std::string limitExceeded;
     bool cancelSent = false, cancelledHard = false;
-    std::string judgeStopped;
+    TreeWatchdog watchdog(worker->process.pid(), stageBudget(spec, plan));
     if (worker->process.writeLine(message.dump()))
-        line = awaitReply(*worker, id, spec.timeout + kReplyGrace, stageBudget(spec, plan),
-                          limitExceeded, spec.stop, cancelSent, cancelledHard, spec.takeLaneAlone,
-                          judgeStopped);
+        line = awaitReply(*worker, id, spec.timeout + kReplyGrace, watchdog, limitExceeded,
+                          spec.stop, cancelSent, cancelledHard, spec.takeLaneAlone);
+    // What the watch found of the judge's stops, whichever way the wait ended.
+    const std::string judgeStopped = watchdog.judgeKeeper().finding();
     if (cancelledHard || !limitExceeded.empty()) {
         // The stage's tree took more memory or disk than an evaluation may, or the server did
         // not answer a cancel: the server, whose tree the stage is part of, goes with it (the

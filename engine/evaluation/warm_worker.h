@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/evaluation/harness_stage.h"
-#include "engine/process/tree_budget.h"
+#include "engine/process/tree_watchdog.h"
 
 #include <chrono>
 #include <cstddef>
@@ -61,10 +61,11 @@ private:
     // A stop during a new server's start ends that server (error "cancelled").
     Lease workerFor(const WarmWorkerPlan& plan, const std::string& workspace, std::string& error,
                     bool& started, std::stop_token stop);
-    static std::optional<std::string> awaitReply(
-        Worker& worker, long long id, std::chrono::milliseconds timeout, const TreeBudget& budget,
-        std::string& limitExceeded, std::stop_token stop, bool& cancelSent, bool& cancelledHard,
-        const std::function<bool(std::stop_token)>& takeLaneAlone, std::string& judgeStopped);
+    static std::optional<std::string>
+    awaitReply(Worker& worker, long long id, std::chrono::milliseconds timeout,
+               TreeWatchdog& watchdog, std::string& limitExceeded, std::stop_token stop,
+               bool& cancelSent, bool& cancelledHard,
+               const std::function<bool(std::stop_token)>& takeLaneAlone);
 
     std::size_t capacity_;
     mutable std::mutex mutex_;
