@@ -34,17 +34,28 @@ torch::Tensor LlamaNetwork::rmsNorm(const torch::Tensor& x, const torch::Tensor&
 }
 
 torch::Tensor LlamaNetwork::project(const Layer& layer, int which, const torch::Tensor& x,
-                                    Adapters adapters) const {
+                                    Adapters adapters, const torch::Tensor& inputInFloat32) const {
     const auto& adapter = layer.adapters[which];
     torch::Tensor y;
     if (!adapter || adapters == Adapters::Off)
         y = torch::linear(x, layer.projections[which]);
     else
-        y = adapters == Adapters::Merged ? adapter->forwardMerged(x) : adapter->forward(x);
+        y = adapters == Adapters::Merged ? adapter->forwardMerged(x)
+                                         : adapter->forward(x, inputInFloat32);
     // A bias stays outside the adapter: LoRA adapts the weight only, as peft does.
     if (which < 3 && layer.biases[which].defined())
         y = y + layer.biases[which];
     return y;
+}
+
+torch::Tensor LlamaNetwork::sharedAdapterInput(const Layer& layer, std::initializer_list<int> which,
+                                               const torch::Tensor& x, Adapters adapters) {
+    if (adapters != Adapters::Trained || x.scalar_type() == torch::kFloat32)
+        return {}; // no adapter casts, or the cast is x itself
+    int adapted = 0;
+    for (int w : which)
+        adapted += layer.adapters[w] ? 1 : 0;
+    return adapted > 1 ? x.to(torch::kFloat32) : torch::Tensor();
 }
 
 LlamaNetwork::KvCache LlamaNetwork::allocateCache(std::int64_t batch, std::int64_t capacity) const {
@@ -174,12 +185,13 @@ LlamaNetwork::Projected LlamaNetwork::projectQkv(const Layer& l, const torch::Te
                                                  Adapters adapters) const {
     const std::int64_t batch = h.size(0), length = h.size(1);
     const int D = config.headDim;
+    const torch::Tensor h32 = sharedAdapterInput(l, {0, 1, 2}, h, adapters);
     torch::Tensor q =
-        project(l, 0, h, adapters).view({batch, length, config.heads, D}).transpose(1, 2);
+        project(l, 0, h, adapters, h32).view({batch, length, config.heads, D}).transpose(1, 2);
     torch::Tensor k =
-        project(l, 1, h, adapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
+        project(l, 1, h, adapters, h32).view({batch, length, config.kvHeads, D}).transpose(1, 2);
     torch::Tensor v =
-        project(l, 2, h, adapters).view({batch, length, config.kvHeads, D}).transpose(1, 2);
+        project(l, 2, h, adapters, h32).view({batch, length, config.kvHeads, D}).transpose(1, 2);
     q = q * cos + rotateHalf(q) * sin;
     k = k * cos + rotateHalf(k) * sin;
     return {q, k, v};
@@ -192,8 +204,9 @@ torch::Tensor LlamaNetwork::finishLayer(const Layer& l, const torch::Tensor& x,
         attended.transpose(1, 2).reshape({batch, length, config.heads * config.headDim});
     const torch::Tensor afterAttention = x + project(l, 3, merged, adapters);
     const torch::Tensor g = rmsNorm(afterAttention, l.ffnNorm);
+    const torch::Tensor g32 = sharedAdapterInput(l, {4, 5}, g, adapters);
     const torch::Tensor gated =
-        torch::silu(project(l, 4, g, adapters)) * project(l, 5, g, adapters);
+        torch::silu(project(l, 4, g, adapters, g32)) * project(l, 5, g, adapters, g32);
     return afterAttention + project(l, 6, gated, adapters);
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -126,8 +127,14 @@ private:
     torch::Tensor finishLayer(const Layer& layer, const torch::Tensor& x,
                               const torch::Tensor& attended, Adapters adapters) const;
     torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& weight) const;
-    torch::Tensor project(const Layer& layer, int which, const torch::Tensor& x,
-                          Adapters adapters) const;
+    // Projection `which` of `layer` on x; `inputInFloat32` is x in float32 where several trained
+    // adapters read the same x (sharedAdapterInput), undefined otherwise.
+    torch::Tensor project(const Layer& layer, int which, const torch::Tensor& x, Adapters adapters,
+                          const torch::Tensor& inputInFloat32 = {}) const;
+    // x in float32, formed once, when trained adapters sit on more than one of the projections
+    // `which` that read it; undefined when no more than one would cast it.
+    static torch::Tensor sharedAdapterInput(const Layer& layer, std::initializer_list<int> which,
+                                            const torch::Tensor& x, Adapters adapters);
     void prepareRotary();
 };
 

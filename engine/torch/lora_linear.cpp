@@ -21,9 +21,11 @@ LoraLinear::LoraLinear(torch::Tensor weight, int rank, double alpha, std::uint64
     b_ = torch::zeros({out, rank}, options).set_requires_grad(true);
 }
 
-torch::Tensor LoraLinear::forward(const torch::Tensor& x) const {
+torch::Tensor LoraLinear::forward(const torch::Tensor& x,
+                                  const torch::Tensor& inputInFloat32) const {
     const torch::Tensor base = torch::linear(x, weight_);
-    const torch::Tensor update = torch::linear(torch::linear(x.to(torch::kFloat32), a_), b_);
+    const torch::Tensor x32 = inputInFloat32.defined() ? inputInFloat32 : x.to(torch::kFloat32);
+    const torch::Tensor update = torch::linear(torch::linear(x32, a_), b_);
     return base + (scale_ * update).to(base.scalar_type());
 }
 
