@@ -57,8 +57,9 @@ TEST(TrainingMemory, AdaptersReadingOneInputShareItsFloat32Copy) {
 }
 
 TEST(TrainingMemory, TheTrainedForwardInBfloat16EqualsTheMergedOne) {
-    // The network in bfloat16 on the CPU: its trained forward pass equals one where every
-    // adapter casts for itself (the merged weights' maths, within bfloat16's rounding).
+    // The network in bfloat16 on the CPU, where q, k and v (and gate and up) share their input's
+    // float32 copy: the trained forward pass gives the merged weights' output within bfloat16's
+    // rounding, and every adapter gets a gradient.
     auto network = LlamaNetwork::randomlyInitialised(tiny::tinyConfig(), 7,
                                                      torch::Device(torch::kCPU), torch::kBFloat16,
                                                      /*std=*/0.3);
