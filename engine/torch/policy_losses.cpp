@@ -64,11 +64,18 @@ torch::Tensor clippedValueLoss(const torch::Tensor& values, const torch::Tensor&
     return 0.5 * maskedMean(torch::max(unclipped, (kept - target).pow(2)), mask);
 }
 
-TokenLogprobs tokenLogprobs(const torch::Tensor& logits, const torch::Tensor& tokens) {
+TokenLogprobs tokenLogprobs(const torch::Tensor& logits, const torch::Tensor& tokens,
+                            bool entropyGradient) {
     const torch::Tensor logSoftmax = logits.to(torch::kFloat32).log_softmax(-1);
     TokenLogprobs out;
     out.logprobs = logSoftmax.gather(-1, tokens.to(torch::kInt64).unsqueeze(-1)).squeeze(-1);
-    out.entropy = -(logSoftmax.exp() * logSoftmax).sum(-1);
+    if (entropyGradient) {
+        out.entropy = -(logSoftmax.exp() * logSoftmax).sum(-1);
+    } else {
+        // Without a graph, one vocabulary-wide temporary instead of two.
+        torch::NoGradGuard noGrad;
+        out.entropy = -logSoftmax.exp().mul_(logSoftmax).sum(-1);
+    }
     return out;
 }
 

@@ -150,7 +150,8 @@ struct PolicyTrainer::Impl {
     // One optimiser step on the clipped policy loss; its figures go into `out`.
     void policyUpdate(const Collated& c, const torch::Tensor& advantages, const torch::Tensor& mask,
                       const PolicyBaseline& baseline, TrainingStep& out) {
-        const TokenLogprobs predicted = predict(c, true, false, c.firstTrained);
+        const TokenLogprobs predicted =
+            predict(c, true, false, c.firstTrained, baseline.options.entropyCoefficient != 0.0);
         const PolicyLoss loss =
             clippedPolicyLoss(predicted.logprobs, baseline.old, advantages, mask, baseline.options,
                               baseline.reference, predicted.entropy);
@@ -223,8 +224,9 @@ struct PolicyTrainer::Impl {
 
     // Predictions of tokens 1..T-1 from positions 0..T-2: log-probabilities and entropy, zero
     // before `from` (positions nothing trains on; the vocabulary-wide work is skipped there).
+    // The entropy carries gradients only with `entropyGradient` (tokenLogprobs says why).
     TokenLogprobs predict(const Collated& c, bool withGrad, bool withoutAdapters = false,
-                          std::int64_t from = 0) const {
+                          std::int64_t from = 0, bool entropyGradient = false) const {
         const std::int64_t T = c.ids.size(1);
         std::optional<torch::NoGradGuard> noGrad;
         if (!withGrad)
@@ -233,7 +235,8 @@ struct PolicyTrainer::Impl {
             c.ids, nullptr, withGrad,
             withoutAdapters ? LlamaNetwork::Adapters::Off : LlamaNetwork::Adapters::Trained);
         const torch::Tensor logits = torch::linear(hidden.narrow(1, from, T - 1 - from), net->head);
-        TokenLogprobs window = tokenLogprobs(logits, c.ids.narrow(1, from + 1, T - 1 - from));
+        TokenLogprobs window = tokenLogprobs(logits, c.ids.narrow(1, from + 1, T - 1 - from),
+                                             withGrad && entropyGradient);
         if (from == 0)
             return window;
         const std::vector<std::int64_t> padding = {from, 0}; // `from` zeros before, none after

@@ -5,6 +5,7 @@
 #include "engine/torch/llama_model.h"
 #include "engine/torch/llama_network.h"
 #include "engine/torch/lora_linear.h"
+#include "engine/torch/policy_losses.h"
 #include "engine/torch/policy_trainer.h"
 #include "tests/engine/torch/counting_cpu_allocator.h"
 #include "tests/engine/torch/tiny_llama.h"
@@ -144,6 +145,51 @@ TEST(TrainingMemory, AStepAfterGenerationPeaksNoHigherThanOneWithout) {
     EXPECT_EQ(none, 0);
     EXPECT_LT(afterGeneration, without + merged / 2)
         << "peak " << afterGeneration << " bytes after a generation, " << without << " without";
+}
+
+TEST(TrainingMemory, AnEntropyOnlyReportedKeepsNoVocabularyWideTensor) {
+    CountingCpuAllocator::Installed counting;
+    torch::manual_seed(5);
+    constexpr std::int64_t kRows = 8, kLength = 16, kVocabulary = 1000;
+    const torch::Tensor logits =
+        torch::randn({kRows, kLength, kVocabulary}).set_requires_grad(true);
+    const torch::Tensor tokens = torch::randint(kVocabulary, {kRows, kLength}, torch::kInt64);
+    // What the results and their graphs keep, beyond the logits.
+    const auto kept = [&](bool entropyGradient, TokenLogprobs& out) {
+        const std::int64_t before = counting.current();
+        out = tokenLogprobs(logits, tokens, entropyGradient);
+        return counting.current() - before;
+    };
+    TokenLogprobs reported, trained;
+    const std::int64_t keptReported = kept(false, reported);
+    const std::int64_t keptTrained = kept(true, trained);
+    EXPECT_FALSE(reported.entropy.requires_grad());
+    EXPECT_TRUE(trained.entropy.requires_grad());
+    EXPECT_TRUE(reported.logprobs.requires_grad());
+    EXPECT_TRUE(torch::allclose(reported.entropy, trained.entropy));
+    EXPECT_TRUE(torch::equal(reported.logprobs, trained.logprobs));
+    // The graph of a trained entropy keeps the probabilities, [rows, length, vocabulary] in
+    // float32.
+    EXPECT_LE(keptReported, keptTrained - kRows * kLength * kVocabulary * 4 * 9 / 10)
+        << "kept " << keptReported << " bytes reported, " << keptTrained << " trained";
+}
+
+TEST(TrainingMemory, AnEntropyTermStillMovesTheUpdate) {
+    // The entropy has a graph when the loss has an entropy term: the same step with and without
+    // one differs.
+    const std::vector<TrainingSequence> batch = episodes(*tiny::tinyModel(11));
+    const auto gradientNorm = [&](double entropyCoefficient) {
+        auto model = tiny::tinyModel(11);
+        LoraSettings lora;
+        lora.rank = 4;
+        PolicyTrainer trainer(*model, lora, OptimiserSettings{});
+        PolicyUpdateSettings update;
+        update.entropyCoefficient = entropyCoefficient;
+        return trainer.groupPolicyStep(batch, update).gradNorm;
+    };
+    const double without = gradientNorm(0.0);
+    const double with = gradientNorm(0.5);
+    EXPECT_GT(std::abs(with - without), 1e-3 * without) << without << " against " << with;
 }
 
 } // namespace
