@@ -277,9 +277,13 @@ TreeBudget treeBudgetFor(const SandboxPolicy& policy) {
     budget.memoryBytes = policy.memoryBytes;
     budget.diskBytes = folders;
     budget.diskPaths = policy.writablePaths;
+    // The host's /tmp is the tree's to fill only where no private, sized /tmp hides it (no
+    // usable bubblewrap). Inside the sandbox, new files there are other processes' (concurrent
+    // evaluations, torch's compile caches), and counting them blamed a stage for a neighbour's
+    // writes whenever the disk's free space shrank past its budget.
     std::error_code ec;
     const fs::path hostTmp = fs::temp_directory_path(ec);
-    if (!ec)
+    if (!ec && !sandboxIsolates())
         budget.sharedDiskPaths.push_back(hostTmp.string());
     return budget;
 }

@@ -64,9 +64,9 @@ bool sandboxIsolates();
 // it; checked once per process).
 bool tmpfsSizeSupported();
 
-// The policy's budget for a whole process tree: its limits, with the writable paths and the
-// host's /tmp (writable without bubblewrap; a sized tmpfs with it) as the disk to watch, less
-// the private /dev/shm's share.
+// The policy's budget for a whole process tree: its limits, with the writable paths as the disk
+// to watch (and the host's /tmp where the sandbox does not isolate: with bubblewrap the tree's
+// /tmp is a sized tmpfs of its own), less the private /dev/shm's share.
 TreeBudget treeBudgetFor(const SandboxPolicy& policy);
 
 // Wraps `argv` so it runs under the policy. The command's environment is sandboxEnvironment()'s

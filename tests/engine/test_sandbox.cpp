@@ -1,9 +1,12 @@
 #include "engine/process/sandbox.h"
 #include "engine/system/python_environment.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace kwb;
 namespace fs = std::filesystem;
@@ -240,6 +243,52 @@ TEST(Sandbox, MemoryLimitTurnsExhaustionIntoAnError) {
         std::string(KWB_TEST_EXPECTED_PYTHON) + " -S -c \"x = bytearray(2 << 30)\"", policy);
     EXPECT_FALSE(r.succeeded());
     EXPECT_NE(r.err.text.find("MemoryError"), std::string::npos) << r.err.text;
+}
+
+// The host's /tmp counts against a tree's disk budget only where the tree can write there: a
+// flood into it without bubblewrap is the tree's; with bubblewrap the tree has a /tmp of its own,
+// and new files in the host's are a neighbour's (a concurrent evaluation, torch's compile
+// caches), which must not end this tree when the disk's free space shrinks.
+TEST(Sandbox, TheHostTmpIsTheTreesOnlyWithoutIsolation) {
+    const fs::path hostTmp = fs::temp_directory_path();
+    const std::string fill =
+        (hostTmp / ("kwb-sandbox-tmp-fill-" + std::to_string(::getpid()))).string();
+    SandboxPolicy policy;
+    policy.diskBytes = 64ULL << 20;
+
+    setenv("KWB_SANDBOX", "rlimits-only", 1);
+    const auto shared = treeBudgetFor(policy).sharedDiskPaths;
+    EXPECT_NE(std::find(shared.begin(), shared.end(), hostTmp.string()), shared.end());
+    // 512 MiB in 8 MiB pieces, each flushed so that the free space shrinks as it writes.
+    ProcessResult flood = runSandboxed(
+        "for i in $(seq 64); do head -c 8388608 /dev/zero > " + fill + ".$i; sync; done", policy);
+    std::error_code ec;
+    for (int i = 1; i <= 64; ++i)
+        fs::remove(fill + "." + std::to_string(i), ec);
+    EXPECT_NE(flood.limitExceeded.find("disk limit"), std::string::npos)
+        << flood.statusText() << " " << flood.limitExceeded;
+    unsetenv("KWB_SANDBOX");
+
+    if (!bubblewrapUsable())
+        GTEST_SKIP() << "bubblewrap not usable on this machine: no isolated tree to compare";
+    const auto isolated = treeBudgetFor(policy).sharedDiskPaths;
+    EXPECT_EQ(std::find(isolated.begin(), isolated.end(), hostTmp.string()), isolated.end());
+    // A neighbour fills the host's /tmp while the isolated tree runs.
+    std::thread neighbour([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const std::string piece(8 << 20, 'x');
+        for (int i = 0; i < 32; ++i) { // 256 MiB
+            std::ofstream out(fill + ".n" + std::to_string(i), std::ios::binary);
+            out << piece;
+            out.flush();
+            ::sync();
+        }
+    });
+    ProcessResult calm = runSandboxed("sleep 4", policy);
+    neighbour.join();
+    for (int i = 0; i < 32; ++i)
+        fs::remove(fill + ".n" + std::to_string(i), ec);
+    EXPECT_TRUE(calm.succeeded()) << calm.statusText() << " " << calm.limitExceeded;
 }
 
 // Every sandboxed child starts from an allow-list, with or without bubblewrap: credentials,

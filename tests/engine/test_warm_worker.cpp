@@ -104,8 +104,11 @@ TEST_F(WarmWorkerTest, AnotherWriterOnTheSameDiskIsNotBlamedOnTheStage) {
     const fs::path ws = makePythonWorkspace(
         kTinyTask,
         tinyCandidate("        time.sleep(1.5)\n" + std::string(kHonestForward), "import time\n"));
+    // Beside kwb's cache; with bubblewrap in the host's /tmp, where concurrent evaluations and
+    // torch's compile caches write (the stage has a /tmp of its own there).
     const fs::path filler =
-        fs::path(cacheDirectory()) / ("kwb-test-filler-" + std::to_string(::getpid()));
+        fs::path(sandboxIsolates() ? fs::temp_directory_path().string() : cacheDirectory()) /
+        ("kwb-test-filler-" + std::to_string(::getpid()));
     std::atomic<bool> verifying{false};
     std::jthread writer([&](std::stop_token done) {
         while (!verifying && !done.stop_requested())
