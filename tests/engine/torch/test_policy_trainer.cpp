@@ -5,6 +5,7 @@
 #include "engine/torch/llama_model.h"
 #include "engine/torch/llama_network.h"
 #include "engine/torch/policy_trainer.h"
+#include "tests/engine/torch/sampled_episodes.h"
 #include "tests/engine/torch/tiny_llama.h"
 
 #include <gtest/gtest.h>
@@ -13,16 +14,9 @@
 namespace kwb::torchnn {
 namespace {
 
+using tiny::sampledEpisodes;
+using tiny::sequence;
 using tiny::tinyModel;
-
-TrainingSequence sequence(std::vector<std::int32_t> tokens, std::size_t promptLength) {
-    TrainingSequence s;
-    s.trained.assign(tokens.size(), 0);
-    for (std::size_t i = promptLength; i < tokens.size(); ++i)
-        s.trained[i] = 1;
-    s.tokens = std::move(tokens);
-    return s;
-}
 
 double maxDifference(const std::vector<float>& a, const std::vector<float>& b) {
     EXPECT_EQ(a.size(), b.size());
@@ -30,28 +24,6 @@ double maxDifference(const std::vector<float>& a, const std::vector<float>& b) {
     for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
         worst = std::max(worst, double(std::abs(a[i] - b[i])));
     return worst;
-}
-
-// Episodes of the prompt with sampled two-token completions, rewarded when both tokens are from
-// the lower half of the vocabulary (what GRPO and PPO are asked to learn).
-std::vector<TrainingSequence> sampledEpisodes(LlamaModel& model, int round, int count = 32) {
-    const std::vector<std::int32_t> prompt = {3, 1, 4, 1};
-    std::vector<TrainingSequence> batch;
-    LlamaModel::GenerationOptions sampling;
-    sampling.maxTokens = 2;
-    sampling.temperature = 1.0;
-    for (int i = 0; i < count; ++i) {
-        sampling.seed = std::uint64_t(round) * 1000 + std::uint64_t(i);
-        const auto g = model.generate(prompt, sampling);
-        std::vector<std::int32_t> tokens = prompt;
-        tokens.insert(tokens.end(), g.tokens.begin(), g.tokens.end());
-        TrainingSequence s = sequence(tokens, prompt.size());
-        s.sampledLogprobs.assign(prompt.size(), 0.0F);
-        s.sampledLogprobs.insert(s.sampledLogprobs.end(), g.logprobs.begin(), g.logprobs.end());
-        s.reward = g.tokens.size() == 2 && g.tokens[0] < 8 && g.tokens[1] < 8 ? 1.0 : 0.0;
-        batch.push_back(std::move(s));
-    }
-    return batch;
 }
 
 double meanRewardOf(const std::vector<TrainingSequence>& batch) {

@@ -8,6 +8,7 @@
 #include "engine/torch/policy_losses.h"
 #include "engine/torch/policy_trainer.h"
 #include "tests/engine/torch/counting_cpu_allocator.h"
+#include "tests/engine/torch/sampled_episodes.h"
 #include "tests/engine/torch/tiny_llama.h"
 
 #include <gtest/gtest.h>
@@ -89,33 +90,9 @@ TEST(TrainingMemory, TheTrainedForwardInBfloat16EqualsTheMergedOne) {
         ASSERT_TRUE(p.grad().defined() && p.grad().abs().sum().item<double>() > 0);
 }
 
-// Episodes of a prompt and two sampled tokens, rewarded when both are below 8.
-std::vector<TrainingSequence> episodes(LlamaModel& model) {
-    const std::vector<std::int32_t> prompt = {3, 1, 4, 1};
-    std::vector<TrainingSequence> batch;
-    LlamaModel::GenerationOptions sampling;
-    sampling.maxTokens = 2;
-    sampling.temperature = 1.0;
-    for (int i = 0; i < 16; ++i) {
-        sampling.seed = std::uint64_t(i);
-        const auto g = model.generate(prompt, sampling);
-        TrainingSequence s;
-        s.tokens = prompt;
-        s.tokens.insert(s.tokens.end(), g.tokens.begin(), g.tokens.end());
-        s.trained.assign(prompt.size(), 0);
-        s.trained.resize(s.tokens.size(), 1);
-        s.sampledLogprobs.assign(prompt.size(), 0.0F);
-        s.sampledLogprobs.insert(s.sampledLogprobs.end(), g.logprobs.begin(), g.logprobs.end());
-        s.reward = g.tokens.size() == 2 && g.tokens[0] < 8 && g.tokens[1] < 8 ? 1.0 : 0.0;
-        s.group = 0;
-        batch.push_back(std::move(s));
-    }
-    return batch;
-}
-
 TEST(TrainingMemory, AStepAfterGenerationPeaksNoHigherThanOneWithout) {
     // The batch comes from a model of its own, so that both trainers below see the same one.
-    const std::vector<TrainingSequence> batch = episodes(*tiny::tinyModel(11));
+    const std::vector<TrainingSequence> batch = tiny::sampledEpisodes(*tiny::tinyModel(11), 0, 16);
     // The first GRPO step's peak, with or without a generation before it (which forms the merged
     // float32 weights, LoraLinear::forwardMerged).
     const auto peakOfFirstStep = [&](bool generateFirst, std::int64_t& mergedBytes) {
@@ -177,7 +154,7 @@ TEST(TrainingMemory, AnEntropyOnlyReportedKeepsNoVocabularyWideTensor) {
 TEST(TrainingMemory, AnEntropyTermStillMovesTheUpdate) {
     // The entropy has a graph when the loss has an entropy term: the same step with and without
     // one differs.
-    const std::vector<TrainingSequence> batch = episodes(*tiny::tinyModel(11));
+    const std::vector<TrainingSequence> batch = tiny::sampledEpisodes(*tiny::tinyModel(11), 0, 16);
     const auto gradientNorm = [&](double entropyCoefficient) {
         auto model = tiny::tinyModel(11);
         LoraSettings lora;
