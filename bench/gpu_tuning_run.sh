@@ -8,6 +8,8 @@
 # two calls back to back on one warm machine (tools/pack-tuning-carry.sh makes .carry-a and
 # .carry-b here; kwb-model, built here against the same pip torch 2.11.0+cu130, rides in
 # .carry-a):
+#   bench/gpu_tuning_run.sh build     (carry .deps) builds kwb alone: .deps with .carry-a is over
+#                                     the 64 MiB a call carries, so prepare then runs KWB_BUILD=off
 #   bench/gpu_tuning_run.sh prepare   (carry .carry-a and .deps) copies part one and kwb-model to
 #                                     /tmp/kwb-carry, builds kwb, checks kwb-model loads there
 #   bench/gpu_tuning_run.sh run       (carry .carry-b) joins the GGUF, checks its hash, runs the
@@ -18,7 +20,10 @@
 # KWB_BUILD=off skips prepare's kwb build and its probe of the shared warm workers, KWB_PROBE=off
 # the probe alone; KWB_TUNING=off or KWB_THROUGHPUT=off skip a part of run and resume
 # (KWB_TUNING_SECONDS and KWB_THROUGHPUT_SECONDS limit them, KWB_THROUGHPUT_ARGS adds the
-# throughput script's options, KWB_TUNING_STEPS extends a resumed run); KWB_COMPARE_PARALLEL
+# throughput script's options, KWB_TUNING_STEPS extends a resumed run, KWB_TRAINING_SECONDS sets
+# the part's training budget: 0 trains until the call's limit stops it and a resume goes on, a
+# number keeps the rest of the call for the final phase); KWB_TORCH_GPU_TESTS=off skips
+# libtorch's GPU tests; KWB_COMPARE_PARALLEL
 # (with run) first times the phases at the parallel_evaluations settings it lists.
 set -uo pipefail
 part="${1:-run}"
@@ -41,6 +46,13 @@ PY
 }
 
 case "$part" in
+build)
+    started=$(date +%s)
+    configure_gpu_host_build
+    cmake --build "$build" --target kwb kwb_cupti_inject 2>&1 | grep -E "error|FAILED" | head -20
+    [ -x "$kwb" ] || { echo "kwb did not build"; exit 1; }
+    echo "kwb build: $(($(date +%s) - started)) s"
+    ;;
 prepare)
     mkdir -p "$carry"
     cp "$repo/.carry-a/"* "$carry/"
@@ -140,6 +152,7 @@ PY
         else
             what=(--resume "$run" ${KWB_TUNING_STEPS:+--steps "$KWB_TUNING_STEPS"})
         fi
+        what+=(${KWB_TRAINING_SECONDS:+--training-seconds "$KWB_TRAINING_SECONDS"})
         # timeout's TERM stops the run cleanly: what was measured stays in its folder.
         PYTHONUNBUFFERED=1 timeout "${KWB_TUNING_SECONDS:-540}" "$kwb" train tune "${what[@]}" \
             > "$out/summary-stdout.json"
@@ -150,7 +163,7 @@ PY
     fi
     # libtorch's GPU tests, carried with kwb-model (tools/pack-tuning-carry.sh): generation
     # through CUDA graphs equals the steps launched one by one.
-    if [ -x "$carry/kwb_torch_gpu_tests" ]; then
+    if [ -x "$carry/kwb_torch_gpu_tests" ] && [ "${KWB_TORCH_GPU_TESTS:-on}" != off ]; then
         LD_LIBRARY_PATH="$libraries:$LD_LIBRARY_PATH" timeout 120 "$carry/kwb_torch_gpu_tests" 2>&1 |
             grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Which is|row "
         echo "kwb_torch_gpu_tests: exit ${PIPESTATUS[0]}"

@@ -66,6 +66,7 @@ void addTrainCommand(CLI::App& app) {
     auto configPath = std::make_shared<std::string>();
     auto overrides = std::make_shared<json>(json::object());
     auto steps = std::make_shared<int>(-1);
+    auto trainingSeconds = std::make_shared<double>(-1);
     auto model = std::make_shared<std::string>();
     auto device = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>();
@@ -94,6 +95,10 @@ void addTrainCommand(CLI::App& app) {
     tune->get_option("--config")->excludes(resumeOption);
     tune->add_option("--steps", *steps, "Training steps (overrides the file)")
         ->check(CLI::NonNegativeNumber);
+    tune->add_option("--training-seconds", *trainingSeconds,
+                     "Stop starting training steps after this many seconds of this process, 0 "
+                     "for no limit (overrides the file; a resumed run's part gets its own)")
+        ->check(CLI::NonNegativeNumber);
     tune->add_option("--model", *model, "GGUF file or model folder (overrides the file)");
     tune->add_option("--device", *device, "The policy's device, cpu or cuda (overrides the file)")
         ->check(CLI::IsMember({"cpu", "cuda"}));
@@ -113,6 +118,8 @@ void addTrainCommand(CLI::App& app) {
             failCommand(settingsPath + " is not JSON");
         if (*steps >= 0)
             settings["steps"] = *steps;
+        if (*trainingSeconds >= 0)
+            settings["training_seconds"] = *trainingSeconds;
         if (!model->empty())
             settings["model"] = *model;
         if (!device->empty())
