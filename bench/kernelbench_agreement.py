@@ -110,6 +110,10 @@ def kwb_eval(kwb: str, pair: str, profile: str, env: dict | None = None, extra: 
             "max_abs_error": worst,
             "flags": [f"{f.get('severity', '')[:1]}:{f.get('code')}" for f in r.get("flags", [])],
             "stages": {s["name"]: round(s["seconds"], 3) for s in r.get("stages", [])},
+            # Of each stage's seconds, those spent waiting for the GPU's lane (shared or alone).
+            "lane_waits": {s["name"]: round(s.get("lane_wait_seconds", 0.0)
+                                            + s.get("alone_lane_wait_seconds", 0.0), 3)
+                           for s in r.get("stages", [])},
             "servers_started": sum(1 for s in r.get("stages", []) if s.get("worker_started"))}
 
 
@@ -216,6 +220,9 @@ def summarize(path: str) -> None:
             stages = ", ".join(f"{k} {v:.1f}" for k, v in e["stage_seconds"].items() if v >= 0.05)
             print(f"  stage seconds summed over the pairs: {stages}; warm servers started: "
                   f"{e.get('servers_started', 0)}")
+        if e.get("lane_wait_seconds"):
+            waits = ", ".join(f"{k} {v:.1f}" for k, v in e["lane_wait_seconds"].items() if v >= 0.05)
+            print(f"  of which waiting for the GPU's lane: {waits}")
     census = {e["pair"]: e["result"] for e in entries if e["phase"] == "census"}
     for e in measured:
         off = census.get(e["pair"])
@@ -385,6 +392,10 @@ def main() -> int:
                                                                for r in results), 2)
                                                for name in sorted({n for r in results
                                                                    for n in r.get("stages", {})})},
+                             "lane_wait_seconds": {name: round(sum(r.get("lane_waits", {}).get(name, 0.0)
+                                                                   for r in results), 2)
+                                                   for name in sorted({n for r in results
+                                                                       for n in r.get("lane_waits", {})})},
                              "servers_started": sum(r.get("servers_started", 0) for r in results),
                              # A profile's throughput with its baselines still to be timed is not
                              # the rate a rollout, whose episodes share them, would see.
