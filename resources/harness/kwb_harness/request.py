@@ -79,6 +79,10 @@ class Request:
     # inspect: a task whose inputs (sized before allocating) need more bytes than this fails as
     # task_too_large; 0: no limit
     input_budget_bytes: int = 0
+    # inspect: the reference's description from an earlier inspect of the same bytes, kept by
+    # the engine ({"digest", "inputs", ...}); used only when it is well-formed and its digest is
+    # the reference file's (stages/known_description.py), else the reference is described afresh
+    reference_description: object = None
     # similar: the task files to check, the tasks they must not resemble, and how alike is too alike
     files: list = field(default_factory=list)
     against: list = field(default_factory=list)
@@ -227,6 +231,9 @@ def parse(data: dict, stage: str) -> Request:
     req.input_budget_bytes = _get(data, "input_budget_bytes", (int,), default=0)
     if req.input_budget_bytes < 0:
         raise _fail("field 'input_budget_bytes' must not be negative")
+    # Kept as given: a malformed one is not the caller's mistake to fail on, only a description
+    # not to use (inspect says why and describes the reference afresh).
+    req.reference_description = data.get("reference_description")
     req.files = [os.path.abspath(p) for p in _str_list(data, "files")]
     req.against = [os.path.abspath(p) for p in _str_list(data, "against")]
     req.similarity_threshold = float(_get(data, "similarity_threshold", (float, int), default=0.9))

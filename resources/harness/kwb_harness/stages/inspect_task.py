@@ -9,15 +9,14 @@ from ..errors import TASK_IMPORT, HarnessError, describe_exception
 from ..integrity.source_checks import check_sources
 from ..task_loader import _import_file, check_reference
 from ..values import flatten
-from .preparation import Preparation
-
-
-_DESCRIPTION_FIELDS = ("inputs", "init_inputs", "outputs", "parameters", "has_get_inputs", "has_get_init_inputs")
+from . import known_description
+from .preparation import Preparation, file_digest
 
 
 class InspectPreparation(Preparation):
-    """The task's description: import, models, one reference run. Only the candidate's source
-    checks wait for the request."""
+    """The task's description: import, models, one reference run; or, given the description an
+    earlier inspect made of the same reference (known_description.py), the import alone, on the
+    CPU. Only the candidate's source checks wait for the request."""
 
     def __init__(self, req):
         super().__init__(req)
@@ -25,23 +24,43 @@ class InspectPreparation(Preparation):
                             "has_get_inputs": False, "has_get_init_inputs": False}
         self.module = None
         self.error = None
+        self.reused = False
         try:
-            self._describe(req)
+            given, why_not = known_description.usable(req.reference_description, self.reference_digest)
+            if why_not:
+                print(f"the reference's description from an earlier inspect is not used ({why_not}); "
+                      "describing it afresh")
+            if given is not None:
+                self._reuse(req, given)
+            else:
+                self._describe(req)
         except HarnessError as exc:
             # Reported by the run, with what was described up to the failure.
             self.error = exc
+
+    def _import(self, req):
+        try:
+            return _import_file(req.reference, "reference")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise HarnessError(TASK_IMPORT, describe_exception(exc, req.workspace)) from None
+
+    def _reuse(self, req, given: dict) -> None:
+        # The run that made the description configured the device, sized the inputs against
+        # this budget (it is in the engine's key) and ran the reference: none of that again,
+        # and no CUDA. The source checks need the module.
+        self.module = self._import(req)
+        self.description.update(given)
+        self.reused = True
+        self.phases.mark("description reused")
 
     def _describe(self, req) -> None:
         d = self.description
         devices.configure(req.device, req.cpu_threads)
         devices.require(req.device)
         ws = req.workspace
-        try:
-            module = _import_file(req.reference, "reference")
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            raise HarnessError(TASK_IMPORT, describe_exception(exc, ws)) from None
+        module = self._import(req)
         # Reported before the completeness check so the editor can show which one is missing.
         d["has_get_inputs"] = callable(getattr(module, "get_inputs", None))
         d["has_get_init_inputs"] = callable(getattr(module, "get_init_inputs", None))
@@ -72,7 +91,12 @@ def run(req, result: dict, prepared: InspectPreparation | None = None) -> None:
     if prepared is None:
         prepared = InspectPreparation(req)
     prepared.report_into(result)
-    result.update({k: prepared.description[k] for k in _DESCRIPTION_FIELDS})
+    result.update({k: prepared.description[k] for k in known_description.FIELDS})
+    result["reference_described"] = "reused" if prepared.reused else "run"
+    # The bytes described, for the engine to keep the description under: named only when the
+    # file is still what it was before the import.
+    if prepared.reference_digest and file_digest(req.reference) == prepared.reference_digest:
+        result["reference_digest"] = prepared.reference_digest
     if prepared.error is not None:
         raise prepared.error
     if req.candidate and os.path.isfile(req.candidate):

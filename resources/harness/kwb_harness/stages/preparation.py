@@ -55,6 +55,11 @@ class Preparation:
         # The candidate's process (isolation/candidate_process.py), for stages that run one.
         self.candidate = None
 
+    @property
+    def reference_digest(self) -> str | None:
+        """The SHA-256 of the task file when the preparation began."""
+        return self._reference_digest
+
     def fits(self, req) -> bool:
         return _fields(req) == self._fields and file_digest(req.reference) == self._reference_digest
 
