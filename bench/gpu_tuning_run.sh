@@ -8,13 +8,13 @@
 # two calls back to back on one warm machine (tools/pack-tuning-carry.sh makes .carry-a and
 # .carry-b here; kwb-model, built here against the same pip torch 2.11.0+cu130, rides in
 # .carry-a):
-#   bench/gpu_tuning_run.sh build     (carry .deps) builds kwb alone: .deps with .carry-a is over
-#                                     the 64 MiB a call carries, so prepare then runs KWB_BUILD=off
-#   bench/gpu_tuning_run.sh prepare   (carry .carry-a and .deps) copies part one and kwb-model to
-#                                     /tmp/kwb-carry, builds kwb, checks kwb-model loads there
-#   bench/gpu_tuning_run.sh run       (carry .carry-b) joins the GGUF, checks its hash, runs the
-#                                     tuning run, then bench/model_throughput.py; the files come
-#                                     back in $OUT
+#   bench/gpu_tuning_run.sh build     (carry .deps) builds kwb alone
+#   bench/gpu_tuning_run.sh prepare   (carry .carry-a, .deps/prefix and .deps/sandbox: all of .deps
+#                                     would not fit beside it) copies part one to /tmp/kwb-carry
+#                                     and builds kwb there (KWB_BUILD=off: already built)
+#   bench/gpu_tuning_run.sh run       (carry .carry-b) joins the GGUF, checks its hash, checks that
+#                                     kwb-model (carried in .carry-b) loads, runs the tuning run,
+#                                     then bench/model_throughput.py; the files come back in $OUT
 #   bench/gpu_tuning_run.sh resume    (no carry needed) continues the run that `run` started
 #                                     (`kwb train tune --resume`): a run longer than one call
 # KWB_BUILD=off skips prepare's kwb build and its probe of the shared warm workers, KWB_PROBE=off
@@ -45,37 +45,46 @@ print(":".join([lib] + sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib")
 PY
 }
 
+# kwb alone, without the test suite (no GoogleTest needed: the call that builds it carries the
+# model's first half beside .deps/prefix and .deps/sandbox, and .deps/googletest would not fit).
+build_kwb() {
+    local started
+    started=$(date +%s)
+    configure_gpu_host_build -DKWB_BUILD_TESTS=OFF
+    cmake --build "$build" --target kwb kwb_cupti_inject 2>&1 | grep -E "error|FAILED" | head -20
+    [ -x "$kwb" ] || { echo "kwb did not build"; return 1; }
+    echo "kwb build: $(($(date +%s) - started)) s"
+}
+
+# kwb-model, built on the dev machine against the same pip torch, must load with the host's torch
+# libraries; where it does not, it is built here against them.
+check_model_worker() {
+    local started
+    chmod +x "$carry/kwb-model"
+    if LD_LIBRARY_PATH="$(torch_libraries):$LD_LIBRARY_PATH" "$carry/kwb-model" --help >/dev/null; then
+        echo "kwb-model (built elsewhere) loads here"
+        return 0
+    fi
+    started=$(date +%s)
+    cmake -S "$repo" -B "$repo/build/gpu-host-torch" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DKWB_BUILD_GUI=OFF -DKWB_WITH_TORCH=ON -DKWB_PYTHON_EXECUTABLE="$(command -v python3)" \
+        -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_INCLUDE_PATH="$prefix/include" \
+        -DCMAKE_LIBRARY_PATH="$prefix/lib" >/dev/null &&
+        cmake --build "$repo/build/gpu-host-torch" --target kwb-model 2>&1 | grep -E "error|FAILED" | head
+    cp "$repo/build/gpu-host-torch/app/model_worker/kwb-model" "$carry/kwb-model" &&
+        echo "kwb-model built here: $(($(date +%s) - started)) s"
+}
+
 case "$part" in
 build)
-    started=$(date +%s)
-    configure_gpu_host_build
-    cmake --build "$build" --target kwb kwb_cupti_inject 2>&1 | grep -E "error|FAILED" | head -20
-    [ -x "$kwb" ] || { echo "kwb did not build"; exit 1; }
-    echo "kwb build: $(($(date +%s) - started)) s"
+    build_kwb || exit 1
     ;;
 prepare)
     mkdir -p "$carry"
     cp "$repo/.carry-a/"* "$carry/"
-    chmod +x "$carry/kwb-model"
     echo "python: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)')"
     if [ "${KWB_BUILD:-on}" != off ]; then
-        started=$(date +%s)
-        configure_gpu_host_build
-        cmake --build "$build" --target kwb kwb_cupti_inject 2>&1 | grep -E "error|FAILED" | head -20
-        echo "kwb build: $(($(date +%s) - started)) s"
-    fi
-    if LD_LIBRARY_PATH="$(torch_libraries):$LD_LIBRARY_PATH" "$carry/kwb-model" --help >/dev/null; then
-        echo "kwb-model (built elsewhere) loads here"
-    else
-        # Fall back to building it here against the host's torch.
-        started=$(date +%s)
-        cmake -S "$repo" -B "$repo/build/gpu-host-torch" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-            -DKWB_BUILD_GUI=OFF -DKWB_WITH_TORCH=ON -DKWB_PYTHON_EXECUTABLE="$(command -v python3)" \
-            -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_INCLUDE_PATH="$prefix/include" \
-            -DCMAKE_LIBRARY_PATH="$prefix/lib" >/dev/null &&
-            cmake --build "$repo/build/gpu-host-torch" --target kwb-model 2>&1 | grep -E "error|FAILED" | head
-        cp "$repo/build/gpu-host-torch/app/model_worker/kwb-model" "$carry/kwb-model" &&
-            echo "kwb-model built here: $(($(date +%s) - started)) s"
+        build_kwb
     fi
     [ "${KWB_BUILD:-on}" != off ] && [ "${KWB_PROBE:-on}" != off ] || exit 0
     # The shared warm workers' stages on this GPU (they once failed to start CUDA under Landlock,
@@ -97,6 +106,10 @@ run | resume)
         cat "$carry/smollm2.gguf.part-a" "$repo/.carry-b/smollm2.gguf.part-b" > "$carry/smollm2.gguf"
         (cd "$carry" && sha256sum -c "$repo/.carry-b/smollm2.gguf.sha256") || exit 1
         cp "$repo/.carry-b/smollm2.gguf.sha256" "$carry/"
+        for f in kwb-model kwb_torch_gpu_tests; do
+            [ -f "$repo/.carry-b/$f" ] && cp "$repo/.carry-b/$f" "$carry/"
+        done
+        check_model_worker
     else
         # The model joined by `run` on this machine (it stays while the machine is warm).
         (cd "$carry" && sha256sum -c smollm2.gguf.sha256) ||

@@ -82,7 +82,7 @@ fi
 
 echo "== host: $(uname -n), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
 echo "== python: $python ($("$python" -c 'import torch; print("torch", torch.__version__)'))"
-cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKWB_BUILD_GUI=OFF \
+cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKWB_BUILD_GUI=OFF -DKWB_BUILD_TESTS=ON \
     -DKWB_PYTHON_EXECUTABLE="$python" "${extra[@]}"
 # What the `gpu` label's tests run, and no more: the CPU tests have their own machines. libtorch's
 # GPU tests exist where the host's torch was found.

