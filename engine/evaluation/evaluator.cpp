@@ -9,6 +9,7 @@
 #include "engine/evaluation/harness_stage.h"
 #include "engine/evaluation/json_field.h"
 #include "engine/evaluation/judge_failure.h"
+#include "engine/evaluation/reference_descriptions.h"
 #include "engine/evaluation/static_checks.h"
 #include "engine/evaluation/warm_worker.h"
 #include "engine/process/folder_containment.h"
@@ -299,6 +300,9 @@ struct StageExtras {
     std::vector<std::string> writablePaths;
     std::vector<std::string> readOnlyPaths;
     std::vector<std::string> wrapper; // HarnessStageSpec::wrapper
+    // The stage will not touch the GPU (an inspect given the reference's description): it takes
+    // no lane, which would keep a timed stage waiting for nothing.
+    bool leavesGpuAlone = false;
 };
 
 // Everything that shapes one stage's process: sandbox, limits, environment.
@@ -482,11 +486,13 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
                       : !timesOnTheGpu(stage)                   ? nullptr
                       : c.gpuAllowed                            ? c.resources.gpuLanes
                                                                 : c.resources.cpuTimingLane;
-    const bool holdsLane = lanes != nullptr && lanes->count() > 0;
+    const bool lanesApply = lanes != nullptr && lanes->count() > 0;
+    const bool holdsLane = lanesApply && !extras.leavesGpuAlone;
     // In a warm worker the GPU is named before the lane is held (it decides which server serves
-    // the stage) and kept by every hold the stage takes later.
+    // the stage) and kept by every hold the stage takes later. A stage that leaves the GPU alone
+    // names one too: the servers are per GPU.
     const int gpu =
-        holdsLane && warm && c.gpuAllowed && lanes->count() > 1 ? lanes->quietestLane() : -1;
+        lanesApply && warm && c.gpuAllowed && lanes->count() > 1 ? lanes->quietestLane() : -1;
     if (gpu >= 0)
         spec.environment["CUDA_VISIBLE_DEVICES"] = visibleDevice(gpu);
     std::optional<GpuLanes::Hold> lane;
@@ -701,6 +707,58 @@ CachedBaseline baselineTimingsFrom(const json& result) {
             timingFromJson(timings.value("compile", json::object()))};
 }
 
+// The key under which this run's reference is described (ReferenceDescriptions), or nullopt
+// where the evaluator's owner keeps no descriptions or the reference cannot be read.
+std::optional<ReferenceDescriptionKey> referenceDescriptionKey(const RunContext& c,
+                                                               const json& inspectRequest) {
+    if (c.resources.referenceDescriptions == nullptr)
+        return std::nullopt;
+    const std::string digest = sha256OfFile(c.target.referencePath);
+    if (digest.empty())
+        return std::nullopt;
+    return ReferenceDescriptionKey{
+        .referenceSha256 = digest,
+        .device = c.device,
+        .seed = c.seed,
+        .inputBudgetBytes = jsonField<std::uint64_t>(inspectRequest, "input_budget_bytes", 0),
+        .python = c.python,
+        .pairMode = c.pairMode};
+}
+
+// The request's `reference_description` for `key`: a description an earlier inspect made of the
+// same reference bytes, with their digest, which the stage checks against the file it imports.
+std::optional<json> knownDescription(const RunContext& c,
+                                     const std::optional<ReferenceDescriptionKey>& key) {
+    if (!key)
+        return std::nullopt;
+    std::optional<json> known = c.resources.referenceDescriptions->find(*key);
+    if (known)
+        (*known)["digest"] = key->referenceSha256;
+    return known;
+}
+
+// After inspect: a description the stage made afresh, of the bytes the key names (the stage
+// reports the digest of the file it described), is kept for the next evaluations; a failed
+// inspect never is. Whether the description was reused goes into the record's summary.
+void keepReferenceDescription(const RunContext& c,
+                              const std::optional<ReferenceDescriptionKey>& key, bool offered,
+                              const HarnessStageOutcome& inspect, StageRecord& record) {
+    if (!inspect.ok)
+        return;
+    const std::string described = jsonField<std::string>(inspect.result, "reference_described", "");
+    if (described == "reused") {
+        record.summary += "; reference description reused";
+        return;
+    }
+    // Only where the reference changed in the moment between the key and the stage's read: that
+    // run described it on the GPU without holding the lane.
+    if (offered)
+        record.summary += "; reference description not reused (the reference changed)";
+    if (key && described == "run" &&
+        jsonField<std::string>(inspect.result, "reference_digest", "") == key->referenceSha256)
+        c.resources.referenceDescriptions->store(*key, inspect.result);
+}
+
 StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcome) {
     StageRecord record;
     record.name = name;
@@ -736,7 +794,10 @@ void absorbEnvironment(EvaluationResult& r, const json& result) {
     r.environment.pythonVersion = e.value("python", r.environment.pythonVersion);
     r.environment.torchVersion = e.value("torch", r.environment.torchVersion);
     r.environment.cudaVersion = e.value("cuda", r.environment.cudaVersion);
-    r.environment.deviceName = e.value("device_name", r.environment.deviceName);
+    // Empty where the stage did not start CUDA (an inspect that reused the reference's
+    // description): the name the driver gave stays.
+    if (const std::string name = jsonField<std::string>(e, "device_name", ""); !name.empty())
+        r.environment.deviceName = name;
 }
 
 // Harness results are arrays of the record's own shapes; anything not an array is ignored.
@@ -1074,9 +1135,19 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
     if (cancelled())
         return finish();
     report("inspect");
-    HarnessStageOutcome inspect = runStage(c, "inspect", baseRequest(c, "inspect"));
+    json inspectRequest = baseRequest(c, "inspect");
+    StageExtras inspectExtras;
+    const std::optional<ReferenceDescriptionKey> descriptionKey =
+        referenceDescriptionKey(c, inspectRequest);
+    if (std::optional<json> known = knownDescription(c, descriptionKey)) {
+        inspectRequest["reference_description"] = std::move(*known);
+        inspectExtras.leavesGpuAlone = true;
+    }
+    HarnessStageOutcome inspect = runStage(c, "inspect", inspectRequest, inspectExtras);
     sandboxNote(inspect);
     r.stages.push_back(recordFor("inspect", inspect));
+    keepReferenceDescription(c, descriptionKey, inspectExtras.leavesGpuAlone, inspect,
+                             r.stages.back());
     absorbEnvironment(r, inspect.result);
     // The source checks run inside inspect: they need the task's shapes and dtypes.
     absorbFlags(r, inspect.result);

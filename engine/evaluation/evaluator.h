@@ -16,6 +16,7 @@
 namespace kwb {
 
 class GpuLanes;
+class ReferenceDescriptions;
 class WarmWorkerPool;
 
 // What an evaluator shares with the other evaluations of its owner (the evaluation service):
@@ -32,6 +33,10 @@ struct EvaluationResources {
     // one-shot evaluation) a stage may use the whole machine.
     BuildSlots* buildSlots = nullptr;
     std::function<unsigned()> runningEvaluations;
+    // The references' descriptions that earlier inspect stages made (ReferenceDescriptions): an
+    // evaluation of a reference described before skips the reference's run on the device and
+    // takes no GPU lane for inspect. Null: every inspect describes afresh.
+    ReferenceDescriptions* referenceDescriptions = nullptr;
 };
 
 enum class DeviceChoice { Auto, Cpu, Cuda };

@@ -53,13 +53,14 @@ EvaluationService::EvaluationService(EvaluationServiceConfig config)
       buildSlots_(cpuSharesForThisMachine(config.concurrentEvaluations)),
       warmWorkers_(std::max<std::size_t>(config.warmWorkerCapacity,
                                          std::size_t{config.concurrentEvaluations} + 1)),
-      evaluator_(config.python, EvaluationResources{.warmWorkers = &warmWorkers_,
-                                                    .gpuLanes = &lanes_,
-                                                    .cpuTimingLane = &cpuTimingLane_,
-                                                    .buildSlots = &buildSlots_,
-                                                    .runningEvaluations = [this] {
-                                                        return static_cast<unsigned>(running());
-                                                    }}) {
+      evaluator_(config.python,
+                 EvaluationResources{
+                     .warmWorkers = &warmWorkers_,
+                     .gpuLanes = &lanes_,
+                     .cpuTimingLane = &cpuTimingLane_,
+                     .buildSlots = &buildSlots_,
+                     .runningEvaluations = [this] { return static_cast<unsigned>(running()); },
+                     .referenceDescriptions = &referenceDescriptions_}) {
     const unsigned count = std::max(1u, config.concurrentEvaluations);
     for (unsigned i = 0; i < count; ++i)
         workers_.emplace_back([this](std::stop_token stop) { workLoop(stop); });

@@ -3,6 +3,7 @@
 #include "engine/evaluation/cpu_shares.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/evaluation/gpu_lanes.h"
+#include "engine/evaluation/reference_descriptions.h"
 #include "engine/evaluation/warm_worker.h"
 
 #include <condition_variable>
@@ -88,6 +89,7 @@ private:
     GpuLanes lanes_;
     GpuLanes cpuTimingLane_{1};
     BuildSlots buildSlots_;
+    ReferenceDescriptions referenceDescriptions_;
     WarmWorkerPool warmWorkers_;
     Evaluator evaluator_;
     mutable std::mutex mutex_;

@@ -211,5 +211,63 @@ TEST_F(EvaluationServiceTest, CancelStopsAQueuedTicketAtOnceAndARunningOneInItsS
     EXPECT_EQ(service.wait(999999), nullptr);
 }
 
+// The service keeps each reference's description from inspect to inspect (ReferenceDescriptions):
+// the next evaluation of the same reference bytes, device and seed only imports the reference for
+// the source checks; new bytes are described afresh, and a failed inspect is never kept.
+TEST_F(EvaluationServiceTest, TheNextEvaluationOfAReferenceReusesItsDescriptionUntilItChanges) {
+    const fs::path folder = root_ / "pair";
+    fs::create_directories(folder);
+    const fs::path reference = folder / "reference.py";
+    const fs::path candidate = folder / "sample_1.py";
+    writeText(reference, kTinyTask);
+    writeText(candidate, tinyCandidate("        return x * self.weight * self.factor"));
+    EvaluationService service({.python = "", .concurrentEvaluations = 1, .gpuCount = 0});
+    EvaluationOptions options = cpuOptions();
+    options.warmWorker = true;
+    options.profile = false;
+    options.seed = 11; // the description depends on the seed: a fresh one per evaluation misses
+    auto inspectOf = [&](const fs::path& task, const std::string& tag) {
+        const EvaluationSnapshot r = service.evaluate(
+            {EvaluationTarget::forPair(task.string(), candidate.string()), options, tag}, {}, {});
+        EXPECT_TRUE(r && r->stage("inspect")) << tag;
+        return r ? *r : EvaluationResult{};
+    };
+    auto reused = [](const EvaluationResult& r) {
+        const StageRecord* inspect = r.stage("inspect");
+        return inspect && inspect->status == StageStatus::Passed &&
+               inspect->summary.find("reference description reused") != std::string::npos;
+    };
+
+    const EvaluationResult first = inspectOf(reference, "first");
+    EXPECT_TRUE(first.correct) << describe(first);
+    EXPECT_FALSE(reused(first)) << describe(first);
+    const EvaluationResult second = inspectOf(reference, "second");
+    EXPECT_TRUE(second.correct) << describe(second);
+    EXPECT_TRUE(reused(second)) << describe(second);
+    // The record carries it, as every reader of the JSON result sees it.
+    EXPECT_NE(toJson(second).dump().find("reference description reused"), std::string::npos);
+
+    // New bytes: described afresh, and that description serves the next one.
+    writeText(reference, std::string(kTinyTask) + "\n# edited\n");
+    const EvaluationResult edited = inspectOf(reference, "edited");
+    EXPECT_TRUE(edited.correct) << describe(edited);
+    EXPECT_FALSE(reused(edited)) << describe(edited);
+    EXPECT_TRUE(reused(inspectOf(reference, "edited again")));
+
+    // A reference that raises fails inspect each time: nothing of it is kept.
+    const fs::path raising = folder / "raising.py";
+    std::string text = kTinyTask;
+    const std::string forward = "        return x * self.weight * self.factor";
+    text.replace(text.find(forward), forward.size(),
+                 "        raise RuntimeError('the reference is broken')");
+    writeText(raising, text);
+    for (const char* tag : {"raising", "raising again"}) {
+        const EvaluationResult broken = inspectOf(raising, tag);
+        ASSERT_NE(broken.stage("inspect"), nullptr);
+        EXPECT_EQ(broken.stage("inspect")->status, StageStatus::Failed) << tag << describe(broken);
+        EXPECT_EQ(broken.failureKind, "task_run") << tag << describe(broken);
+    }
+}
+
 } // namespace
 } // namespace kwb::test
