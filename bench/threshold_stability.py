@@ -8,7 +8,8 @@ torch.compile, the case where a decision made from one noisy number flips most.
 
 The bundled task's solution goes into a fresh workspace; a first evaluation (rl profile) gives
 its median speed-up over torch.compile, which becomes `--threshold` for every repeat (the
-milestone over eager, far above it for the default task, stays paid). Each repeat records the
+milestone over eager, far above it for the default task, stays paid); where the candidate does
+not beat torch.compile, its speed-up over eager does, and the eager milestone is the one on edge. Each repeat records the
 reward, the speed-ups with their intervals and the reason; the summary says how often the most
 common milestone came out per profile. Through `kwb serve` when it runs (the default).
 """
@@ -61,11 +62,16 @@ def main() -> int:
 
     first = evaluate(args.kwb, workspace, args.device, "rl")
     print("calibration: " + json.dumps(first), flush=True)
-    threshold = first.get("vs_compile")
+    # The threshold sits on the highest milestone the candidate reaches: torch.compile's where it
+    # beats it (on some GPUs torch.compile is out of reach for every bundled solution), else
+    # eager's.
+    threshold, against = first.get("vs_compile"), "torch.compile"
     if not threshold or threshold <= 1.0:
-        print(f"the candidate is not faster than torch.compile ({threshold}): no threshold above 1 to sit on")
+        threshold, against = first.get("vs_eager"), "eager"
+    if not threshold or threshold <= 1.0:
+        print(f"the candidate is not faster than eager ({threshold}): no threshold above 1 to sit on")
         return 1
-    print(f"threshold: {threshold:.4f} (the candidate's speed-up over torch.compile)", flush=True)
+    print(f"threshold: {threshold:.4f} (the candidate's speed-up over {against})", flush=True)
 
     for profile in filter(None, args.profiles.split(",")):
         rewards = []
