@@ -9,7 +9,7 @@ from ..errors import TASK_IMPORT, HarnessError, describe_exception
 from ..integrity.source_checks import check_sources
 from ..task_loader import _import_file, check_reference
 from ..values import flatten
-from . import known_description
+from . import known_description, seed_independence
 from .preparation import Preparation, file_digest
 
 
@@ -25,6 +25,8 @@ class InspectPreparation(Preparation):
         self.module = None
         self.error = None
         self.reused = False
+        # True only for a description made here and found not to depend on the seed.
+        self.seed_independent = False
         try:
             given, why_not = known_description.usable(req.reference_description, self.reference_digest)
             if why_not:
@@ -72,14 +74,21 @@ class InspectPreparation(Preparation):
         seed = req.seed
         init = models.init_inputs(task, seed, ws)
         d["init_inputs"] = [values.describe(v) for v in init]
+        construction = seed_independence.GeneratorWatch(seed)
         model = models.reference_model(task, init, seed, req.device, ws)
         d["parameters"] = list(model.state_dict().keys())
+        built_alike = construction.untouched()
         inputs = models.make_inputs(task, seed, req.device, ws)
         d["inputs"] = [values.describe(v) for v in inputs]
+        forward = seed_independence.GeneratorWatch()
         output = models.run_model(model, inputs, req.device, "reference", ws)
         d["outputs"] = [values.describe(v) for v in flatten(output)]
+        ran_alike = forward.untouched()
         self.module = module
         self.phases.mark("reference run")
+        self.seed_independent = (built_alike and ran_alike and seed_independence.inputs_independent(
+            task, seed, d["init_inputs"], d["inputs"]))
+        self.phases.mark("seed check")
 
 
 def prepare(req) -> InspectPreparation:
@@ -93,6 +102,8 @@ def run(req, result: dict, prepared: InspectPreparation | None = None) -> None:
     prepared.report_into(result)
     result.update({k: prepared.description[k] for k in known_description.FIELDS})
     result["reference_described"] = "reused" if prepared.reused else "run"
+    # Whether the engine may keep the description for every seed (seed_independence.py).
+    result["description_seed_independent"] = prepared.seed_independent
     # The bytes described, for the engine to keep the description under: named only when the
     # file is still what it was before the import.
     if prepared.reference_digest and file_digest(req.reference) == prepared.reference_digest:

@@ -2,7 +2,8 @@
 
 The description (inputs, initial inputs, outputs, parameters) depends only on the reference's
 bytes, the device, the seed, the input budget and the interpreter, never on the candidate. The
-engine keeps the ones inspect made afresh in its own memory, keyed by exactly those, and sends
+engine keeps the ones inspect made afresh in its own memory, keyed by exactly those (the seed
+left out where inspect found it does not reach the description, seed_independence.py), and sends
 one back as the request's ``reference_description``; inspect then imports the reference on the
 CPU for the source checks and neither starts CUDA nor runs the reference.
 
