@@ -7,10 +7,11 @@ namespace {
 
 using nlohmann::json;
 
-// One string per key: its parts in a JSON array, so no part can run into the next.
-std::string flattened(const ReferenceDescriptionKey& key) {
-    return json::array({key.referenceSha256, key.device, key.seed, key.inputBudgetBytes, key.python,
-                        key.pairMode})
+// One string per key: its parts in a JSON array, so no part can run into the next. Without its
+// seed, null stands in its place: no seed's key is that one.
+std::string flattened(const ReferenceDescriptionKey& key, bool anySeed) {
+    return json::array({key.referenceSha256, key.device, anySeed ? json() : json(key.seed),
+                        key.inputBudgetBytes, key.python, key.pairMode})
         .dump();
 }
 
@@ -26,17 +27,18 @@ ReferenceDescriptions::ReferenceDescriptions(std::size_t capacity)
 
 std::optional<json> ReferenceDescriptions::find(const ReferenceDescriptionKey& key) const {
     std::lock_guard lock(mutex_);
-    const auto found = entries_.find(flattened(key));
-    if (found == entries_.end())
-        return std::nullopt;
-    return found->second;
+    for (const bool anySeed : {false, true})
+        if (const auto found = entries_.find(flattened(key, anySeed)); found != entries_.end())
+            return found->second;
+    return std::nullopt;
 }
 
-bool ReferenceDescriptions::store(const ReferenceDescriptionKey& key, const json& description) {
+bool ReferenceDescriptions::store(const ReferenceDescriptionKey& key, const json& description,
+                                  bool anySeed) {
     std::optional<json> kept = descriptionIn(description);
     if (!kept || key.referenceSha256.empty())
         return false;
-    const std::string flat = flattened(key);
+    const std::string flat = flattened(key, anySeed);
     std::lock_guard lock(mutex_);
     if (auto found = entries_.find(flat); found != entries_.end()) {
         found->second = std::move(*kept);

@@ -1,6 +1,6 @@
 // The references' descriptions an evaluation service keeps from inspect to inspect: found only
-// for the same reference bytes, device, seed, input budget, interpreter and pair mode, kept only
-// when well-formed, and bounded.
+// for the same reference bytes, device, seed (any seed, for one the stage found the seed does not
+// reach), input budget, interpreter and pair mode, kept only when well-formed, and bounded.
 #include "engine/evaluation/reference_descriptions.h"
 #include "engine/system/content_hash.h"
 
@@ -55,6 +55,42 @@ TEST(ReferenceDescriptions, AnyOtherPartOfTheKeyMisses) {
     for (std::size_t i = 0; i < others.size(); ++i)
         EXPECT_FALSE(kept.find(others[i]).has_value()) << "key part " << i;
     EXPECT_TRUE(kept.find(key()).has_value());
+}
+
+// RL rollouts and KernelBench pairs draw a fresh seed per evaluation: a description the stage
+// found not to depend on the seed serves them all, one that may depends only its own seed.
+TEST(ReferenceDescriptions, ADescriptionForAnySeedServesEverySeedOneOfASeedOnlyThatSeed) {
+    ReferenceDescriptions kept;
+    ReferenceDescriptionKey dependent = key();
+    dependent.referenceSha256 = sha256Hex("class Model: ... # shapes from random.randint");
+    ASSERT_TRUE(kept.store(dependent, description(), false));
+    ASSERT_TRUE(kept.store(key(), description(), true));
+    EXPECT_EQ(kept.size(), 2u) << "one entry each";
+    for (const std::uint64_t seed : {42ULL, 43ULL, 1ULL, 987654321ULL}) {
+        ReferenceDescriptionKey any = key();
+        any.seed = seed;
+        EXPECT_TRUE(kept.find(any).has_value()) << "seed " << seed;
+        ReferenceDescriptionKey own = dependent;
+        own.seed = seed;
+        EXPECT_EQ(kept.find(own).has_value(), seed == 42) << "seed " << seed;
+    }
+    // Every other part of the key still counts.
+    std::vector<ReferenceDescriptionKey> others(5, key());
+    others[0].referenceSha256 = sha256Hex("class Model: ... # edited");
+    others[1].device = "cpu";
+    others[2].inputBudgetBytes = 2ULL << 30;
+    others[3].python = "/opt/venv/bin/python";
+    others[4].pairMode = true;
+    for (std::size_t i = 0; i < others.size(); ++i) {
+        others[i].seed = 43;
+        EXPECT_FALSE(kept.find(others[i]).has_value()) << "key part " << i;
+    }
+    // A seed's own entry comes first.
+    ReferenceDescriptionKey seven = key();
+    seven.seed = 7;
+    ASSERT_TRUE(kept.store(seven, description(32)));
+    EXPECT_EQ(kept.find(seven)->at("inputs")[0]["shape"][1], 32);
+    EXPECT_EQ(kept.find(key())->at("inputs")[0]["shape"][1], 16);
 }
 
 TEST(ReferenceDescriptions, OnlyAWellFormedDescriptionOfAKnownContentIsKept) {
