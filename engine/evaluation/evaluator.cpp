@@ -738,8 +738,9 @@ std::optional<json> knownDescription(const RunContext& c,
 }
 
 // After inspect: a description the stage made afresh, of the bytes the key names (the stage
-// reports the digest of the file it described), is kept for the next evaluations; a failed
-// inspect never is. Whether the description was reused goes into the record's summary.
+// reports the digest of the file it described), is kept for the next evaluations, for any seed
+// where the stage found that the seed does not reach it; a failed inspect never is. Whether the
+// description was reused goes into the record's summary.
 void keepReferenceDescription(const RunContext& c,
                               const std::optional<ReferenceDescriptionKey>& key, bool offered,
                               const HarnessStageOutcome& inspect, StageRecord& record) {
@@ -756,7 +757,9 @@ void keepReferenceDescription(const RunContext& c,
         record.summary += "; reference description not reused (the reference changed)";
     if (key && described == "run" &&
         jsonField<std::string>(inspect.result, "reference_digest", "") == key->referenceSha256)
-        c.resources.referenceDescriptions->store(*key, inspect.result);
+        c.resources.referenceDescriptions->store(
+            *key, inspect.result,
+            jsonField<bool>(inspect.result, "description_seed_independent", false));
 }
 
 StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcome) {

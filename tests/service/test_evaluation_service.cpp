@@ -225,7 +225,7 @@ TEST_F(EvaluationServiceTest, TheNextEvaluationOfAReferenceReusesItsDescriptionU
     EvaluationOptions options = cpuOptions();
     options.warmWorker = true;
     options.profile = false;
-    options.seed = 11; // the description depends on the seed: a fresh one per evaluation misses
+    options.seed = 11; // the seed stays part of the key: a description is found for its own seed
     auto inspectOf = [&](const fs::path& task, const std::string& tag) {
         const EvaluationSnapshot r = service.evaluate(
             {EvaluationTarget::forPair(task.string(), candidate.string()), options, tag}, {}, {});
@@ -267,6 +267,48 @@ TEST_F(EvaluationServiceTest, TheNextEvaluationOfAReferenceReusesItsDescriptionU
         EXPECT_EQ(broken.stage("inspect")->status, StageStatus::Failed) << tag << describe(broken);
         EXPECT_EQ(broken.failureKind, "task_run") << tag << describe(broken);
     }
+}
+
+// RL rollouts and KernelBench pairs draw a fresh seed per evaluation (options.seed 0, no standby
+// to share a session's seed): a reference whose shapes are constants is described once for every
+// seed; one whose shapes come from the seed is described afresh each time.
+TEST_F(EvaluationServiceTest, AReferenceDescriptionThatNoSeedReachesServesTheNextSeedsToo) {
+    const fs::path folder = root_ / "fresh seeds";
+    fs::create_directories(folder);
+    const fs::path constant = folder / "constant.py";
+    const fs::path drawn = folder / "drawn.py";
+    const fs::path candidate = folder / "sample_1.py";
+    writeText(constant, kTinyTask);
+    std::string randomRows = std::string("import random\n") + kTinyTask;
+    const std::string inputs = "torch.randn(8, 16)";
+    randomRows.replace(randomRows.find(inputs), inputs.size(),
+                       "torch.randn(random.randint(2, 9), 16)");
+    writeText(drawn, randomRows);
+    writeText(candidate, tinyCandidate("        return x * self.weight * self.factor"));
+    EvaluationService service({.python = "", .concurrentEvaluations = 1, .gpuCount = 0});
+    EvaluationOptions options = cpuOptions();
+    options.profile = false;
+    options.seed = 0;
+    options.warmWorker = false;
+    auto inspectOf = [&](const fs::path& task, const std::string& tag) {
+        const EvaluationSnapshot r = service.evaluate(
+            {EvaluationTarget::forPair(task.string(), candidate.string()), options, tag}, {}, {});
+        EXPECT_TRUE(r && r->stage("inspect")) << tag;
+        const StageRecord* inspect = r ? r->stage("inspect") : nullptr;
+        EXPECT_TRUE(inspect && inspect->status == StageStatus::Passed) << tag;
+        return std::pair{r ? r->seed : 0,
+                         inspect && inspect->summary.find("reference description reused") !=
+                                        std::string::npos};
+    };
+
+    const auto [firstSeed, firstReused] = inspectOf(constant, "constant");
+    EXPECT_FALSE(firstReused);
+    const auto [secondSeed, secondReused] = inspectOf(constant, "constant again");
+    EXPECT_NE(firstSeed, secondSeed) << "each evaluation draws its own seed";
+    EXPECT_TRUE(secondReused);
+
+    for (const char* tag : {"random rows", "random rows again"})
+        EXPECT_FALSE(inspectOf(drawn, tag).second) << tag;
 }
 
 } // namespace
