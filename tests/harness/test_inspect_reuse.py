@@ -18,39 +18,18 @@ from kwb_harness.request import parse
 from kwb_harness.stages import inspect_task
 from kwb_harness.stages.standby import Standby
 
-# Every Model built and every forward run leaves a line in runs.txt beside the task. 24 is one of
-# its input's sizes (a shape literal the source checks look for), in float32.
-TASK = '''import os
+import noting_task
+
+# The reference notes every Model built and every forward run (noting_task.py), in float32.
+TASK = """import os
 import torch
 import torch.nn as nn
-
-_RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runs.txt")
-
-
-def _note(what):
-    with open(_RUNS, "a") as f:
-        f.write(what + "\\n")
-
-
-class Model(nn.Module):
-    def __init__(self, factor):
-        super().__init__()
-        _note("built")
-        self.scale = nn.Parameter(torch.ones(24))
-        self.factor = factor
-
-    def forward(self, x):
-        _note("ran")
-        return x * self.scale * self.factor
-
+""" + noting_task.NOTES + "\n" + noting_task.MODEL + """
 
 def get_inputs():
     return [torch.randn(4, 24)]
 
-
-def get_init_inputs():
-    return [2.0]
-'''
+""" + noting_task.INIT
 
 # Bakes the input's size in and halves the precision of a float32 task: both flags need the
 # inputs' description.

@@ -16,38 +16,17 @@ from kwb_harness import PROTOCOL_VERSION
 from kwb_harness.request import parse
 from kwb_harness.stages import inspect_task, seed_independence
 
-# Every Model built and every forward run leaves a line in runs.txt beside the task.
-HEADER = '''import os
+import noting_task
+
+# The reference notes every Model built and every forward run (noting_task.py).
+HEADER = """import os
 import random
 import numpy
 import torch
 import torch.nn as nn
-
-_RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runs.txt")
-
-
-def _note(what):
-    with open(_RUNS, "a") as f:
-        f.write(what + "\\n")
-'''
-
-MODEL = '''
-class Model(nn.Module):
-    def __init__(self, factor):
-        super().__init__()
-        _note("built")
-        self.scale = nn.Parameter(torch.ones(24))
-        self.factor = factor
-
-    def forward(self, x):
-        _note("ran")
-        return x * self.scale * self.factor
-'''
-
-INIT = '''
-def get_init_inputs():
-    return [2.0]
-'''
+""" + noting_task.NOTES
+MODEL = noting_task.MODEL
+INIT = noting_task.INIT
 
 
 def task(get_inputs: str, model: str = MODEL, init: str = INIT) -> str:
