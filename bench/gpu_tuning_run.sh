@@ -67,7 +67,8 @@ check_model_worker() {
     fi
     started=$(date +%s)
     cmake -S "$repo" -B "$repo/build/gpu-host-torch" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DKWB_BUILD_GUI=OFF -DKWB_WITH_TORCH=ON -DKWB_PYTHON_EXECUTABLE="$(command -v python3)" \
+        -DKWB_BUILD_GUI=OFF -DKWB_BUILD_TESTS=OFF -DKWB_WITH_TORCH=ON \
+        -DKWB_PYTHON_EXECUTABLE="$(command -v python3)" \
         -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_INCLUDE_PATH="$prefix/include" \
         -DCMAKE_LIBRARY_PATH="$prefix/lib" >/dev/null &&
         cmake --build "$repo/build/gpu-host-torch" --target kwb-model 2>&1 | grep -E "error|FAILED" | head
