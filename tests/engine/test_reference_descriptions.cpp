@@ -29,6 +29,21 @@ ReferenceDescriptionKey key() {
             .pairMode = false};
 }
 
+// key() with one part changed, each part in turn: the seed among them only with `seedToo`.
+std::vector<ReferenceDescriptionKey> keysDifferingInOnePart(bool seedToo) {
+    std::vector<ReferenceDescriptionKey> others(5, key());
+    others[0].referenceSha256 = sha256Hex("class Model: ... # edited");
+    others[1].device = "cpu";
+    others[2].inputBudgetBytes = 2ULL << 30;
+    others[3].python = "/opt/venv/bin/python";
+    others[4].pairMode = true;
+    if (seedToo) {
+        others.push_back(key());
+        others.back().seed = 43;
+    }
+    return others;
+}
+
 TEST(ReferenceDescriptions, TheSameKeyFindsWhatWasStored) {
     ReferenceDescriptions kept;
     EXPECT_FALSE(kept.find(key()).has_value());
@@ -45,13 +60,7 @@ TEST(ReferenceDescriptions, TheSameKeyFindsWhatWasStored) {
 TEST(ReferenceDescriptions, AnyOtherPartOfTheKeyMisses) {
     ReferenceDescriptions kept;
     ASSERT_TRUE(kept.store(key(), description()));
-    std::vector<ReferenceDescriptionKey> others(6, key());
-    others[0].referenceSha256 = sha256Hex("class Model: ... # edited");
-    others[1].device = "cpu";
-    others[2].seed = 43;
-    others[3].inputBudgetBytes = 2ULL << 30;
-    others[4].python = "/opt/venv/bin/python";
-    others[5].pairMode = true;
+    const std::vector<ReferenceDescriptionKey> others = keysDifferingInOnePart(true);
     for (std::size_t i = 0; i < others.size(); ++i)
         EXPECT_FALSE(kept.find(others[i]).has_value()) << "key part " << i;
     EXPECT_TRUE(kept.find(key()).has_value());
@@ -75,12 +84,7 @@ TEST(ReferenceDescriptions, ADescriptionForAnySeedServesEverySeedOneOfASeedOnlyT
         EXPECT_EQ(kept.find(own).has_value(), seed == 42) << "seed " << seed;
     }
     // Every other part of the key still counts.
-    std::vector<ReferenceDescriptionKey> others(5, key());
-    others[0].referenceSha256 = sha256Hex("class Model: ... # edited");
-    others[1].device = "cpu";
-    others[2].inputBudgetBytes = 2ULL << 30;
-    others[3].python = "/opt/venv/bin/python";
-    others[4].pairMode = true;
+    std::vector<ReferenceDescriptionKey> others = keysDifferingInOnePart(false);
     for (std::size_t i = 0; i < others.size(); ++i) {
         others[i].seed = 43;
         EXPECT_FALSE(kept.find(others[i]).has_value()) << "key part " << i;

@@ -180,5 +180,6 @@ class SeedIndependenceTest(unittest.TestCase):
         self.assertFalse({other, other + 1} & {7, 8})
         self.assertEqual(seen, [random.Random(other).getstate(), random.Random(other + 1).getstate()])
 
+
 if __name__ == "__main__":
     unittest.main()
