@@ -1,7 +1,8 @@
 """Inspect given the reference's description from an earlier inspect (known_description.py): with
 the reference file's digest it neither configures the device nor builds or runs the reference, and
 the candidate's source checks still see the task's inputs; a description that is malformed or of
-other bytes is not used, and the reference is described afresh (CPU)."""
+other bytes is declined, still without the device, for the engine to ask again holding the GPU's
+lane (CPU)."""
 import contextlib
 import hashlib
 import io
@@ -112,23 +113,35 @@ class InspectReuseTest(unittest.TestCase):
         self.assertTrue({"hardcoded_shape", "precision_downgrade"} <= self.flag_codes(reused))
         self.assertEqual(reused["reference_digest"], self.digest())
 
-    def test_a_description_of_other_bytes_is_not_used(self):
-        wrong = self.inspect(dict(self.data, reference_description=self.described(digest="0" * 64)))
-        self.assertEqual(wrong["reference_described"], "run")
-        self.assertEqual(self.reference_runs(), ["built", "ran"])
-        self.assertIn("digest is not the reference file's", wrong["printed"])
-        # The reference edited after the description was made: its new shape is described.
-        os.unlink(self.runs)
+    def declined(self, given) -> dict:
+        """Inspect offered `given`, with the device off limits: the engine started it without the
+        GPU's lane."""
+        refuse = mock.Mock(side_effect=AssertionError("the device was touched"))
+        with mock.patch.object(devices, "configure", refuse), mock.patch.object(devices, "require", refuse):
+            return self.inspect(dict(self.data, reference_description=given))
+
+    def test_a_description_of_other_bytes_is_declined_without_the_device_or_the_reference_run(self):
+        wrong = self.declined(self.described(digest="0" * 64))
+        self.assertEqual(wrong["reference_described"], "declined")
+        self.assertIn("digest is not the reference file's", wrong["declined_because"])
+        self.assertEqual(self.reference_runs(), [], "the reference was built or run")
+        self.assertNotIn("inputs", wrong, "nothing was described")
+        self.assertEqual(wrong["flags"], [], "nothing was checked")
+        # The reference edited after the engine looked its description up: the same.
         given = self.described()
         with open(self.reference, "w") as f:
             f.write(TASK.replace("torch.randn(4, 24)", "torch.randn(4, 48)").replace("ones(24)", "ones(48)"))
-        edited = self.inspect(dict(self.data, reference_description=given))
-        self.assertEqual(edited["reference_described"], "run")
+        edited = self.declined(given)
+        self.assertEqual(edited["reference_described"], "declined")
+        self.assertEqual(self.reference_runs(), [])
+        # Asked again without the offer (the engine holds the lane then), the new shape is described.
+        again = self.inspect(self.data)
+        self.assertEqual(again["reference_described"], "run")
         self.assertEqual(self.reference_runs(), ["built", "ran"])
-        self.assertEqual(edited["inputs"][0]["shape"], [4, 48])
-        self.assertEqual(edited["reference_digest"], self.digest())
+        self.assertEqual(again["inputs"][0]["shape"], [4, 48])
+        self.assertEqual(again["reference_digest"], self.digest())
 
-    def test_a_malformed_description_is_not_used(self):
+    def test_a_malformed_description_is_declined(self):
         malformed = {
             "text": "a description",
             "no inputs": {k: v for k, v in self.described().items() if k != "inputs"},
@@ -139,13 +152,11 @@ class InspectReuseTest(unittest.TestCase):
         }
         for name, given in malformed.items():
             with self.subTest(name):
-                if os.path.exists(self.runs):
-                    os.unlink(self.runs)
-                result = self.inspect(dict(self.data, reference_description=given))
-                self.assertEqual(result["reference_described"], "run")
-                self.assertEqual(self.reference_runs(), ["built", "ran"])
+                result = self.declined(given)
+                self.assertEqual(result["reference_described"], "declined")
+                self.assertEqual(self.reference_runs(), [])
                 self.assertIn("not used", result["printed"])
-                self.assertEqual(self.flag_codes(result), self.flag_codes(self.fresh))
+                self.assertTrue(result["declined_because"])
 
     def test_a_preparation_made_ahead_honours_the_description(self):
         data = dict(self.data, reference_description=self.described())

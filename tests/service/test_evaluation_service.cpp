@@ -269,6 +269,59 @@ TEST_F(EvaluationServiceTest, TheNextEvaluationOfAReferenceReusesItsDescriptionU
     }
 }
 
+// The reference edited after the service looked its description up and before the stage read it
+// (here by the progress listener, which hears "inspect" just after the look-up, as an editor's
+// save may land): the stage, started without the GPU's lane, declines the description and
+// describes nothing; the service asks again as for a first inspect, holding the lane, and keeps
+// the new bytes' description for the next evaluation.
+TEST_F(EvaluationServiceTest, AReferenceEditedAfterItsLookUpIsDescribedAgainAsAFirstInspectIs) {
+    const fs::path folder = root_ / "edited pair";
+    fs::create_directories(folder);
+    const fs::path reference = folder / "reference.py";
+    const fs::path candidate = folder / "sample_1.py";
+    writeText(reference, kTinyTask);
+    writeText(candidate, tinyCandidate("        return x * self.weight * self.factor"));
+    EvaluationService service({.python = "", .concurrentEvaluations = 1, .gpuCount = 0});
+    EvaluationOptions options = cpuOptions();
+    options.profile = false;
+    options.seed = 5;
+    auto evaluate = [&](const std::string& tag, const Evaluator::Progress& progress) {
+        const EvaluationSnapshot r = service.evaluate(
+            {EvaluationTarget::forPair(reference.string(), candidate.string()), options, tag},
+            progress, {});
+        EXPECT_TRUE(r && r->stage("inspect")) << tag;
+        return r ? *r : EvaluationResult{};
+    };
+    auto summaryOf = [](const EvaluationResult& r) {
+        const StageRecord* inspect = r.stage("inspect");
+        return inspect && inspect->status == StageStatus::Passed ? inspect->summary
+                                                                 : std::string("no inspect");
+    };
+
+    const EvaluationResult first = evaluate("first", {});
+    EXPECT_EQ(summaryOf(first).find("reused"), std::string::npos) << describe(first);
+
+    const EvaluationResult edited =
+        evaluate("edited after the look-up", [&](const std::string& stage) {
+            if (stage == "inspect")
+                writeText(reference, std::string(kTinyTask) + "\n# edited after the look-up\n");
+        });
+    EXPECT_TRUE(edited.correct) << describe(edited);
+    const std::string summary = summaryOf(edited);
+    EXPECT_NE(summary.find("declined"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("described again holding the GPU"), std::string::npos) << summary;
+    EXPECT_EQ(summary.find("reference description reused"), std::string::npos) << summary;
+    int inspects = 0;
+    for (const StageRecord& stage : edited.stages)
+        inspects += stage.name == "inspect";
+    EXPECT_EQ(inspects, 1) << "both runs are one record";
+
+    const EvaluationResult next = evaluate("next", {});
+    EXPECT_TRUE(next.correct) << describe(next);
+    EXPECT_NE(summaryOf(next).find("reference description reused"), std::string::npos)
+        << "the new bytes' description was kept: " << summaryOf(next);
+}
+
 // RL rollouts and KernelBench pairs draw a fresh seed per evaluation (options.seed 0, no standby
 // to share a session's seed): a reference whose shapes are constants is described once for every
 // seed; one whose shapes come from the seed is described afresh each time.

@@ -25,14 +25,21 @@ class InspectPreparation(Preparation):
         self.module = None
         self.error = None
         self.reused = False
+        # Why a description the engine offered is not used; the stage then describes nothing.
+        self.declined = ""
         # True only for a description made here and found not to depend on the seed.
         self.seed_independent = False
         try:
             given, why_not = known_description.usable(req.reference_description, self.reference_digest)
             if why_not:
+                # The engine offered the description because it found the reference unchanged,
+                # and so started this stage without the GPU's lane. Describing afresh here would
+                # build and run the reference on the GPU beside another evaluation's timed stage
+                # (the file changed in between): the engine asks again, holding the lane.
+                self.declined = why_not
                 print(f"the reference's description from an earlier inspect is not used ({why_not}); "
-                      "describing it afresh")
-            if given is not None:
+                      "left for the engine to describe afresh")
+            elif given is not None:
                 self._reuse(req, given)
             else:
                 self._describe(req)
@@ -100,6 +107,11 @@ def run(req, result: dict, prepared: InspectPreparation | None = None) -> None:
     if prepared is None:
         prepared = InspectPreparation(req)
     prepared.report_into(result)
+    if prepared.declined:
+        # Nothing described and nothing checked: this result is not the evaluation's inspect.
+        result["reference_described"] = "declined"
+        result["declined_because"] = prepared.declined
+        return
     result.update({k: prepared.description[k] for k in known_description.FIELDS})
     result["reference_described"] = "reused" if prepared.reused else "run"
     # Whether the engine may keep the description for every seed (seed_independence.py).

@@ -8,8 +8,10 @@ one back as the request's ``reference_description``; inspect then imports the re
 CPU for the source checks and neither starts CUDA nor runs the reference.
 
 Only the engine writes the field, but inspect does not take it on trust: a description whose
-digest is not the reference file's, or whose fields are missing or mistyped, is not used, and
-the reference is described afresh.
+digest is not the reference file's (the file changed after the engine looked it up), or whose
+fields are missing or mistyped, is not used. Inspect then describes nothing and says so
+(``reference_described`` "declined"): the engine started it without the GPU's lane, so the engine
+runs inspect again, holding the lane, and that run describes the reference afresh.
 """
 
 FIELDS = ("inputs", "init_inputs", "outputs", "parameters", "has_get_inputs", "has_get_init_inputs")
