@@ -7,6 +7,8 @@
 #   tools/gpu-host-build.sh [BUILD_DIR]
 #
 # Environment: KWB_PYTHON        the Python whose torch to use (default: python3)
+#              KWB_BWRAP         the bubblewrap to sandbox evaluations with (default: the host's,
+#                                else the checkout's .deps/sandbox/bwrap)
 #              KWB_BUILD_ONLY    1: build, then stop before kwb doctor and ctest
 #              KWB_GTEST_SOURCE  a GoogleTest source tree, when the host has no packaged GTest
 #                                (Debian's /usr/src/googletest works; copy it over)
@@ -80,6 +82,18 @@ if [ -n "${KWB_DEPS_PREFIX:-}" ]; then
     extra+=("-DCMAKE_PREFIX_PATH=$prefix" "-DCMAKE_INCLUDE_PATH=$prefix/include" "-DCMAKE_LIBRARY_PATH=$prefix/lib")
 fi
 
+# The sandbox: the host's bubblewrap, else the one tools/pack-host-deps.sh bundled in .deps/sandbox
+# (Debian's; it needs only libc, libcap and libselinux) where it can create namespaces here.
+# Without one every evaluation runs unconfined (sandbox_weak), and the adversarial table's escape
+# cases reach what they look for. GPU hosts such as ours ship none.
+if [ -z "${KWB_BWRAP:-}" ] && ! command -v bwrap >/dev/null && [ -x "$repo/.deps/sandbox/bwrap" ]; then
+    if "$repo/.deps/sandbox/bwrap" --ro-bind / / --unshare-pid --unshare-net --dev /dev --proc /proc true; then
+        export KWB_BWRAP="$repo/.deps/sandbox/bwrap"
+    else
+        echo "== the bundled bubblewrap cannot create namespaces on this host"
+    fi
+fi
+echo "== sandbox: ${KWB_BWRAP:-$(command -v bwrap || echo 'none: evaluations run unconfined')}"
 echo "== host: $(uname -n), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
 echo "== python: $python ($("$python" -c 'import torch; print("torch", torch.__version__)'))"
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKWB_BUILD_GUI=OFF -DKWB_BUILD_TESTS=ON \
