@@ -79,6 +79,9 @@ for s in r["stages"]:
     for line in s.get("log", "").splitlines():
         if line.startswith("phase times:"):
             print("  %s %s: %s" % (sys.argv[2], s["name"], line[len("phase times: "):]), file=sys.stderr)
+        elif line.startswith("prepared before the request:"):
+            # A standby child's preparation, and how long the request waited for it to finish.
+            print("  %s %s: %s" % (sys.argv[2], s["name"], line), file=sys.stderr)
         elif line.startswith("stage time:"):
             print("  %s %s: engine %.3fs, %s" % (sys.argv[2], s["name"], s["seconds"], line[len("stage time: "):]),
                   file=sys.stderr)

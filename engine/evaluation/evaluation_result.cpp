@@ -226,6 +226,7 @@ json toJson(const EvaluationResult& r) {
                           {"lane_wait_seconds", s.laneWaitSeconds},
                           {"build_wait_seconds", s.buildWaitSeconds},
                           {"alone_lane_wait_seconds", s.aloneLaneWaitSeconds},
+                          {"preparation_wait_seconds", s.preparationWaitSeconds},
                           {"worker_started", s.workerStarted}});
     json diagnostics = json::array();
     for (const auto& d : r.diagnostics)
@@ -335,7 +336,8 @@ bool fromJson(const json& j, EvaluationResult& r, std::string* error) {
                                 s.value("prepared_ahead", false), s.value("start_seconds", 0.0),
                                 s.value("worker_started", false), s.value("lane_wait_seconds", 0.0),
                                 s.value("build_wait_seconds", 0.0),
-                                s.value("alone_lane_wait_seconds", 0.0)});
+                                s.value("alone_lane_wait_seconds", 0.0),
+                                s.value("preparation_wait_seconds", 0.0)});
         r.compiled = j.value("compiled", false);
         r.correct = j.value("correct", false);
         const json failure = j.value("failure", json::object());

@@ -40,6 +40,9 @@ struct StageRecord {
     // Of the stage's time in its process, the wait for its GPU's lane alone when it reached its
     // timed calls (a timing stage of a warm worker; it started with the lane shared).
     double aloneLaneWaitSeconds = 0.0;
+    // Of startSeconds, the wait for a warm worker's standby child to finish the preparation it
+    // began when the last evaluation ended (an edit that follows the last result at once).
+    double preparationWaitSeconds = 0.0;
 };
 
 // Where a speed-up lies with the confidence `level` (the profile stage's bootstrap over timing

@@ -768,6 +768,7 @@ StageRecord recordFor(const std::string& name, const HarnessStageOutcome& outcom
     record.laneWaitSeconds = outcome.laneWaitSeconds;
     record.buildWaitSeconds = outcome.buildWaitSeconds;
     record.aloneLaneWaitSeconds = outcome.aloneLaneWaitSeconds;
+    record.preparationWaitSeconds = outcome.preparationWaitSeconds;
     record.workerStarted = outcome.workerStarted;
     const bool skipped = outcome.result.is_object() && outcome.result.value("skipped", false);
     record.status =

@@ -5,6 +5,7 @@
 #include "engine/system/resource_paths.h"
 #include "engine/workspace/contained_files.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -166,6 +167,12 @@ void recordStageWallTime(HarnessStageOutcome& outcome, double seconds) {
     // engine saw went to starting and ending that process (or a warm worker's server).
     const double inside = jsonField<double>(outcome.result, "elapsed_s", -1.0);
     outcome.startSeconds = inside >= 0.0 && inside <= seconds ? seconds - inside : 0.0;
+    // Of that, a warm worker's standby child still making its preparation when the request came
+    // (the child reports it: standby.py).
+    const double waited = jsonField<double>(
+        jsonField<nlohmann::json>(outcome.result, "prepared", nlohmann::json::object()),
+        "request_waited_seconds", 0.0);
+    outcome.preparationWaitSeconds = std::clamp(waited, 0.0, outcome.startSeconds);
 }
 
 bool writeStageRequest(const HarnessStageSpec& spec, fs::path& requestFile, fs::path& resultFile,

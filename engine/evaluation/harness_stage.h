@@ -70,9 +70,10 @@ struct HarnessStageOutcome {
     double startSeconds = 0.0; // StageRecord::startSeconds
     bool workerStarted = false;
     bool preparedAhead = false; // a warm worker's standby child ran it (StageRecord::preparedAhead)
-    double laneWaitSeconds = 0.0;      // StageRecord::laneWaitSeconds
-    double buildWaitSeconds = 0.0;     // StageRecord::buildWaitSeconds
-    double aloneLaneWaitSeconds = 0.0; // StageRecord::aloneLaneWaitSeconds
+    double laneWaitSeconds = 0.0;        // StageRecord::laneWaitSeconds
+    double buildWaitSeconds = 0.0;       // StageRecord::buildWaitSeconds
+    double aloneLaneWaitSeconds = 0.0;   // StageRecord::aloneLaneWaitSeconds
+    double preparationWaitSeconds = 0.0; // StageRecord::preparationWaitSeconds
     // The engine found the judge (or the warm server above it) stopped by someone and continued
     // it (ProcessResult::ownProcessesStopped): what it found, in words; "" when nothing was.
     std::string judgeStopped;

@@ -108,6 +108,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     r.stages.push_back({"compile", StageStatus::Passed, 1.5, "ok", "log text"});
     r.stages.back().buildWaitSeconds = 0.5;
     r.stages.push_back({"verify", StageStatus::Passed, 4.25, "ok", "", true, 3.5, true, 0.25});
+    r.stages.back().preparationWaitSeconds = 0.125;
     r.diagnostics.push_back({"kernels/a.cu", 3, 7, Severity::Warning, "unused"});
     r.outputErrors.push_back({0, 1e-4, 2e-3, {8, 16}, "float32"});
     r.flags.push_back({"sandbox_weak", FlagSeverity::Warning, "no bwrap"});
@@ -137,6 +138,7 @@ TEST(EvaluationResult, RoundTripsThroughJson) {
     EXPECT_TRUE(back.stage("verify")->workerStarted);
     EXPECT_EQ(back.stage("verify")->laneWaitSeconds, 0.25);
     EXPECT_EQ(back.stage("compile")->buildWaitSeconds, 0.5);
+    EXPECT_EQ(back.stage("verify")->preparationWaitSeconds, 0.125);
     EXPECT_EQ(back.stageSeconds(), 5.75);
     EXPECT_EQ(back.candidate.roundMediansMs, (std::vector<double>{1.0, 0.98, 1.01}));
     EXPECT_TRUE(back.intervalVsEager.available);

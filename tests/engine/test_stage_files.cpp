@@ -163,3 +163,27 @@ TEST_F(StageFiles, AKilledStageIsInfrastructureOnlyWhereNoCandidateCodeRuns) {
     spec_.stage = "verify";
     EXPECT_EQ(interpretStageRun(spec_, overBudget, resultFile, {}).failureKind, "resource_limit");
 }
+
+// The wall time the engine saw, split: the stage's own time in its process (the harness's
+// elapsed_s), the rest before and after it, and of that rest the wait for a standby child's
+// preparation, which the child reports and which can never exceed the rest.
+TEST(StageWallTime, TheStandbysPreparationWaitIsPartOfTheTimeOutsideTheStage) {
+    HarnessStageOutcome outcome;
+    outcome.result = {{"elapsed_s", 0.5}, {"prepared", {{"request_waited_seconds", 0.75}}}};
+    recordStageWallTime(outcome, 1.5);
+    EXPECT_DOUBLE_EQ(outcome.seconds, 1.5);
+    EXPECT_DOUBLE_EQ(outcome.startSeconds, 1.0);
+    EXPECT_DOUBLE_EQ(outcome.preparationWaitSeconds, 0.75);
+
+    outcome.result["prepared"]["request_waited_seconds"] = 30.0;
+    recordStageWallTime(outcome, 1.5);
+    EXPECT_DOUBLE_EQ(outcome.preparationWaitSeconds, 1.0) << "at most the time outside the stage";
+
+    for (const nlohmann::json& prepared :
+         {nlohmann::json{{"ahead_of_request", false}}, nlohmann::json("text"),
+          nlohmann::json{{"request_waited_seconds", -2.0}}}) {
+        outcome.result["prepared"] = prepared;
+        recordStageWallTime(outcome, 1.5);
+        EXPECT_DOUBLE_EQ(outcome.preparationWaitSeconds, 0.0) << prepared.dump();
+    }
+}

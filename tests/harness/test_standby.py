@@ -3,6 +3,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import unittest
 
 from kwb_harness import PROTOCOL_VERSION
@@ -100,6 +101,21 @@ class StandbyTest(unittest.TestCase):
         self.assertIn("prepared before the request", result["log"])
         with open(message["log"]) as f:
             self.assertNotIn("prepared before the request", f.read())
+
+    def test_the_result_says_how_long_the_request_waited_for_the_preparation(self):
+        # A reference whose import takes a second: the go message comes while it is prepared,
+        # as an edit does that follows the last result at once.
+        with open(self.reference, "w") as f:
+            f.write("import time\ntime.sleep(1.0)\n" + TASK)
+        early = self.go(Standby("verify", self.data, None, []), self.message("early"))
+        self.assertTrue(early["correct"])
+        self.assertGreater(early["prepared"]["request_waited_seconds"], 0.5)
+        self.assertIn("the request waited", early["log"])
+        # Handed over long after the preparation finished, it waited for nothing.
+        standby = Standby("verify", self.data, None, [])
+        time.sleep(8.0)
+        late = self.go(standby, self.message("late"))
+        self.assertEqual(late["prepared"]["request_waited_seconds"], 0.0)
 
     def test_the_go_messages_thread_count_is_the_one_the_stage_runs_with(self):
         standby = Standby("verify", dict(self.data, cpu_threads=2), None, [])

@@ -52,6 +52,8 @@ class Preparation:
         self.phases = PhaseClock()
         # Set by the standby child when the preparation ran before the request arrived.
         self.ahead_of_request = False
+        # Set by the standby child: how long the request waited for the preparation to finish.
+        self.request_waited = None
         # The candidate's process (isolation/candidate_process.py), for stages that run one.
         self.candidate = None
 
@@ -79,6 +81,10 @@ class Preparation:
         result["prepared"] = {"ahead_of_request": self.ahead_of_request,
                               "seconds": sum(self.phases.seconds.values()),
                               "phase_seconds": dict(self.phases.seconds)}
+        if self.request_waited is not None:
+            result["prepared"]["request_waited_seconds"] = self.request_waited
         if self.ahead_of_request:
+            waited = ("" if self.request_waited is None
+                      else f"; the request waited {self.request_waited:.2f}s for it")
             print("prepared before the request: "
-                  + ", ".join(f"{k} {v:.2f}s" for k, v in self.phases.seconds.items()))
+                  + ", ".join(f"{k} {v:.2f}s" for k, v in self.phases.seconds.items()) + waited)

@@ -70,7 +70,9 @@ class Standby:
         """Hands the child its request; False when it is gone (it then gets discarded)."""
         if not self.alive():
             return False
-        line = json.dumps(dict(message, secret=self.secret)) + "\n"
+        # When the request was handed over (CLOCK_MONOTONIC, the same in every process): the child
+        # reports how long the request waited for a preparation still under way.
+        line = json.dumps(dict(message, secret=self.secret, sent_at=time.monotonic())) + "\n"
         try:
             os.write(self.go_fd, line.encode())
         except OSError:
@@ -130,6 +132,7 @@ def _child(stage: str, data: dict, confine, go_fd: int, done_fd: int, secret: st
         from . import runner
 
         prepared = runner.prepare(stage, data)
+        prepared_at = time.monotonic()
         line = _read_line(go_fd)
         if not line:
             return 0  # the server let it go
@@ -137,6 +140,10 @@ def _child(stage: str, data: dict, confine, go_fd: int, done_fd: int, secret: st
         if not secrets.compare_digest(str(message.pop("secret", "")), secret):
             os.write(2, b"kwb_harness standby: a go message without the server's secret; exiting\n")
             return 4
+        sent_at = message.pop("sent_at", None)
+        if prepared is not None and isinstance(sent_at, (int, float)):
+            # Edits that come right after the last result find the preparation still going.
+            prepared.request_waited = max(0.0, prepared_at - sent_at)
         stage_child.become_stage_process(message)
         # The go pipe stays open: the grant of the GPU's lane alone comes on it.
         timed_lane.connect(done_fd, go_fd)
