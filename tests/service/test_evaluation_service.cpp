@@ -124,6 +124,19 @@ protected:
     EvaluationRequest request(const fs::path& workspace, const std::string& tag) {
         return {EvaluationTarget::forWorkspace(workspace.string()), cpuOptions(), tag};
     }
+
+    // A KernelBench-style pair in a folder of its own: the tiny task and an honest candidate.
+    struct PairFiles {
+        fs::path reference, candidate;
+    };
+    PairFiles writePair(const std::string& folderName) {
+        const fs::path folder = root_ / folderName;
+        fs::create_directories(folder);
+        PairFiles pair{folder / "reference.py", folder / "sample_1.py"};
+        writeText(pair.reference, kTinyTask);
+        writeText(pair.candidate, tinyCandidate("        return x * self.weight * self.factor"));
+        return pair;
+    }
 };
 
 TEST_F(EvaluationServiceTest, TicketsRunAndPublishOneSnapshotWithTheQueueWaitAsAStage) {
@@ -215,12 +228,7 @@ TEST_F(EvaluationServiceTest, CancelStopsAQueuedTicketAtOnceAndARunningOneInItsS
 // the next evaluation of the same reference bytes, device and seed only imports the reference for
 // the source checks; new bytes are described afresh, and a failed inspect is never kept.
 TEST_F(EvaluationServiceTest, TheNextEvaluationOfAReferenceReusesItsDescriptionUntilItChanges) {
-    const fs::path folder = root_ / "pair";
-    fs::create_directories(folder);
-    const fs::path reference = folder / "reference.py";
-    const fs::path candidate = folder / "sample_1.py";
-    writeText(reference, kTinyTask);
-    writeText(candidate, tinyCandidate("        return x * self.weight * self.factor"));
+    const auto [reference, candidate] = writePair("pair");
     EvaluationService service({.python = "", .concurrentEvaluations = 1, .gpuCount = 0});
     EvaluationOptions options = cpuOptions();
     options.warmWorker = true;
@@ -255,7 +263,7 @@ TEST_F(EvaluationServiceTest, TheNextEvaluationOfAReferenceReusesItsDescriptionU
     EXPECT_TRUE(reused(inspectOf(reference, "edited again")));
 
     // A reference that raises fails inspect each time: nothing of it is kept.
-    const fs::path raising = folder / "raising.py";
+    const fs::path raising = reference.parent_path() / "raising.py";
     std::string text = kTinyTask;
     const std::string forward = "        return x * self.weight * self.factor";
     text.replace(text.find(forward), forward.size(),
@@ -275,12 +283,7 @@ TEST_F(EvaluationServiceTest, TheNextEvaluationOfAReferenceReusesItsDescriptionU
 // describes nothing; the service asks again as for a first inspect, holding the lane, and keeps
 // the new bytes' description for the next evaluation.
 TEST_F(EvaluationServiceTest, AReferenceEditedAfterItsLookUpIsDescribedAgainAsAFirstInspectIs) {
-    const fs::path folder = root_ / "edited pair";
-    fs::create_directories(folder);
-    const fs::path reference = folder / "reference.py";
-    const fs::path candidate = folder / "sample_1.py";
-    writeText(reference, kTinyTask);
-    writeText(candidate, tinyCandidate("        return x * self.weight * self.factor"));
+    const auto [reference, candidate] = writePair("edited pair");
     EvaluationService service({.python = "", .concurrentEvaluations = 1, .gpuCount = 0});
     EvaluationOptions options = cpuOptions();
     options.profile = false;
