@@ -1160,6 +1160,8 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         again.seconds += inspect.seconds;
         again.startSeconds += inspect.startSeconds;
         again.laneWaitSeconds += inspect.laneWaitSeconds;
+        again.preparationWaitSeconds += inspect.preparationWaitSeconds;
+        again.workerStarted = again.workerStarted || inspect.workerStarted;
         again.log = inspect.log + again.log;
         inspect = std::move(again);
     }
