@@ -23,8 +23,14 @@ request ``{"id", "stage", "request", "result", "log", "timeout_s",
 ``{"cancel": id}`` while request ``id`` runs ends it: its child's tree is killed and the reply
 says "cancelled" (the engine's stop token; the server keeps serving). Only the engine writes the
 channel, so only the engine can cancel; a cancel for a request already answered is ignored. A line
-``{"standby": true}`` (no reply) says an evaluation is over: the server then forks standby
-children that prepare the next inspect, verify and profile (stages/standby.py). A timing stage
+``{"standby": true}`` says an evaluation is over: the server then forks standby children that
+prepare the next inspect, verify and profile (stages/standby.py). Their preparation uses the
+device, so the engine holds the device's lane shared for them: it sends ``{"standby": true, "id",
+"timeout_s"}``, and the server replies ``{"id", "standby": [stages forked], "prepared": [stages
+ready], "seconds"}`` once every standby child has made its preparation or exited. A child still
+preparing after ``timeout_s``, or when ``{"cancel": id}`` comes, is killed: the lane is let go
+after the reply, and nothing may use the device unseen then. Without an id there is no reply
+and no wait (nothing to hold a lane for). A timing stage
 that reaches its timed calls asks for its GPU's lane alone (timing/timed_lane.py): the server
 writes ``{"id", "lane": "timed"}`` before the request's reply, the engine answers
 ``{"lane_granted": id}`` once it holds the lane, and the server passes the grant to the child;
@@ -53,9 +59,9 @@ _channel = -1  # the socket to the engine (main)
 
 
 class _Channel:
-    """The engine's lines on the channel. The main loop takes them in order; a stage's wait
-    looks among the lines already sent for a cancel of that stage (the engine sends nothing
-    else while a stage runs, but a line it finds is kept for the main loop all the same)."""
+    """The engine's lines on the channel. The main loop takes them in order; a stage's wait (or
+    a standby's) looks among the lines already sent for a cancel of that request (the engine
+    sends nothing else meanwhile, but a line it finds is kept for the main loop all the same)."""
 
     def __init__(self, fd: int):
         self.fd = fd
@@ -335,10 +341,14 @@ class _Server:
             self._last[stage] = (data, message.get("confine"))
         return reply
 
-    def stand_by(self) -> dict:
-        """Forks a standby child for each stage whose last request is known."""
+    def stand_by(self, timeout_s: float | None = None, channel=None, request_id=None) -> dict:
+        """Forks a standby child for each stage whose last request is known. With ``timeout_s``,
+        returns only once every standby child (those forked before included) made its
+        preparation or exited, at most ``timeout_s`` after the call or until the engine cancels
+        ``request_id`` on ``channel``; a child still preparing then is killed."""
         from .stages.standby import Standby
 
+        begun = time.monotonic()
         started = []
         for stage, (data, confine) in self._last.items():
             current = self._standby.get(stage)
@@ -356,7 +366,34 @@ class _Server:
                 pass
             self._standby[stage] = Standby(stage, data, confine, self._go_fds() + [_channel])
             started.append(stage)
-        return {"standby": started}
+        if timeout_s is None:
+            return {"standby": started}
+        self._await_preparations(begun + timeout_s, channel, request_id)
+        prepared = [stage for stage, standby in self._standby.items() if standby.prepared and standby.alive()]
+        return {"standby": started, "prepared": prepared, "seconds": time.monotonic() - begun}
+
+    def _await_preparations(self, deadline: float, channel, request_id) -> None:
+        """Waits until no standby child is still preparing; at ``deadline``, on a cancel of
+        ``request_id`` or at the channel's end, kills those that are."""
+        import select
+
+        while True:
+            preparing = [s for s in self._standby.values() if not s.said_prepared() and s.alive()]
+            if not preparing:
+                return
+            now = time.monotonic()
+            ended = channel is not None and (channel.closed or channel.cancel_arrived(request_id))
+            if now >= deadline or ended:
+                for standby in preparing:
+                    standby.discard(_kill_tree)
+                    del self._standby[standby.stage]
+                return
+            # Woken by a PREPARED line, a pipe's end (the child exiting) or the engine's cancel;
+            # an exit that leaves the pipe open (a grandchild holds it) is seen on the next turn.
+            watched = [s.done_fd for s in preparing if s.listening()]
+            if channel is not None:
+                watched.append(channel.fd)
+            select.select(watched, [], [], min(0.05, deadline - now))
 
     def reap(self) -> None:
         self._reap(block=False)
@@ -426,8 +463,16 @@ def main() -> int:
                 if "cancel" in message or "lane_granted" in message:
                     continue  # for a request already answered
                 if message.get("standby") is True:
-                    # The engine's evaluation is over: nothing is being timed until the next one.
-                    server.stand_by()
+                    # The engine's evaluation is over; with an id, the engine holds the device's
+                    # lane until the reply.
+                    if message.get("id") is None:
+                        server.stand_by()
+                        continue
+                    timeout_s = message.get("timeout_s", 600)
+                    if not isinstance(timeout_s, (int, float)):
+                        raise ValueError("timeout_s must be a number")
+                    reply = server.stand_by(float(timeout_s), channel, message["id"])
+                    _reply(dict(reply, id=message["id"]))
                     continue
                 for key in ("stage", "request", "result", "log"):
                     if not isinstance(message.get(key), str):

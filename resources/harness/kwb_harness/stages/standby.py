@@ -2,12 +2,18 @@
 
 Between two evaluations the user edits; the server uses that time. When the engine says an
 evaluation is over (``{"standby": true}``), the server forks one child per stage it last ran
-(verify, profile) from the requests it last saw. Each child creates its CUDA context and makes
-the stage's preparation (preparation.py): task, reference outputs, input pools, profiler. Then
-it waits. When the next request for that stage matches (the same request but for the
-candidate), the server sends the child a go message and the child runs the stage on its
-preparation; otherwise the child is killed and a fresh one forked, as before. A standby child
-runs at most one candidate, so the isolation of one process per stage holds.
+(inspect, verify, profile) from the requests it last saw. Each child creates its CUDA context and
+makes the stage's preparation (preparation.py): task, reference outputs, input pools, profiler.
+Then it says so on its done pipe (``PREPARED``) and waits. When the next request for that stage
+matches (the same request but for the candidate), the server sends the child a go message and
+the child runs the stage on its preparation; otherwise the child is killed and a fresh one
+forked, as before. A standby child runs at most one candidate, so the isolation of one process
+per stage holds.
+
+The preparation is work on the device: another evaluation's timed calls must not run beside it.
+The engine holds the device's lane shared while the children prepare, and the server tells it
+when the last one said ``PREPARED`` (fork_server.py); until then the server reads ``PREPARED``
+from the pipe and nothing further, which is the stage's once the child is started.
 
 The go message carries a secret drawn when the child was forked: a candidate running in another
 child of the same server cannot start a standby child on a request of its own making.
@@ -26,6 +32,10 @@ from . import preparation, stage_child
 # A standby child holds a CUDA context and the task's tensors; one that is not used for this
 # long is let go.
 IDLE_LIMIT_S = 600.0
+
+# Written on the done pipe once the preparation is made (or failed): the child uses the device no
+# more until its go message.
+PREPARED = b"prepared\n"
 
 
 class Standby:
@@ -54,6 +64,9 @@ class Standby:
         self.pid = pid
         self.go_fd = write_end
         self.done_fd = done_read
+        self.prepared = False
+        self._heard = b""  # the part of PREPARED read so far
+        self._listening = True  # False once the pipe ended or said something else
 
     def fits(self, stage: str, data: dict, confine=None) -> bool:
         return (stage == self.stage and preparation.request_key(data) == self.key
@@ -65,6 +78,28 @@ class Standby:
         except ChildProcessError:
             return False
         return done == 0
+
+    def said_prepared(self) -> bool:
+        """Whether the child said ``PREPARED``, from what it wrote so far (without waiting). Reads
+        no byte past that line: what a started child writes next is its stage's (fork_server's
+        _wait reads it)."""
+        import select
+
+        while not self.prepared and self.listening():
+            readable, _, _ = select.select([self.done_fd], [], [], 0)
+            if not readable:
+                break
+            chunk = os.read(self.done_fd, len(PREPARED) - len(self._heard))
+            if not chunk or not PREPARED.startswith(self._heard + chunk):
+                self._listening = False  # the child is exiting, or wrote what no preparation does
+                break
+            self._heard += chunk
+            self.prepared = self._heard == PREPARED
+        return self.prepared
+
+    def listening(self) -> bool:
+        """Whether ``PREPARED`` may still come on the done pipe."""
+        return self._listening and not self.prepared and self.done_fd >= 0
 
     def start(self, message: dict) -> bool:
         """Hands the child its request; False when it is gone (it then gets discarded)."""
@@ -133,6 +168,10 @@ def _child(stage: str, data: dict, confine, go_fd: int, done_fd: int, secret: st
 
         prepared = runner.prepare(stage, data)
         prepared_at = time.monotonic()
+        try:
+            os.write(done_fd, PREPARED)
+        except OSError:
+            return 0  # the server let it go
         line = _read_line(go_fd)
         if not line:
             return 0  # the server let it go
