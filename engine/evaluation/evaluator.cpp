@@ -455,6 +455,48 @@ std::string visibleDevice(int lane) {
     return std::to_string(lane);
 }
 
+// The lane of the GPU whose CUDA_VISIBLE_DEVICES entry `spec` names (visibleDevice's inverse);
+// -1 when it names none of the lanes' GPUs.
+int laneNamedBy(const HarnessStageSpec& spec, const GpuLanes& lanes) {
+    const auto named = spec.environment.find("CUDA_VISIBLE_DEVICES");
+    if (named == spec.environment.end())
+        return -1;
+    for (int lane = 0; lane < lanes.count(); ++lane)
+        if (visibleDevice(lane) == named->second)
+            return lane;
+    return -1;
+}
+
+// Asks the warm worker that ran this evaluation's stages to prepare the next evaluation's while
+// the user edits. The preparation is work on the device (a CUDA context, the reference's
+// outputs, input pools): where the owner has lanes, it holds the lane a timed stage of the
+// same device would take, shared (gpuLanes on a GPU, the CPU's timing lane on the CPU), so that
+// it never runs beside another evaluation's timed calls.
+void standByForTheNextEvaluation(const RunContext& c) {
+    const HarnessStageSpec spec = stageSpec(c, "verify", json::object());
+    GpuLanes* lanes = c.gpuAllowed ? c.resources.gpuLanes : c.resources.cpuTimingLane;
+    if (lanes == nullptr || lanes->count() == 0) {
+        // No lanes (a one-shot evaluation): nothing else is timed on the device by this process.
+        warmWorkersOf(c.resources).standBy(spec);
+        return;
+    }
+    // The process-wide pool's threads outlive any owner's lanes: a preparation there could not
+    // hold one to the end. Owners with lanes keep their own pool (EvaluationService).
+    if (c.resources.warmWorkers == nullptr)
+        return;
+    int lane = 0;
+    if (lanes->count() > 1) {
+        // A host of several GPUs has a server per GPU, named by the stage's CUDA_VISIBLE_DEVICES
+        // (runStage). A spec that names none matches none of those servers, and a preparation
+        // on a GPU nobody named could not say which lane to hold: no standby then.
+        lane = laneNamedBy(spec, *lanes);
+        if (lane < 0)
+            return;
+    }
+    c.resources.warmWorkers->standBy(
+        spec, [lanes, lane](std::stop_token stop) { return lanes->acquireShared(stop, lane); });
+}
+
 HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
                              const StageExtras& extras = {}) {
     HarnessStageSpec spec = stageSpec(c, stage, std::move(request), extras);
@@ -1008,9 +1050,9 @@ EvaluationResult Evaluator::evaluateStages(const EvaluationTarget& target,
         if (context && !r.sandbox.empty() && !r.sandboxed)
             forgetBytecodeCache(context->cacheDirectory);
         // Nothing of this evaluation is timed any more: the warm worker may prepare the next
-        // evaluation's verify and profile while the user edits.
+        // evaluation's stages while the user edits.
         if (verifyRan && context && warmWorkerWanted(options) && standbyWanted(options))
-            warmWorkersOf(resources_).standBy(stageSpec(*context, "verify", json::object()));
+            standByForTheNextEvaluation(*context);
         computeSpeedups(r);
         RewardDecision decision = decideReward(r, options.reward);
         r.reward = decision.reward;

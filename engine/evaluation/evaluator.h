@@ -21,7 +21,9 @@ class WarmWorkerPool;
 
 // What an evaluator shares with the other evaluations of its owner (the evaluation service):
 // its warm workers and the GPUs' lanes. Null members: the process-wide warm-worker pool, and
-// timed stages that do not wait for a lane.
+// timed stages that do not wait for a lane. The lanes must outlive the pool's standby
+// preparations, which hold them (WarmWorkerPool::standBy): declared before the pool, or the
+// pool shut down first. With lanes but the process-wide pool, no standby preparation is made.
 struct EvaluationResources {
     WarmWorkerPool* warmWorkers = nullptr;
     GpuLanes* gpuLanes = nullptr;
@@ -106,9 +108,11 @@ struct EvaluationOptions {
     // child per stage) instead of a fresh interpreter each. Also on when KWB_WARM_WORKER=1.
     bool warmWorker = false;
     // With the warm worker: once an evaluation is over, the worker forks standby children that
-    // prepare the next verify and profile (CUDA context, task, reference outputs, input pools)
-    // while the user edits; the next evaluation of the same workspace and settings then only
-    // imports and runs the candidate. KWB_WARM_STANDBY=0/1 overrides.
+    // prepare the next inspect, verify and profile (CUDA context, task, reference outputs, input
+    // pools) while the user edits; the next evaluation of the same workspace and settings then
+    // only imports and runs the candidate. Under lanes (EvaluationResources) the preparation
+    // holds its device's lane shared until it is made, and a stage of the same workspace that
+    // comes meanwhile waits for it (its preparationWaitSeconds). KWB_WARM_STANDBY=0/1 overrides.
     bool standby = true;
     std::uint64_t seed = 0; // 0: a fresh random seed per evaluation
     // Record a CUPTI timeline of the profile stage (GPU only): the injection library writes

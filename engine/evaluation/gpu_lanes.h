@@ -16,7 +16,10 @@ namespace kwb {
 // holds wait behind it, so verifications cannot keep a profile off the GPU for good. Compiles do
 // not take a lane. A timed stage of a warm worker starts with its lane shared and trades it for
 // the lane alone when it reaches its timed calls (HarnessStageSpec::takeLaneAlone): its start,
-// inputs and compilation need no GPU of their own.
+// inputs and compilation need no GPU of their own. A warm worker's standby preparation for the
+// next evaluation (WarmWorkerPool::standBy) is untimed work on the device too: it holds the lane
+// shared until its children are prepared, on the CPU as well (the timing lane there), where
+// untimed stages otherwise take no lane.
 class GpuLanes {
 public:
     // A lane held, alone or shared; released when destroyed.

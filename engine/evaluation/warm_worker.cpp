@@ -95,6 +95,9 @@ struct WarmWorkerPool::Worker {
     bool broken = false;
     bool shared = false;       // serves every workspace below the stage's shared roots
     std::string lastWorkspace; // whose stages it ran last (its standby children are theirs)
+    // Under the pool's mutex_: `busy` is held by a standby preparation (prepareStandby), not by
+    // a stage.
+    bool preparing = false;
 };
 
 // The server's reply, read in short waits so that `watchdog` can watch the server's tree (the
@@ -199,6 +202,9 @@ WarmWorkerPool& WarmWorkerPool::shared() {
 }
 
 void WarmWorkerPool::shutdown() {
+    // First: a preparation holds a worker's busy lock, and a lane of the pool's owner that may
+    // be gone once this returns.
+    endPreparations();
     std::vector<std::shared_ptr<Worker>> workers;
     {
         std::lock_guard lock(mutex_);
@@ -208,6 +214,17 @@ void WarmWorkerPool::shutdown() {
         std::lock_guard busy(worker->busy);
         worker->process.kill();
     }
+}
+
+void WarmWorkerPool::endPreparations() {
+    std::vector<Preparation> preparations;
+    {
+        std::lock_guard lock(preparationsMutex_);
+        preparations.swap(preparations_);
+    }
+    for (Preparation& preparation : preparations)
+        preparation.thread.request_stop();
+    preparations.clear(); // joins
 }
 
 std::size_t WarmWorkerPool::workers() const {
@@ -222,38 +239,64 @@ int WarmWorkerPool::workersStarted() const {
 
 WarmWorkerPool::Lease WarmWorkerPool::workerFor(const WarmWorkerPlan& plan,
                                                 const std::string& workspace, std::string& error,
-                                                bool& started, std::stop_token stop) {
+                                                bool& started, double& preparationWait,
+                                                std::stop_token stop) {
     const SandboxedCommand& command = plan.server;
     const std::string key = keyFor(command);
     std::shared_ptr<Worker> evicted;
     std::shared_ptr<Worker> busiest; // a matching server to wait for when no other may start
     {
-        std::lock_guard lock(mutex_);
-        std::erase_if(workers_, [&](const std::shared_ptr<Worker>& w) {
-            return w->key == key && (w->broken || !w->process.running());
-        });
-        // An idle server that last served this workspace (its standby children may fit the
-        // request), else any idle one; a server serving another evaluation is left to it.
+        std::unique_lock lock(mutex_);
         std::size_t matching = 0;
-        for (const bool sameWorkspace : {true, false})
-            for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) {
-                const std::shared_ptr<Worker> candidate = *it;
-                if (candidate->key != key)
-                    continue;
-                if (sameWorkspace)
-                    ++matching;
-                if (sameWorkspace && candidate->lastWorkspace != workspace)
-                    continue;
-                std::unique_lock busy(candidate->busy, std::try_to_lock);
-                if (!busy.owns_lock()) {
-                    busiest = busiest ? busiest : candidate;
-                    continue;
+        while (true) {
+            std::erase_if(workers_, [&](const std::shared_ptr<Worker>& w) {
+                return w->key == key && (w->broken || !w->process.running());
+            });
+            // An idle server that last served this workspace (its standby children may fit the
+            // request), else one that prepares them now, else any idle one; a server serving
+            // another evaluation is left to it.
+            matching = 0;
+            busiest.reset();
+            std::shared_ptr<Worker> preparing;
+            for (const bool sameWorkspace : {true, false}) {
+                if (preparing)
+                    break;
+                for (auto it = workers_.rbegin(); it != workers_.rend(); ++it) {
+                    const std::shared_ptr<Worker> candidate = *it;
+                    if (candidate->key != key)
+                        continue;
+                    if (sameWorkspace)
+                        ++matching;
+                    if (sameWorkspace && candidate->lastWorkspace != workspace)
+                        continue;
+                    std::unique_lock busy(candidate->busy, std::try_to_lock);
+                    if (!busy.owns_lock()) {
+                        if (sameWorkspace && candidate->preparing && !preparing)
+                            preparing = candidate;
+                        busiest = busiest ? busiest : candidate;
+                        continue;
+                    }
+                    candidate->lastWorkspace = workspace;
+                    workers_.erase(std::next(it).base());
+                    workers_.push_back(candidate); // most recently used last
+                    return {candidate, std::move(busy)};
                 }
-                candidate->lastWorkspace = workspace;
-                workers_.erase(std::next(it).base());
-                workers_.push_back(candidate); // most recently used last
-                return {candidate, std::move(busy)};
             }
+            if (!preparing)
+                break;
+            // Its standby children are this request's stages, made ready: another server would
+            // start (the torch import) only to make them again. The wait is the preparation's,
+            // as a request that reaches a child still preparing waits for it (standby.py).
+            const auto asked = std::chrono::steady_clock::now();
+            const bool ended =
+                preparationEnded_.wait(lock, stop, [&] { return !preparing->preparing; });
+            preparationWait +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+            if (!ended) {
+                error = "cancelled";
+                return {};
+            }
+        }
         // Every matching server is busy: evaluations of other workspaces run beside it in a
         // server of their own, up to the pool's capacity.
         if (busiest && matching >= capacity_)
@@ -317,7 +360,7 @@ WarmWorkerPool::Lease WarmWorkerPool::workerFor(const WarmWorkerPlan& plan,
     return {worker, std::move(busy)};
 }
 
-void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
+void WarmWorkerPool::standBy(const HarnessStageSpec& spec, SharedLaneTaker takeSharedLane) {
     const std::string key = keyFor(planWarmWorker(spec).server);
     std::shared_ptr<Worker> worker;
     {
@@ -330,6 +373,20 @@ void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
     }
     if (!worker)
         return;
+    if (takeSharedLane) {
+        // On a thread of the pool, never of the worker: the last holder of a worker must not be
+        // a thread that would then destroy itself.
+        std::lock_guard lock(preparationsMutex_);
+        std::erase_if(preparations_, [](const Preparation& p) { return p.finished->load(); });
+        auto finished = std::make_shared<std::atomic<bool>>(false);
+        auto prepare = [this, worker, finished, takeSharedLane = std::move(takeSharedLane),
+                        timeout = spec.timeout](std::stop_token stop) {
+            prepareStandby(worker, takeSharedLane, timeout, stop);
+            *finished = true;
+        };
+        preparations_.push_back({finished, std::jthread(std::move(prepare))});
+        return;
+    }
     std::unique_lock busy(worker->busy, std::try_to_lock);
     if (!busy.owns_lock() || !worker->process.running())
         return;
@@ -338,27 +395,83 @@ void WarmWorkerPool::standBy(const HarnessStageSpec& spec) {
         worker->broken = true;
 }
 
+// The worker first, then the lane, as a stage takes them (runOnWorker): a thread that held the
+// lane while it waited for the worker could keep the worker's own stage from trading up to the
+// lane alone. The lane is let go once the server replied that no standby child prepares any
+// more (fork_server.py kills those still preparing at the timeout), or once the server is
+// killed: never while a child may still be using the device.
+void WarmWorkerPool::prepareStandby(const std::shared_ptr<Worker>& worker,
+                                    const SharedLaneTaker& takeSharedLane,
+                                    std::chrono::seconds timeout, std::stop_token stop) {
+    {
+        // `busy` and `preparing` change together under the pool's lock: workerFor tells a
+        // worker that prepares from one that runs a stage.
+        std::lock_guard lock(mutex_);
+        if (!worker->busy.try_lock())
+            return; // another evaluation took it first and stands by itself when it ends
+        worker->preparing = true;
+    }
+    std::unique_lock busy(worker->busy, std::adopt_lock);
+    if (worker->process.running()) {
+        const std::optional<GpuLanes::Hold> lane = takeSharedLane(stop);
+        const long long id = worker->nextId++;
+        const json message = {{"standby", true}, {"id", id}, {"timeout_s", timeout.count()}};
+        bool replied = false;
+        if (lane && worker->process.writeLine(message.dump())) {
+            const auto deadline = std::chrono::steady_clock::now() + timeout + kReplyGrace;
+            while (!replied && !stop.stop_requested() && !worker->process.ended() &&
+                   std::chrono::steady_clock::now() < deadline) {
+                const std::optional<std::string> line =
+                    worker->process.readLine(std::chrono::milliseconds(50));
+                const json reply = line ? parseBoundedJson(*line) : json();
+                replied = reply.is_object() && reply.contains("prepared") &&
+                          integerOr(reply, "id", -1) == static_cast<std::int64_t>(id);
+            }
+        }
+        if (lane && !replied) {
+            // A stop (the pool ends), a server that did not answer in time: its children may
+            // still be preparing, and its reply, read later, would be taken for a stage's.
+            worker->broken = true;
+            worker->process.kill();
+        }
+    }
+    {
+        std::lock_guard lock(mutex_);
+        worker->preparing = false;
+        busy.unlock();
+    }
+    preparationEnded_.notify_all();
+}
+
 HarnessStageOutcome WarmWorkerPool::run(const HarnessStageSpec& spec) {
     const auto begun = std::chrono::steady_clock::now();
     bool workerStarted = false;
-    HarnessStageOutcome outcome = runOnWorker(spec, workerStarted);
+    double preparationWait = 0.0;
+    HarnessStageOutcome outcome = runOnWorker(spec, workerStarted, preparationWait);
     // What the caller waited for, all of it: a server's start, the wait for a busy worker, a
     // cold rerun after a failed one. The stage's time in its process is the rest.
     recordStageWallTime(
         outcome, std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count());
+    // The child's wait for its preparation (recordStageWallTime) and the wait for the server
+    // that prepared it are one wait, spent on either side.
+    outcome.preparationWaitSeconds =
+        std::min(outcome.preparationWaitSeconds + preparationWait, outcome.startSeconds);
     outcome.workerStarted = workerStarted;
     return outcome;
 }
 
-HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bool& workerStarted) {
+HarnessStageOutcome WarmWorkerPool::runOnWorker(const HarnessStageSpec& spec, bool& workerStarted,
+                                                double& preparationWait) {
     std::string error;
     const auto begun = std::chrono::steady_clock::now();
     const WarmWorkerPlan plan = planWarmWorker(spec);
-    Lease lease = workerFor(plan, spec.workingDirectory, error, workerStarted, spec.stop);
+    Lease lease =
+        workerFor(plan, spec.workingDirectory, error, workerStarted, preparationWait, spec.stop);
     if (!lease.worker && spec.stop.stop_requested()) {
         HarnessStageOutcome cancelled;
         cancelled.failureKind = "cancelled";
-        cancelled.failureMessage = "cancelled while its warm worker started";
+        cancelled.failureMessage = workerStarted ? "cancelled while its warm worker started"
+                                                 : "cancelled while its warm worker prepared";
         return cancelled;
     }
     if (!lease.worker)

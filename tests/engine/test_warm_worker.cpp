@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <latch>
 #include <optional>
@@ -628,6 +629,139 @@ TEST_F(WarmWorkerTest, AStageWaitingForABusyServerHoldsNoLane) {
     }
     EXPECT_EQ(pool.workersStarted(), 1);
     pool.shutdown();
+}
+
+// The tiny task, but its import in a warm worker's standby preparation (and nowhere else) waits
+// while a file `hold-standby` lies beside it: the test decides when that preparation is made.
+std::string taskHeldInStandby() {
+    return std::string(kTinyTask) + R"PY(
+
+import os as _os
+import sys as _sys
+import time as _time
+
+
+def _in_standby_preparation():
+    frame = _sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(_os.path.join("stages", "standby.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+while _in_standby_preparation() and _os.path.exists(
+        _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "hold-standby")):
+    _time.sleep(0.05)
+)PY";
+}
+
+// Removes the hold on any way out of a test, so that no preparation is left waiting for it.
+struct StandbyHold {
+    fs::path path;
+    explicit StandbyHold(fs::path file) : path(std::move(file)) { writeText(path, ""); }
+    ~StandbyHold() { release(); }
+    void release() {
+        std::error_code ec;
+        fs::remove(path, ec);
+    }
+};
+
+bool waitFor(const std::function<bool()>& condition, std::chrono::seconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!condition() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return condition();
+}
+
+// A standby preparation runs on the device (on the CPU here: its cores), so under the service's
+// lanes it holds its lane shared from before its children fork until each is prepared: another
+// evaluation's timed calls wait for it as for a verify. A stage of the same workspace that comes
+// meanwhile waits for that server, whose children are its own stages made ready, instead of
+// starting another, and records the wait as its preparation wait.
+TEST_F(WarmWorkerTest, AStandbyPreparationHoldsItsLaneSharedUntilItIsMade) {
+    const fs::path ws = makePythonWorkspace(taskHeldInStandby(), tinyCandidate(kHonestForward));
+    EvaluationOptions options = warmOptions();
+    options.profile = true;
+    GpuLanes cpuLane(1); // before the pool: its preparations hold the lane until they end
+    WarmWorkerPool pool;
+    EvaluationResources resources = poolOnly(pool);
+    resources.cpuTimingLane = &cpuLane;
+    Evaluator service({}, resources);
+    const auto target = EvaluationTarget::forWorkspace(ws.string());
+    cacheBaselines(ws, options);
+    // The server started, with no standby that the hold could meet.
+    EvaluationOptions noStandby = options;
+    noStandby.standby = false;
+    ASSERT_TRUE(service.evaluate(target, noStandby).correct);
+
+    StandbyHold hold(ws / "hold-standby");
+    const EvaluationResult second = service.evaluate(target, options);
+    ASSERT_TRUE(second.correct) << describe(second);
+    const int servers = pool.workersStarted();
+    ASSERT_TRUE(waitFor([&] { return cpuLane.sharedHolds() == 1; }, std::chrono::seconds(10)))
+        << "the standby preparation sent at the evaluation's end holds no lane";
+
+    std::stop_source giveUp; // so that a failure here leaves no thread waiting for good
+    auto third = std::async(std::launch::async, [&] {
+        return service.evaluate(target, options, {}, giveUp.get_token());
+    });
+    auto timed =
+        std::async(std::launch::async, [&] { return cpuLane.acquire(giveUp.get_token()); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(timed.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+        << "a timed stage got the lane beside the preparation";
+    EXPECT_EQ(third.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    hold.release();
+    if (timed.wait_for(std::chrono::seconds(60)) != std::future_status::ready)
+        giveUp.request_stop();
+    // Let go at once: the third evaluation's profile needs the lane next.
+    ASSERT_TRUE(timed.get().has_value()) << "the preparation never let its lane go";
+    if (third.wait_for(std::chrono::seconds(120)) != std::future_status::ready)
+        giveUp.request_stop();
+
+    const EvaluationResult r = third.get();
+    EXPECT_TRUE(r.correct) << describe(r);
+    EXPECT_EQ(pool.workersStarted(), servers) << "a server started beside the preparing one";
+    EXPECT_TRUE(preparedAhead(r, "verify")) << describe(r);
+    EXPECT_TRUE(preparedAhead(r, "profile")) << describe(r);
+    // The evaluation's first warm stage waited for the server: a second of the test's hold.
+    const StageRecord* waited = r.stage("inspect");
+    ASSERT_NE(waited, nullptr) << describe(r);
+    EXPECT_GE(waited->preparationWaitSeconds, 0.5) << describe(r);
+    EXPECT_LE(waited->preparationWaitSeconds, waited->startSeconds);
+    // Its own standby, made without a hold, lets the lane go too.
+    EXPECT_TRUE(waitFor([&] { return cpuLane.sharedHolds() + cpuLane.busyLanes() == 0; },
+                        std::chrono::seconds(60)))
+        << "a hold was never let go";
+    pool.shutdown();
+}
+
+// A preparation that does not end would hold its worker and its lane until its timeout; a pool
+// that shuts down (its owner's lanes go next) ends it at once.
+TEST_F(WarmWorkerTest, ShuttingThePoolDownEndsAStandbyPreparationThatIsNotMade) {
+    const fs::path ws = makePythonWorkspace(taskHeldInStandby(), tinyCandidate(kHonestForward));
+    EvaluationOptions options = warmOptions();
+    // The preparation's bound, short enough that a shutdown that merely outwaited it would show.
+    options.stageTimeout = std::chrono::seconds(60);
+    GpuLanes cpuLane(1);
+    WarmWorkerPool pool;
+    EvaluationResources resources = poolOnly(pool);
+    resources.cpuTimingLane = &cpuLane;
+    Evaluator service({}, resources);
+    const auto target = EvaluationTarget::forWorkspace(ws.string());
+    StandbyHold hold(ws / "hold-standby");
+    const EvaluationResult r = service.evaluate(target, options);
+    ASSERT_TRUE(r.correct) << describe(r);
+    ASSERT_TRUE(waitFor([&] { return cpuLane.sharedHolds() == 1; }, std::chrono::seconds(10)))
+        << "the standby preparation holds no lane";
+
+    const auto asked = std::chrono::steady_clock::now();
+    pool.shutdown();
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(10));
+    EXPECT_EQ(cpuLane.sharedHolds(), 0) << "the preparation's lane outlived the pool";
+    EXPECT_EQ(pool.workers(), 0u);
 }
 
 } // namespace
