@@ -25,7 +25,8 @@
 #                                               stability of one pair per profile
 #   bench/gpu_evaluation_service.sh threshold   one bundled solution 20 times in the rl and
 #                                               cuda-agent profiles with the milestone threshold at
-#                                               its own speed-up (bench/threshold_stability.py)
+#                                               its own speed-up (bench/threshold_stability.py;
+#                                               KWB_THRESHOLD_PROFILES=cuda-agent for one profile)
 #   bench/gpu_evaluation_service.sh quick       prebuild and agreement (measure, throughput) on a
 #                                               few pairs in one call, for a fresh machine
 # Several parts run in one call in the order given (bench/gpu_evaluation_service.sh prebuild
@@ -121,7 +122,7 @@ latency)
 threshold)
     [ -x "$kwb" ] || build_kwb
     timeout $(within 560) python3 "$repo/bench/threshold_stability.py" --kwb "$kwb" \
-        --repeats "${KWB_REPEATS:-20}" --out "$out/threshold.jsonl" ;;
+        --repeats "${KWB_REPEATS:-20}" --profiles "${KWB_THRESHOLD_PROFILES:-rl,cuda-agent}" --out "$out/threshold.jsonl" ;;
 *)
     echo "unknown part: $part" >&2
     exit 2 ;;
