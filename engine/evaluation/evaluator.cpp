@@ -455,18 +455,6 @@ std::string visibleDevice(int lane) {
     return std::to_string(lane);
 }
 
-// The lane of the GPU whose CUDA_VISIBLE_DEVICES entry `spec` names (visibleDevice's inverse);
-// -1 when it names none of the lanes' GPUs.
-int laneNamedBy(const HarnessStageSpec& spec, const GpuLanes& lanes) {
-    const auto named = spec.environment.find("CUDA_VISIBLE_DEVICES");
-    if (named == spec.environment.end())
-        return -1;
-    for (int lane = 0; lane < lanes.count(); ++lane)
-        if (visibleDevice(lane) == named->second)
-            return lane;
-    return -1;
-}
-
 // Asks the warm worker that ran this evaluation's stages to prepare the next evaluation's while
 // the user edits. The preparation is work on the device (a CUDA context, the reference's
 // outputs, input pools): where the owner has lanes, it holds the lane a timed stage of the
@@ -484,17 +472,13 @@ void standByForTheNextEvaluation(const RunContext& c) {
     // hold one to the end. Owners with lanes keep their own pool (EvaluationService).
     if (c.resources.warmWorkers == nullptr)
         return;
-    int lane = 0;
-    if (lanes->count() > 1) {
-        // A host of several GPUs has a server per GPU, named by the stage's CUDA_VISIBLE_DEVICES
-        // (runStage). A spec that names none matches none of those servers, and a preparation
-        // on a GPU nobody named could not say which lane to hold: no standby then.
-        lane = laneNamedBy(spec, *lanes);
-        if (lane < 0)
-            return;
-    }
+    // A host of several GPUs has a server per GPU, keyed by the CUDA_VISIBLE_DEVICES that
+    // runStage adds to a stage's spec. This spec names no GPU, so it matches none of those
+    // servers, and a preparation could not say which lane to hold: no standby there.
+    if (lanes->count() > 1)
+        return;
     c.resources.warmWorkers->standBy(
-        spec, [lanes, lane](std::stop_token stop) { return lanes->acquireShared(stop, lane); });
+        spec, [lanes](std::stop_token stop) { return lanes->acquireShared(stop, 0); });
 }
 
 HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
