@@ -432,6 +432,11 @@ bool runsKernelsUntimed(const std::string& stage) {
     return stage == "inspect" || stage == "verify";
 }
 
+// The lanes a timed stage of this evaluation's device takes: the GPUs', or the CPU's cores.
+GpuLanes* timingLanesOf(const RunContext& c) {
+    return c.gpuAllowed ? c.resources.gpuLanes : c.resources.cpuTimingLane;
+}
+
 // The CUDA device a lane stands for, as CUDA_VISIBLE_DEVICES names it: the lane's entry of the
 // list kwb itself was given, or its index.
 std::string visibleDevice(int lane) {
@@ -462,7 +467,7 @@ std::string visibleDevice(int lane) {
 // it never runs beside another evaluation's timed calls.
 void standByForTheNextEvaluation(const RunContext& c) {
     const HarnessStageSpec spec = stageSpec(c, "verify", json::object());
-    GpuLanes* lanes = c.gpuAllowed ? c.resources.gpuLanes : c.resources.cpuTimingLane;
+    GpuLanes* lanes = timingLanesOf(c);
     if (lanes == nullptr || lanes->count() == 0) {
         // No lanes (a one-shot evaluation): nothing else is timed on the device by this process.
         warmWorkersOf(c.resources).standBy(spec);
@@ -510,8 +515,7 @@ HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json
     // own cannot ask midway and holds the lane alone throughout.
     GpuLanes* lanes = runsKernelsUntimed(stage) && c.gpuAllowed ? c.resources.gpuLanes
                       : !timesOnTheGpu(stage)                   ? nullptr
-                      : c.gpuAllowed                            ? c.resources.gpuLanes
-                                                                : c.resources.cpuTimingLane;
+                                                                : timingLanesOf(c);
     const bool lanesApply = lanes != nullptr && lanes->count() > 0;
     const bool holdsLane = lanesApply && !extras.leavesGpuAlone;
     // In a warm worker the GPU is named before the lane is held (it decides which server serves
