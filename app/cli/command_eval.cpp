@@ -57,30 +57,8 @@ void addCommonOptions(CLI::App* cmd, CommonEvalOptions& o) {
     cmd->add_option("--python", o.python, "Task Python (default: auto-detect)");
     cmd->add_option("--seed", o.seed, "Seed for inputs (default: fresh per evaluation)");
     cmd->add_flag("--json", o.json, "Print the JSON result record");
-    cmd->add_option("--serve", o.serve,
-                    "auto: through `kwb serve` (started when none runs; warm workers and "
-                    "baselines stay between calls), falling back to this process; on: through "
-                    "it or fail; off: in this process. Default: $KWB_SERVE, else auto")
+    cmd->add_option("--serve", o.serve, kServeOptionHelp)
         ->check(CLI::IsMember({"auto", "on", "off"}));
-}
-
-// Through the daemon when the mode allows it, else in this process. Nullopt (after a message)
-// when --serve on could not reach one.
-template <typename Local, typename Remote>
-std::optional<EvaluationResult> runSomewhere(const CommonEvalOptions& o, Local local,
-                                             Remote remote) {
-    const ServeMode mode = serveModeFor(o.serve);
-    if (mode != ServeMode::Off) {
-        std::string error;
-        if (std::optional<EvaluationResult> result = remote(&error))
-            return result;
-        if (mode == ServeMode::On) {
-            std::cerr << "kwb: no evaluation service: " << error << "\n";
-            return std::nullopt;
-        }
-        std::cerr << "kwb: evaluating in this process (no evaluation service: " << error << ")\n";
-    }
-    return local();
 }
 
 EvaluationOptions toOptions(const CommonEvalOptions& o) {
@@ -236,8 +214,8 @@ void addEvalCommand(CLI::App& app) {
             if (!o->json)
                 std::cerr << "[" << stage << "]\n";
         };
-        const std::optional<EvaluationResult> ran = runSomewhere(
-            *o, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
+        const std::optional<EvaluationResult> ran = evaluateWhereServed(
+            o->serve, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
             [&](std::string* error) {
                 return evaluateThroughDaemon(what, options, o->python, progress, error);
             });
@@ -257,8 +235,8 @@ void addBaselineCommand(CLI::App& app) {
     addCommonOptions(cmd, *o);
     cmd->callback([o, task] {
         const EvaluationOptions options = toOptions(*o);
-        const std::optional<EvaluationResult> ran = runSomewhere(
-            *o, [&] { return Evaluator(o->python).baseline(*task, options); },
+        const std::optional<EvaluationResult> ran = evaluateWhereServed(
+            o->serve, [&] { return Evaluator(o->python).baseline(*task, options); },
             [&](std::string* error) {
                 return baselineThroughDaemon(*task, options, o->python, error);
             });

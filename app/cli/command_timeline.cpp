@@ -1,6 +1,7 @@
 // `kwb timeline WORKSPACE --out trace.json`: the evaluation's profile stage under the CUPTI
 // injection library, turned into a Perfetto / chrome://tracing trace and per-kernel statistics.
 #include "commands.h"
+#include "daemon_evaluation.h"
 #include "engine/cuda/gpu_inventory.h"
 #include "engine/evaluation/evaluator.h"
 #include "engine/timeline/injection_library.h"
@@ -24,6 +25,7 @@ struct TimelineOptions {
     std::string records;
     std::string device = "cuda";
     std::string python;
+    std::string serve;
     int iterations = 30;
     int timeout = 600;
     bool jsonSummary = false;
@@ -133,6 +135,8 @@ void addTimelineCommand(CLI::App& app) {
     cmd->add_option("--timeout", o->timeout, "Wall-clock limit per stage, seconds")
         ->check(CLI::Range(1, 86400));
     cmd->add_option("--python", o->python, "Task Python (default: auto-detect)");
+    cmd->add_option("--serve", o->serve, kServeOptionHelp)
+        ->check(CLI::IsMember({"auto", "on", "off"}));
     cmd->add_flag("--json-summary", o->jsonSummary, "Print the summary as JSON");
     cmd->callback([o] {
         if (!fs::is_directory(o->workspace)) {
@@ -158,12 +162,22 @@ void addTimelineCommand(CLI::App& app) {
         options.stageTimeout = std::chrono::seconds(o->timeout);
         options.collectTimeline = true;
         options.timelineRecordPath = o->records;
-        Evaluator evaluator(o->python);
-        const EvaluationResult r = evaluator.evaluate(EvaluationTarget::forWorkspace(o->workspace),
-                                                      options, [&](const std::string& stage) {
-                                                          if (!o->jsonSummary)
-                                                              std::cerr << "[" << stage << "]\n";
-                                                      });
+        const EvaluationTarget target = EvaluationTarget::forWorkspace(o->workspace);
+        const Evaluator::Progress progress = [&](const std::string& stage) {
+            if (!o->jsonSummary)
+                std::cerr << "[" << stage << "]\n";
+        };
+        // Through the daemon, as `kwb eval`: its warm worker and cached baselines serve the
+        // profile stage, and its lane keeps the recording from running beside another
+        // evaluation's timed calls on the same GPU.
+        const std::optional<EvaluationResult> ran = evaluateWhereServed(
+            o->serve, [&] { return Evaluator(o->python).evaluate(target, options, progress); },
+            [&](std::string* error) {
+                return evaluateThroughDaemon(target, options, o->python, progress, error);
+            });
+        if (!ran)
+            throw CLI::RuntimeError(kExitFailure);
+        const EvaluationResult& r = *ran;
         if (r.timelineRecordPath.empty() || !fs::exists(r.timelineRecordPath)) {
             std::cerr << "kwb timeline: no timeline was recorded: "
                       << (r.failureKind.empty() ? std::string("the profile stage did not run")
