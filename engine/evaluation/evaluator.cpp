@@ -563,7 +563,7 @@ HarnessStageOutcome runStageProcess(const RunContext& c, const std::string& stag
         laneWait += std::exchange(aloneLaneWait, 0.0);
         if (!took) {
             HarnessStageOutcome stopped = cancelledWaitingForLane(c.gpuAllowed);
-            stopped.seconds = stopped.startSeconds = stopped.laneWaitSeconds = laneWait;
+            stopped.laneWaitSeconds = laneWait;
             return stopped;
         }
         if (c.gpuAllowed && lanes->count() > 1)
@@ -582,28 +582,25 @@ HarnessStageOutcome runStageProcess(const RunContext& c, const std::string& stag
             stopped.failureKind = "cancelled";
             stopped.failureMessage = "cancelled while waiting for a build slot";
             stopped.buildWaitSeconds = secondsSince(slotAsked);
-            stopped.seconds = stopped.startSeconds = stopped.buildWaitSeconds;
             return stopped;
         }
     }
     const double buildWait = slot ? secondsSince(slotAsked) : 0.0;
-    const double laneWaitBefore = laneWait;
     HarnessStageOutcome outcome = warm ? pool.run(spec) : runHarnessStage(spec);
-    // A wait taken before the stage began is added to its start; one the warm worker took is
-    // inside the wall time it measured already.
-    outcome.seconds += laneWaitBefore + buildWait;
-    outcome.startSeconds += laneWaitBefore + buildWait;
+    // The waits are in the stage's seconds and start through runStage, which measures all of
+    // its time; these say how much of the start they were.
     outcome.laneWaitSeconds = laneWait;
     outcome.buildWaitSeconds = buildWait;
     outcome.aloneLaneWaitSeconds = aloneLaneWait;
     return outcome;
 }
 
-// One stage, its record covering all of its time here: the spec's making, the waits, the
+// One stage, its record covering all of its time here: the spec's making, the waits for a lane
+// or a build slot before the process (a stage stopped while waiting has no process at all), the
 // process, and the release of its lane and build slot on the way out. The process's own record
-// misses those (a few milliseconds, several times that on a loaded machine), and what no stage
-// records is nobody's in the evaluation's wall time. What the process did not measure is the
-// stage's start, as the waits before it are.
+// misses those (a few milliseconds, several times that on a loaded machine, and the waits
+// themselves), and what no stage records is nobody's in the evaluation's wall time. What the
+// process did not measure is the stage's start.
 HarnessStageOutcome runStage(const RunContext& c, const std::string& stage, json request,
                              const StageExtras& extras = {}) {
     const auto entered = std::chrono::steady_clock::now();
