@@ -214,11 +214,8 @@ void addEvalCommand(CLI::App& app) {
             if (!o->json)
                 std::cerr << "[" << stage << "]\n";
         };
-        const std::optional<EvaluationResult> ran = evaluateWhereServed(
-            o->serve, [&] { return Evaluator(o->python).evaluate(what, options, progress); },
-            [&](std::string* error) {
-                return evaluateThroughDaemon(what, options, o->python, progress, error);
-            });
+        const std::optional<EvaluationResult> ran =
+            evaluateTargetWhereServed(o->serve, what, options, o->python, progress);
         const EvaluationResult& result = printedRecord(ran, o->json);
         // The evaluation ran: its verdict is in the record, not the exit code. Only a missing
         // Python (nothing could run) is a failure of the command itself.

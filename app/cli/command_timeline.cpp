@@ -170,11 +170,8 @@ void addTimelineCommand(CLI::App& app) {
         // Through the daemon, as `kwb eval`: its warm worker and cached baselines serve the
         // profile stage, and its lane keeps the recording from running beside another
         // evaluation's timed calls on the same GPU.
-        const std::optional<EvaluationResult> ran = evaluateWhereServed(
-            o->serve, [&] { return Evaluator(o->python).evaluate(target, options, progress); },
-            [&](std::string* error) {
-                return evaluateThroughDaemon(target, options, o->python, progress, error);
-            });
+        const std::optional<EvaluationResult> ran =
+            evaluateTargetWhereServed(o->serve, target, options, o->python, progress);
         if (!ran)
             throw CLI::RuntimeError(kExitFailure);
         const EvaluationResult& r = *ran;

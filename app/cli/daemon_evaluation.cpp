@@ -124,6 +124,18 @@ std::optional<EvaluationResult> evaluateThroughDaemon(const EvaluationTarget& ta
                       progress, error);
 }
 
+std::optional<EvaluationResult> evaluateTargetWhereServed(const std::string& serveOption,
+                                                          const EvaluationTarget& target,
+                                                          const EvaluationOptions& options,
+                                                          const std::string& python,
+                                                          const Evaluator::Progress& progress) {
+    return evaluateWhereServed(
+        serveOption, [&] { return Evaluator(python).evaluate(target, options, progress); },
+        [&](std::string* error) {
+            return evaluateThroughDaemon(target, options, python, progress, error);
+        });
+}
+
 std::optional<EvaluationResult> baselineThroughDaemon(const std::string& taskPath,
                                                       const EvaluationOptions& options,
                                                       const std::string& python,

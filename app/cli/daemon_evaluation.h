@@ -44,6 +44,14 @@ std::optional<EvaluationResult> evaluateWhereServed(const std::string& serveOpti
     return local();
 }
 
+// A workspace or a file pair evaluated where --serve says (evaluateWhereServed): through this
+// configuration's daemon, or by an Evaluator of this process.
+std::optional<EvaluationResult> evaluateTargetWhereServed(const std::string& serveOption,
+                                                          const EvaluationTarget& target,
+                                                          const EvaluationOptions& options,
+                                                          const std::string& python,
+                                                          const Evaluator::Progress& progress);
+
 // The result of evaluating through the daemon, or nullopt (with `error`) when no daemon could be
 // used. The record gains a "service" stage first: the connection, the daemon's start when this
 // call started it, and the request and result on the socket, so that the stages still add up to
